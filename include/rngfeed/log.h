@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Logging for the program (not for library-like modules, which return
+ * errors and let the caller decide).  Priorities are syslog's.
+ */
+#ifndef RNGFEED_LOG_H
+#define RNGFEED_LOG_H
+
+#include <stdbool.h>
+#include <syslog.h>
+
+/* Messages above @max_priority are dropped; @journal sends them to the
+ * systemd journal instead of stderr. */
+void log_setup(int max_priority, bool journal);
+int log_max_priority(void);
+void log_msg(int priority, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

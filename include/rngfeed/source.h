@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Entropy source drivers and source instances.
+ *
+ * A driver is data (name, description, default credit, sample size, the
+ * options it accepts) plus four operations, the way the kernel's struct
+ * hwrng or chrony's refclock drivers are described.  Every driver lives in
+ * its own file under src/sources/ and is listed once in source_drivers[].
+ *
+ * Credit is counted like the kernel's hw_random "quality": entropy bits per
+ * 1024 raw bits.  1024 means every raw bit is a full bit of entropy.
+ */
+#ifndef RNGFEED_SOURCE_H
+#define RNGFEED_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SOURCE_CREDIT_MAX 1024u
+#define SOURCE_MAX_OPTIONS 8
+#define SOURCE_WHY_LEN 256
+
+/* Driver flags. */
+#define SOURCE_F_DEVICE    0x1u /* reads a path given by the "device" option */
+#define SOURCE_F_NEEDS_DEVICE 0x2u /* ...and has no default path */
+
+/* One "key=value" option given to a source instance (-O name:key=value). */
+struct source_option {
+	char key[32];
+	char value[256];
+};
+
+/*
+ * What the user configured for one source.  credit < 0 means the driver's
+ * default.  "device" and the driver-specific options are kept as text for
+ * source_config_get(); credit and enable are parsed.
+ */
+struct source_config {
+	const struct source_driver *driver;
+	bool enabled;
+	int credit;
+	unsigned int n_options;
+	struct source_option options[SOURCE_MAX_OPTIONS];
+};
+
+/*
+ * Driver operations.  All return 0 or a count on success, -errno on failure.
+ *
+ * probe: is the source usable here?  On -errno, @why holds one sentence a
+ *        user can act on (e.g. "CPU does not support RDSEED").  On success
+ *        @why may hold a detail worth showing (e.g. the hw_random device).
+ * open:  allocate per-instance state (opaque to the rest of the program).
+ * read:  read at most @len bytes, unbuffered, no more than asked.  Returns
+ *        bytes read (> 0; may be fewer than @len), 0 at end of input,
+ *        -EAGAIN when nothing is available right now, -EINTR when a signal
+ *        interrupted it, or another -errno for a fault (-EIO, -ENODEV for a
+ *        vanished device, -EBADMSG for a source-level fault such as a CPU
+ *        instruction returning a constant).
+ * close: release the state; wipes any buffer that held raw data.
+ * describe (optional): one line naming what is behind an open instance.
+ */
+struct source_driver {
+	const char *name;
+	const char *description;
+	unsigned int default_credit;   /* entropy bits per 1024 raw bits */
+	unsigned int sample_bits;      /* SP 800-90B sample size */
+	unsigned int flags;
+	const char *default_device;    /* for SOURCE_F_DEVICE drivers */
+	const char *const *option_keys; /* driver-specific keys, NULL-ended */
+	const char *credit_reason;     /* why default_credit is what it is */
+
+	int (*probe)(const struct source_config *cfg, char *why, size_t why_len);
+	int (*open)(const struct source_config *cfg, void **state, char *why,
+		    size_t why_len);
+	ssize_t (*read)(void *state, void *buf, size_t len);
+	void (*close)(void *state);
+	int (*describe)(void *state, char *buf, size_t len);
+};
+
+/* The driver table, in the order --list shows them; NULL-terminated. */
+extern const struct source_driver *const source_drivers[];
+
+const struct source_driver *source_driver_find(const char *name);
+size_t source_driver_count(void);
+/* Index of @drv in source_drivers[], or -ENOENT. */
+int source_driver_index(const struct source_driver *drv);
+
+/* Initialise @cfg to the driver's defaults (enabled, default credit). */
+void source_config_init(struct source_config *cfg,
+			const struct source_driver *drv);
+/*
+ * Set one option from "key=value" text, as given to -O.  Common keys are
+ * credit (0..1024), device (path) and enable (yes/no); others must be in
+ * the driver's option_keys.  Returns -EINVAL with a message in @err, or
+ * -ELOOP for a device path that is the kernel's own output.
+ */
+int source_config_set(struct source_config *cfg, const char *key,
+		      const char *value, char *err, size_t err_len);
+/* Value of a driver-specific option, or NULL when not given. */
+const char *source_config_get(const struct source_config *cfg,
+			      const char *key);
+/* The effective credit and device path. */
+unsigned int source_config_credit(const struct source_config *cfg);
+const char *source_config_device(const struct source_config *cfg);
+
+/*
+ * Is @path, after following links, the kernel's own random output
+ * (/dev/random 1:8, /dev/urandom 1:9)?  1 yes, 0 no, -errno if it cannot
+ * be checked.  source_fd_is_kernel_output() does the same on an open fd.
+ */
+int source_path_is_kernel_output(const char *path);
+int source_fd_is_kernel_output(int fd);
+/* The message every caller prints when refusing such a path. */
+#define SOURCE_LOOPBACK_REASON \
+	"it is the kernel's own random output; feeding it back would credit " \
+	"entropy that is not there"
+
+/*
+ * An open source instance.  source_read() fills the whole buffer, looping
+ * over short reads, EINTR and EAGAIN (with a short back-off), unless
+ * *@stop becomes true; it returns @len, or fewer bytes at end of input or
+ * on stop, or -errno on a fault.  Bytes read before a fault are not
+ * returned: data from a failing read is never used.
+ */
+struct source;
+
+int source_open(struct source **out, const struct source_config *cfg,
+		char *why, size_t why_len);
+ssize_t source_read(struct source *src, void *buf, size_t len,
+		    const volatile bool *stop);
+void source_close(struct source *src);
+const struct source_config *source_get_config(const struct source *src);
+int source_describe(struct source *src, char *buf, size_t len);
+
+/*
+ * Helpers shared by fd-based drivers: open a path for unbuffered reading
+ * (refusing the kernel's own output) and one read(2) mapped to the
+ * driver read contract.
+ */
+int source_fd_open(const char *path, int extra_flags, char *why,
+		   size_t why_len);
+ssize_t source_fd_read(int fd, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small parsing and I/O helpers shared by several modules. */
+#ifndef RNGFEED_UTIL_H
+#define RNGFEED_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Parse a whole decimal integer in [min, max].  Leading/trailing spaces,
+ * signs where min >= 0, empty strings and trailing junk are errors.
+ * Returns 0, -EINVAL (not a number) or -ERANGE (out of range).
+ */
+int parse_ll(const char *s, long long min, long long max, long long *out);
+/* Like parse_ll but accepts k/M/G suffixes (powers of 1000 or, with "i",
+ * 1024: 1k = 1000, 1Ki = 1024). */
+int parse_size(const char *s, long long max, long long *out);
+/* yes/no/true/false/on/off/1/0 → 1 or 0; anything else -EINVAL. */
+int parse_bool(const char *s);
+
+/* Write all of @len bytes, retrying on EINTR and short writes; -errno. */
+int write_all(int fd, const void *buf, size_t len);
+/* Read a small text file (sysfs) into @buf, NUL-terminated, trailing
+ * newline stripped; returns the length or -errno. */
+ssize_t read_text_file(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <cpuid.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rngfeed/cpu_rng.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+static inline void cpu_relax(void)
+{
+	_mm_pause();
+}
+
+__attribute__((target("rdrnd"))) int cpu_rdrand64(uint64_t *v)
+{
+	unsigned long long x;
+
+	if (!_rdrand64_step(&x))
+		return 0;
+	*v = x;
+	return 1;
+}
+
+__attribute__((target("rdseed"))) int cpu_rdseed64(uint64_t *v)
+{
+	unsigned long long x;
+
+	if (!_rdseed64_step(&x))
+		return 0;
+	*v = x;
+	return 1;
+}
+
+static bool cpuid_has(enum cpu_insn insn)
+{
+	unsigned int a, b, c, d;
+
+	if (insn == CPU_RDRAND)
+		return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_RDRND);
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_RDSEED);
+}
+
+/*
+ * Only the probe, run once from the main thread before any other thread
+ * exists, uses this; a SIGILL handler cannot take an argument.
+ */
+static sigjmp_buf trial_jmp;
+
+static void trial_sigill(int sig)
+{
+	(void)sig;
+	siglongjmp(trial_jmp, 1);
+}
+
+/* Execute the instruction a few times; 1 if it ran and once succeeded. */
+static int trial_execute(cpu_insn_fn fn)
+{
+	struct sigaction sa = { .sa_handler = trial_sigill }, old;
+	volatile int ok = 0;
+	uint64_t v;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGILL, &sa, &old) < 0)
+		return 0;
+	if (sigsetjmp(trial_jmp, 1) == 0) {
+		for (int i = 0; i < 100 && !ok; i++)
+			ok = fn(&v);
+	} else {
+		ok = 0;
+	}
+	sigaction(SIGILL, &old, NULL);
+	explicit_bzero(&v, sizeof(v));
+	return ok;
+}
+
+int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len)
+{
+	const char *name = insn == CPU_RDRAND ? "RDRAND" : "RDSEED";
+	cpu_insn_fn fn = insn == CPU_RDRAND ? cpu_rdrand64 : cpu_rdseed64;
+
+	if (cpuid_has(insn)) {
+		snprintf(why, why_len, "CPUID advertises %s", name);
+		return 0;
+	}
+	if (trial_execute(fn)) {
+		snprintf(why, why_len,
+			 "CPUID does not advertise %s (masked by a "
+			 "hypervisor?) but it executes and succeeds",
+			 name);
+		return 0;
+	}
+	snprintf(why, why_len, "this CPU does not support %s", name);
+	return -ENOTSUP;
+}
+
+#else
+
+static inline void cpu_relax(void)
+{
+}
+
+int cpu_rdrand64(uint64_t *v)
+{
+	(void)v;
+	return 0;
+}
+
+int cpu_rdseed64(uint64_t *v)
+{
+	(void)v;
+	return 0;
+}
+
+int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "%s exists only on x86 CPUs",
+		 insn == CPU_RDRAND ? "RDRAND" : "RDSEED");
+	return -ENOTSUP;
+}
+
+#endif
+
+bool cpu_word_is_fault(const struct cpu_rng *c, uint64_t w)
+{
+	return w == 0 || w == UINT64_MAX || (c->have_prev && w == c->prev);
+}
+
+ssize_t cpu_rng_fill(struct cpu_rng *c, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	size_t done = 0;
+	uint64_t w = 0;
+
+	while (done < len) {
+		unsigned int tries = 0;
+		size_t n;
+
+		while (!c->insn(&w)) {
+			c->underflows++;
+			if (++tries >= c->max_tries)
+				goto underflow;
+			cpu_relax();
+		}
+		if (cpu_word_is_fault(c, w)) {
+			c->faults++;
+			explicit_bzero(&w, sizeof(w));
+			explicit_bzero(buf, done);
+			return -EBADMSG;
+		}
+		c->prev = w;
+		c->have_prev = true;
+		n = len - done < sizeof(w) ? len - done : sizeof(w);
+		memcpy(p + done, &w, n);
+		done += n;
+	}
+	explicit_bzero(&w, sizeof(w));
+	return (ssize_t)done;
+
+underflow:
+	explicit_bzero(&w, sizeof(w));
+	/* Return what we have; the caller comes back for the rest. */
+	return done ? (ssize_t)done : -EAGAIN;
+}

