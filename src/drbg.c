@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * CTR_DRBG, NIST SP 800-90A Rev. 1 section 10.2.1, AES-256, over libgcrypt.
+ *
+ * Section numbers in comments are those of SP 800-90A Rev. 1.  AES is used
+ * through libgcrypt handles in three modes, each chosen so that one library
+ * call does the work of a whole loop of the standard:
+ *   - CTR keyed with Key: Update's keystream and Generate's output are both
+ *     "V = V + 1; block = Encrypt(Key, V)" repeated, i.e. CTR mode with the
+ *     counter V + 1 (libgcrypt's 128-bit big-endian increment equals the
+ *     standard's with ctr_len = blocklen = 128);
+ *   - CBC keyed with 00 01 .. 1F: BCC (10.3.3) is a CBC-MAC;
+ *   - CBC keyed with the df's K: step 13 of 10.3.2 is CBC over zero blocks.
+ * Handles, Key and V are all in libgcrypt secure memory.
+ */
+#include "rngfeed/drbg.h"
+
+#include <errno.h>
+#include <gcrypt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEYLEN 32u
+#define BLOCKLEN 16u
+#define SEEDLEN DRBG_SEEDLEN
+#define MIN_GCRYPT_VERSION "1.8.0"
+#define SECMEM_SIZE (64u * 1024u)
+
+struct drbg {
+	gcry_cipher_hd_t ctr; /* CTR, keyed with key; NULL when uninstantiated */
+	gcry_cipher_hd_t bcc; /* CBC, keyed with the fixed df key (10.3.2 step 8) */
+	gcry_cipher_hd_t dfk; /* CBC, keyed with the df's derived K, then zeros */
+	uint8_t key[KEYLEN];
+	uint8_t v[BLOCKLEN];
+	uint64_t reseed_counter; /* 10.2.1.3: 1 after (re)seed */
+	uint64_t reseed_interval;
+	bool use_df;
+	bool instantiated;
+};
+
+/* A piece of an input string: the df hashes a concatenation it never
+ * builds, so long entropy inputs are not copied. */
+struct seg {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* ------------------------------------------------------------------------
+ * libgcrypt initialisation
+ */
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_status;
+
+static void lib_init_once(void)
+{
+	if (!gcry_check_version(MIN_GCRYPT_VERSION)) {
+		lib_status = -ENOTSUP;
+		return;
+	}
+	/* The application may have set libgcrypt up itself: leave it so. */
+	if (gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P))
+		goto check_aes;
+	if (gcry_control(GCRYCTL_INIT_SECMEM, SECMEM_SIZE, 0)) {
+		lib_status = -ENOMEM;
+		return;
+	}
+	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+check_aes:
+	if (gcry_cipher_test_algo(GCRY_CIPHER_AES256))
+		lib_status = -ENOTSUP;
+}
+
+int drbg_library_init(void)
+{
+	pthread_once(&lib_once, lib_init_once);
+	return lib_status;
+}
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ */
+
+/* V + n mod 2^128, V big-endian (10.2.1.2 step 2.1 with ctr_len = 128). */
+static void be128_add(uint8_t v[BLOCKLEN], uint64_t n)
+{
+	for (int i = BLOCKLEN - 1; i >= 0 && n; i--) {
+		uint64_t s = (uint64_t)v[i] + (n & 0xff);
+
+		v[i] = (uint8_t)s;
+		n = (n >> 8) + (s >> 8);
+	}
+}
+
+static void put_be32(uint8_t *p, uint32_t x)
+{
+	p[0] = (uint8_t)(x >> 24);
+	p[1] = (uint8_t)(x >> 16);
+	p[2] = (uint8_t)(x >> 8);
+	p[3] = (uint8_t)x;
+}
+
+static bool bad_buf(const void *p, size_t len)
+{
+	return !p && len;
+}
+
+static int open_aes(gcry_cipher_hd_t *hd, int mode)
+{
+	if (gcry_cipher_open(hd, GCRY_CIPHER_AES256, mode, GCRY_CIPHER_SECURE)) {
+		*hd = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A cipher failure leaves Key/V unknown: wipe everything (9.4) and make
+ * the caller start again from fresh entropy. */
+static int fail(struct drbg *d)
+{
+	drbg_uninstantiate(d);
+	return -EIO;
+}
+
+/* ------------------------------------------------------------------------
+ * 10.3.3 BCC and 10.3.2 Block_Cipher_df, streamed over segments
+ */
+struct bcc_stream {
+	gcry_cipher_hd_t hd;
+	uint8_t buf[BLOCKLEN];
+	size_t fill;
+	uint8_t last[BLOCKLEN]; /* chaining value */
+	uint8_t scratch[512];
+};
+
+static int bcc_feed(struct bcc_stream *b, const uint8_t *p, size_t n)
+{
+	while (n) {
+		if (b->fill || n < BLOCKLEN) {
+			size_t take = BLOCKLEN - b->fill;
+
+			if (take > n)
+				take = n;
+			memcpy(b->buf + b->fill, p, take);
+			b->fill += take;
+			p += take;
+			n -= take;
+			if (b->fill == BLOCKLEN) {
+				if (gcry_cipher_encrypt(b->hd, b->last, BLOCKLEN,
+							b->buf, BLOCKLEN))
+					return -EIO;
+				b->fill = 0;
+			}
+			continue;
+		}
+		size_t chunk = n & ~(size_t)(BLOCKLEN - 1);
+
+		if (chunk > sizeof(b->scratch))
+			chunk = sizeof(b->scratch);
+		if (gcry_cipher_encrypt(b->hd, b->scratch, chunk, p, chunk))
+			return -EIO;
+		memcpy(b->last, b->scratch + chunk - BLOCKLEN, BLOCKLEN);
+		p += chunk;
+		n -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * BCC(K, IV ‖ S) where S = L ‖ N ‖ input ‖ 0x80 ‖ 0^pad (10.3.2 steps 4-5,
+ * 9.2): CBC-MAC with a zero IV, ending in chaining_value (10.3.3).
+ */
+static int bcc_chain(struct bcc_stream *b, uint32_t i, const uint8_t ln[8],
+		     const struct seg *segs, size_t nsegs, size_t total,
+		     uint8_t out[BLOCKLEN])
+{
+	static const uint8_t pad[BLOCKLEN] = { 0x80 };
+	uint8_t iv[BLOCKLEN] = { 0 };
+	size_t padlen;
+	int r;
+
+	put_be32(iv, i);
+	b->fill = 0;
+	if (gcry_cipher_setiv(b->hd, NULL, 0))
+		return -EIO;
+	r = bcc_feed(b, iv, sizeof(iv));
+	if (!r)
+		r = bcc_feed(b, ln, 8);
+	for (size_t k = 0; !r && k < nsegs; k++)
+		r = bcc_feed(b, segs[k].p, segs[k].len);
+	/* 0x80 then zeros up to a whole block: |S| = 8 + total + 1 + pad. */
+	padlen = BLOCKLEN - (8 + total) % BLOCKLEN;
+	if (!r)
+		r = bcc_feed(b, pad, padlen);
+	if (!r)
+		memcpy(out, b->last, BLOCKLEN);
+	return r;
+}
+
+/* Block_Cipher_df(input_string, 384) (10.3.2), into out[SEEDLEN]. */
+static int block_cipher_df(struct drbg *d, const struct seg *segs,
+			   size_t nsegs, uint8_t out[SEEDLEN])
+{
+	struct bcc_stream b = { .hd = d->bcc };
+	static const uint8_t zero[SEEDLEN];
+	uint8_t temp[KEYLEN + BLOCKLEN]; /* K ‖ X, steps 9-11 */
+	uint8_t ln[8];
+	size_t total = 0;
+	int r = -EIO;
+
+	for (size_t k = 0; k < nsegs; k++)
+		total += segs[k].len; /* callers cap each at 2^24 */
+	put_be32(ln, (uint32_t)total);   /* step 2: L in bytes */
+	put_be32(ln + 4, SEEDLEN);      /* step 3: N in bytes */
+
+	/* Step 9: three blocks of temp, one BCC chain each (i = 0, 1, 2). */
+	for (uint32_t i = 0; i < sizeof(temp) / BLOCKLEN; i++)
+		if (bcc_chain(&b, i, ln, segs, nsegs, total,
+			      temp + i * BLOCKLEN))
+			goto out;
+
+	/* Steps 10-13: X = Encrypt(K, X) three times is CBC over zero blocks
+	 * with IV X. */
+	if (gcry_cipher_setkey(d->dfk, temp, KEYLEN) ||
+	    gcry_cipher_setiv(d->dfk, temp + KEYLEN, BLOCKLEN) ||
+	    gcry_cipher_encrypt(d->dfk, out, SEEDLEN, zero, SEEDLEN))
+		goto out;
+	/* Leave no derived key in the handle. */
+	if (gcry_cipher_setkey(d->dfk, zero, KEYLEN) ||
+	    gcry_cipher_setiv(d->dfk, NULL, 0) ||
+	    gcry_cipher_setiv(d->bcc, NULL, 0))
+		goto out;
+	r = 0;
+out:
+	explicit_bzero(&b, sizeof(b));
+	explicit_bzero(temp, sizeof(temp));
+	if (r)
+		explicit_bzero(out, SEEDLEN);
+	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * 10.2.1.2 CTR_DRBG_Update
+ */
+static int drbg_update(struct drbg *d, const uint8_t provided[SEEDLEN])
+{
+	uint8_t ctr[BLOCKLEN];
+	uint8_t temp[SEEDLEN];
+	int r = -EIO;
+
+	/* Steps 1-4: temp = E(Key, V+1) ‖ E(Key, V+2) ‖ E(Key, V+3), XORed
+	 * with provided_data: CTR-encrypting provided_data from V + 1. */
+	memcpy(ctr, d->v, BLOCKLEN);
+	be128_add(ctr, 1);
+	if (gcry_cipher_setctr(d->ctr, ctr, BLOCKLEN) ||
+	    gcry_cipher_encrypt(d->ctr, temp, SEEDLEN, provided, SEEDLEN))
+		goto out;
+	/* Steps 5-6. */
+	memcpy(d->key, temp, KEYLEN);
+	memcpy(d->v, temp + KEYLEN, BLOCKLEN);
+	if (gcry_cipher_setkey(d->ctr, d->key, KEYLEN))
+		goto out;
+	r = 0;
+out:
+	explicit_bzero(ctr, sizeof(ctr));
+	explicit_bzero(temp, sizeof(temp));
+	return r;
+}
+
+/* No df: seed = a XOR (b padded with zeros to seedlen) (10.2.1.3.1 steps
+ * 1-3, 10.2.1.4.1 steps 1-3, 10.2.1.5.1 step 2). */
+static void xor_padded(uint8_t out[SEEDLEN], const uint8_t *a, size_t alen,
+		       const uint8_t *b, size_t blen)
+{
+	memset(out, 0, SEEDLEN);
+	if (alen)
+		memcpy(out, a, alen);
+	for (size_t i = 0; i < blen; i++)
+		out[i] ^= b[i];
+}
+
+/* ------------------------------------------------------------------------
+ * Public API
+ */
+int drbg_new(struct drbg **out, const struct drbg_params *p)
+{
+	static const uint8_t df_key[KEYLEN] = {
+		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+		0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+		0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
+	};
+	static const uint8_t zero[KEYLEN];
+	struct drbg_params prm = p ? *p : DRBG_PARAMS_DEFAULT;
+	struct drbg *d = NULL;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!prm.reseed_interval)
+		prm.reseed_interval = DRBG_DEFAULT_RESEED_INTERVAL;
+	if (prm.reseed_interval > DRBG_MAX_RESEED_INTERVAL)
+		return -EINVAL;
+	r = drbg_library_init();
+	if (r)
+		return r;
+
+	d = gcry_calloc_secure(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->use_df = prm.use_df;
+	d->reseed_interval = prm.reseed_interval;
+	r = open_aes(&d->bcc, GCRY_CIPHER_MODE_CBC);
+	if (!r)
+		r = open_aes(&d->dfk, GCRY_CIPHER_MODE_CBC);
+	if (r)
+		goto out;
+	if (gcry_cipher_setkey(d->bcc, df_key, KEYLEN) ||
+	    gcry_cipher_setkey(d->dfk, zero, KEYLEN)) {
+		r = -EIO;
+		goto out;
+	}
+	*out = d;
+	d = NULL;
+out:
+	drbg_free(d);
+	return r;
+}
+
+/* Common start of instantiate: Key = 0, V = 0 (10.2.1.3.x steps 4-5). */
+static int start_state(struct drbg *d)
+{
+	int r = open_aes(&d->ctr, GCRY_CIPHER_MODE_CTR);
+
+	if (r)
+		return r;
+	memset(d->key, 0, KEYLEN);
+	memset(d->v, 0, BLOCKLEN);
+	if (gcry_cipher_setkey(d->ctr, d->key, KEYLEN))
+		return -EIO;
+	return 0;
+}
+
+/* Length checks shared by instantiate and reseed. */
+static int check_seed_lengths(const struct drbg *d, size_t entropy_len,
+			      size_t extra_len, size_t other_len)
+{
+	if (d->use_df) {
+		if (entropy_len > DRBG_MAX_INPUT_LEN ||
+		    extra_len > DRBG_MAX_INPUT_LEN ||
+		    other_len > DRBG_MAX_INPUT_LEN)
+			return -E2BIG;
+		if (entropy_len < DRBG_MIN_ENTROPY_LEN)
+			return -ERANGE;
+		return 0;
+	}
+	/* No df: entropy is exactly seedlen, the other input at most. */
+	if (entropy_len > SEEDLEN || other_len > SEEDLEN)
+		return -E2BIG;
+	if (entropy_len < SEEDLEN)
+		return -ERANGE;
+	return 0;
+}
+
+int drbg_instantiate(struct drbg *d, const uint8_t *entropy,
+		     size_t entropy_len, const uint8_t *nonce, size_t nonce_len,
+		     const uint8_t *pers, size_t pers_len)
+{
+	uint8_t seed[SEEDLEN];
+	int r;
+
+	if (!d || bad_buf(entropy, entropy_len) || bad_buf(nonce, nonce_len) ||
+	    bad_buf(pers, pers_len))
+		return -EINVAL;
+	if (!d->use_df && nonce_len)
+		return -EINVAL;
+	r = check_seed_lengths(d, entropy_len, nonce_len, pers_len);
+	if (r)
+		return r;
+	/* 8.6.7: security_strength/2 more bits from the nonce or entropy. */
+	if (d->use_df && entropy_len + nonce_len < DRBG_SECURITY_STRENGTH * 3 / 2)
+		return -ERANGE;
+	if (d->instantiated)
+		return -EISCONN;
+
+	if (d->use_df) {
+		/* 10.2.1.3.2 step 1-2: df(entropy ‖ nonce ‖ pers). */
+		const struct seg segs[] = {
+			{ entropy, entropy_len },
+			{ nonce, nonce_len },
+			{ pers, pers_len },
+		};
+		r = block_cipher_df(d, segs, 3, seed);
+	} else {
+		/* 10.2.1.3.1 steps 1-3. */
+		xor_padded(seed, entropy, entropy_len, pers, pers_len);
+		r = 0;
+	}
+	if (!r)
+		r = start_state(d);
+	if (!r)
+		r = drbg_update(d, seed);
+	explicit_bzero(seed, sizeof(seed));
+	if (r)
+		return fail(d);
+	d->reseed_counter = 1;
+	d->instantiated = true;
+	return 0;
+}
+
+int drbg_reseed(struct drbg *d, const uint8_t *entropy, size_t entropy_len,
+		const uint8_t *additional, size_t additional_len)
+{
+	uint8_t seed[SEEDLEN];
+	int r;
+
+	if (!d || bad_buf(entropy, entropy_len) ||
+	    bad_buf(additional, additional_len))
+		return -EINVAL;
+	r = check_seed_lengths(d, entropy_len, 0, additional_len);
+	if (r)
+		return r;
+	if (!d->instantiated)
+		return -ENOTCONN;
+
+	if (d->use_df) {
+		/* 10.2.1.4.2 steps 1-2: df(entropy ‖ additional). */
+		const struct seg segs[] = {
+			{ entropy, entropy_len },
+			{ additional, additional_len },
+		};
+		r = block_cipher_df(d, segs, 2, seed);
+	} else {
+		/* 10.2.1.4.1 steps 1-3. */
+		xor_padded(seed, entropy, entropy_len, additional,
+			   additional_len);
+		r = 0;
+	}
+	if (!r)
+		r = drbg_update(d, seed);
+	explicit_bzero(seed, sizeof(seed));
+	if (r)
+		return fail(d);
+	d->reseed_counter = 1;
+	return 0;
+}
+
+int drbg_generate(struct drbg *d, uint8_t *out, size_t len,
+		  const uint8_t *additional, size_t additional_len)
+{
+	uint8_t add[SEEDLEN];
+	uint8_t ctr[BLOCKLEN];
+	int r = 0;
+
+	if (!d || bad_buf(out, len) || bad_buf(additional, additional_len))
+		return -EINVAL;
+	if (len > DRBG_MAX_REQUEST_LEN ||
+	    additional_len > (d->use_df ? DRBG_MAX_INPUT_LEN : SEEDLEN))
+		return -E2BIG;
+	if (!d->instantiated)
+		return -ENOTCONN;
+	/* 10.2.1.5.x step 1. */
+	if (d->reseed_counter > d->reseed_interval)
+		return -ESTALE;
+
+	/* Step 2: an empty additional input is 0^seedlen and skips Update. */
+	memset(add, 0, sizeof(add));
+	if (additional_len) {
+		if (d->use_df) {
+			const struct seg seg = { additional, additional_len };
+
+			r = block_cipher_df(d, &seg, 1, add);
+		} else {
+			memcpy(add, additional, additional_len);
+		}
+		if (!r)
+			r = drbg_update(d, add);
+		if (r)
+			goto out;
+	}
+
+	/* Steps 3-5: the blocks E(Key, V+1), E(Key, V+2), ... are the CTR
+	 * keystream from V + 1; encrypt zeros in place to get it. */
+	if (len) {
+		memcpy(ctr, d->v, BLOCKLEN);
+		be128_add(ctr, 1);
+		memset(out, 0, len);
+		if (gcry_cipher_setctr(d->ctr, ctr, BLOCKLEN) ||
+		    gcry_cipher_encrypt(d->ctr, out, len, NULL, 0)) {
+			r = -EIO;
+			goto out;
+		}
+		/* V is now the last counter used. */
+		be128_add(d->v, (len + BLOCKLEN - 1) / BLOCKLEN);
+	}
+	/* Step 6: Update with the same (derived) additional input. */
+	r = drbg_update(d, add);
+	if (r)
+		goto out;
+	d->reseed_counter++; /* step 7 */
+out:
+	explicit_bzero(add, sizeof(add));
+	explicit_bzero(ctr, sizeof(ctr));
+	if (r) {
+		if (len)
+			explicit_bzero(out, len);
+		return fail(d);
+	}
+	return 0;
+}
+
+void drbg_uninstantiate(struct drbg *d)
+{
+	if (!d)
+		return;
+	/* Closing the handle makes libgcrypt wipe its key schedule and any
+	 * unused CTR keystream. */
+	if (d->ctr)
+		gcry_cipher_close(d->ctr);
+	d->ctr = NULL;
+	explicit_bzero(d->key, sizeof(d->key));
+	explicit_bzero(d->v, sizeof(d->v));
+	d->reseed_counter = 0;
+	d->instantiated = false;
+}
+
+void drbg_free(struct drbg *d)
+{
+	if (!d)
+		return;
+	drbg_uninstantiate(d);
+	if (d->bcc)
+		gcry_cipher_close(d->bcc);
+	if (d->dfk)
+		gcry_cipher_close(d->dfk);
+	explicit_bzero(d, sizeof(*d));
+	gcry_free(d);
+}
+
+bool drbg_is_instantiated(const struct drbg *d)
+{
+	return d && d->instantiated;
+}
+
+int drbg_needs_reseed(const struct drbg *d)
+{
+	if (!d)
+		return -EINVAL;
+	if (!d->instantiated)
+		return -ENOTCONN;
+	return d->reseed_counter > d->reseed_interval;
+}
+
+uint64_t drbg_requests_left(const struct drbg *d)
+{
+	if (!d || !d->instantiated || d->reseed_counter > d->reseed_interval)
+		return 0;
+	return d->reseed_interval - d->reseed_counter + 1;
+}
+
+/* ------------------------------------------------------------------------
+ * 11.3 Power-on known-answer self-test, on NIST CAVP vectors (CAVS 14.3,
+ * CTR_DRBG AES-256): instantiate, optional reseed, two generates of 64
+ * bytes, the second compared.
+ */
+struct kat {
+	bool use_df;
+	const char *entropy, *nonce, *pers;
+	const char *entropy_reseed, *add_reseed; /* NULL: no reseed */
+	const char *add1, *add2;
+	const char *returned;
+};
+
+static const struct kat kats[] = {
+	{ /* no_reseed, use df, pers 256, additional 256, COUNT 0 */
+	  .use_df = true,
+	  .entropy = "87b56e964eba227154724bb9484b812d3e2c0c43b3d17f6098d9526e16e6d0ef",
+	  .nonce = "9bea6a7ff2358df142e6c23e2157fb83",
+	  .pers = "9860b432edd58d1ccbfeecbce99ffaee7d935a614860d4e965bd67041403096b",
+	  .add1 = "99a5cc87924e8ea65a596f81fd17d63f5b4542fe6e8e1511b5d35c835dfadb0b",
+	  .add2 = "9a8dec54734a34582a2332f3452e82313524c3e0dfb485faeac6ca5fc0ff504d",
+	  .returned = "dbc6a2330b19b5cddd8cd6392ec1fb508678c805e87d1aca07ac265007632503"
+		      "044a00610c79d98375afa7ab4cca1a90989cbfe7c674af5d823ced11c47e9af6" },
+	{ /* pr_false, use df, no pers, no additional, COUNT 0 */
+	  .use_df = true,
+	  .entropy = "2d4c9f46b981c6a0b2b5d8c69391e569ff13851437ebc0fc00d616340252fed5",
+	  .nonce = "0bf814b411f65ec4866be1abb59d3c32",
+	  .pers = "",
+	  .entropy_reseed = "93500fae4fa32b86033b7a7bac9d37e710dcc67ca266bc8607d665937766d207",
+	  .add_reseed = "",
+	  .add1 = "",
+	  .add2 = "",
+	  .returned = "322dd28670e75c0ea638f3cb68d6a9d6e50ddfd052b772a7b1d78263a7b8978b"
+		      "6740c2b65a9550c3a76325866fa97e16d74006bc96f26249b9f0a90d076f08e5" },
+	{ /* pr_false, no df, pers 384, additional 384, COUNT 0 */
+	  .use_df = false,
+	  .entropy = "ae7ebe062971f5eb32e5b21444750785de816595ad2cbe80a209c8f8ab04b546"
+		     "8166de8c6ae522d8f10b56386a3b424f",
+	  .nonce = "",
+	  .pers = "55860dae57fcac297087c137efb796878a75868f6e7681114e9b73ed0c67e3c6"
+		  "2bfc9f5d77e8caa59bcdb223f4ffd247",
+	  .entropy_reseed = "a42407931bfeca70e6ee5dd197021a129525051c07468e8b25587c5ad50abe92"
+			    "04e882fe847b8fd47cf7b4360e5aa034",
+	  .add_reseed = "ee4c88d1eb05f4853663eada501d2fc4b4984b283a88db579af2113031e03d9b"
+			"c570de943dd168918f3ba8065581fea7",
+	  .add1 = "4b4b03ef19b0f259dca2b3ee3ae4cd86c3895a784b3d8eee043a2003c08289f8"
+		  "fffdad141e6b1ab2174d8d5d79c1e581",
+	  .add2 = "3062b33f116b46e20fe3c354726ae9b2a3a4c51922c8107863cb86f1f0bdad75"
+		  "54075659d91c371e2b11b1e8106a1ed5",
+	  .returned = "0d270518baeafac160ff1cb28c11ef68712c764c0c01674e6c9ca2cc9c7e0e8a"
+		      "ccfd3c753635ee070081eee7628af6187fbc2854b3c204461a796cf3f3fcb092" },
+	{ /* no_reseed, no df, no pers, no additional, COUNT 0 */
+	  .use_df = false,
+	  .entropy = "df5d73faa468649edda33b5cca79b0b05600419ccb7a879ddfec9db32ee494e5"
+		     "531b51de16a30f769262474c73bec010",
+	  .nonce = "",
+	  .pers = "",
+	  .add1 = "",
+	  .add2 = "",
+	  .returned = "d1c07cd95af8a7f11012c84ce48bb8cb87189e99d40fccb1771c619bdf82ab22"
+		      "80b1dc2f2581f39164f7ac0c510494b3a43c41b7db17514c87b107ae793e01c5" },
+};
+
+/* Decode a constant hex string of at most 64 bytes; returns its length. */
+static size_t kat_hex(uint8_t *out, const char *hex)
+{
+	size_t n = 0;
+
+	for (; hex[0] && hex[1] && n < 64; hex += 2) {
+		unsigned int hi = (unsigned int)(hex[0] <= '9' ? hex[0] - '0' : hex[0] - 'a' + 10);
+		unsigned int lo = (unsigned int)(hex[1] <= '9' ? hex[1] - '0' : hex[1] - 'a' + 10);
+
+		out[n++] = (uint8_t)(hi << 4 | lo);
+	}
+	return n;
+}
+
+static int run_kat(const struct kat *k)
+{
+	const struct drbg_params p = { .use_df = k->use_df,
+				       .reseed_interval = 2 };
+	uint8_t a[64], b[64], c[64], got[64], want[64];
+	size_t na, nb, nc;
+	struct drbg *d = NULL;
+	int r;
+
+	r = drbg_new(&d, &p);
+	if (r)
+		return r;
+	na = kat_hex(a, k->entropy);
+	nb = kat_hex(b, k->nonce);
+	nc = kat_hex(c, k->pers);
+	r = drbg_instantiate(d, a, na, b, nb, c, nc);
+	if (!r && k->entropy_reseed) {
+		na = kat_hex(a, k->entropy_reseed);
+		nb = kat_hex(b, k->add_reseed);
+		r = drbg_reseed(d, a, na, b, nb);
+	}
+	if (!r) {
+		na = kat_hex(a, k->add1);
+		r = drbg_generate(d, got, sizeof(got), a, na);
+	}
+	if (!r) {
+		na = kat_hex(a, k->add2);
+		r = drbg_generate(d, got, sizeof(got), a, na);
+	}
+	if (r)
+		goto out;
+	kat_hex(want, k->returned);
+	r = memcmp(got, want, sizeof(want)) ? -EBADMSG : 0;
+	/* 11.3.4: the error paths work too.  Interval 2 is now used up. */
+	if (!r && drbg_generate(d, got, sizeof(got), NULL, 0) != -ESTALE)
+		r = -EBADMSG;
+	drbg_uninstantiate(d);
+	if (!r && drbg_generate(d, got, sizeof(got), NULL, 0) != -ENOTCONN)
+		r = -EBADMSG;
+out:
+	/* Any other error on a valid vector is a wrong answer too. */
+	if (r && r != -EIO && r != -ENOMEM && r != -ENOTSUP)
+		r = -EBADMSG;
+	drbg_free(d);
+	explicit_bzero(a, sizeof(a));
+	explicit_bzero(b, sizeof(b));
+	explicit_bzero(c, sizeof(c));
+	explicit_bzero(got, sizeof(got));
+	return r;
+}
+
+int drbg_selftest(void)
+{
+	for (size_t i = 0; i < sizeof(kats) / sizeof(kats[0]); i++) {
+		int r = run_kat(&kats[i]);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
