@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Integrity monitor: FIPS 140-2 block tests and SP 800-90B §4.4 health tests.
+ *
+ * Pure code: no I/O and no logging; the caller owns policy.  Everything is
+ * computed word-at-a-time so that the monitor is never the bottleneck.
+ */
+#include <errno.h>
+#include <endian.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rngfeed/monitor.h"
+
+#define BLOCK_WORDS (MONITOR_BLOCK_BYTES / 8)     /* 312 full 64-bit words ... */
+#define TAIL_OFFSET (BLOCK_WORDS * 8)             /* ... and a 4-byte tail */
+#define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8)
+
+_Static_assert(MONITOR_BLOCK_BYTES - TAIL_OFFSET == 4, "block is 312 words + 4 bytes");
+/* A block holds at least the 1,024 start-up samples, whether a sample is a
+ * byte or a bit: the start-up test always completes within one clean block. */
+_Static_assert(MONITOR_BLOCK_BYTES >= MONITOR_STARTUP_SAMPLES, "start-up fits a block");
+/* APT windows start at multiples of W samples from the reset; block starts
+ * lie at multiples of 2,500 bytes.  gcd(2500, 512) = 4 bytes and
+ * gcd(20000, 1024) = 32 bits, so every window segment is whole bytes. */
+_Static_assert(BLOCK_BITS % 32 == 0 && MONITOR_APT_WINDOW_BINARY % 32 == 0, "byte segments");
+
+/*
+ * FIPS 140-2 change notice (2001-10-10), §4.9.1, for one 20,000-bit block.
+ * Monobit: pass iff 9725 < ones < 10275.
+ * Poker: X = 16/5000 · Σ f(i)² − 5000 over the 5,000 4-bit nibbles; pass iff
+ * 2.16 < X < 46.17.  In integers: Σ f² = (X + 5000) · 312.5, so pass iff
+ * 1563175 < Σ f² < 1576928.125, i.e. 1563176 <= Σ f² <= 1576928 (Σ f² is
+ * always even: it has the parity of Σ f = 5000).
+ * Runs: runs of length 1..5 and 6+, of zeros and of ones separately, each
+ * count within the table's closed interval.  Long run: any run >= 26 fails.
+ */
+#define MONOBIT_LOW 9725u
+#define MONOBIT_HIGH 10275u
+#define POKER_SUMSQ_MIN 1563176u
+#define POKER_SUMSQ_MAX 1576928u
+#define LONGRUN_BITS 26u
+
+static const struct {
+	uint16_t lo, hi;
+} runs_interval[6] = {
+	{ 2315, 2685 }, { 1114, 1386 }, { 527, 723 },
+	{ 240, 384 },   { 103, 209 },   { 103, 209 },
+};
+
+/* Hot loops need the popcnt instruction; the default -O2 build targets plain
+ * x86-64, so pick a popcnt clone at load time where the CPU has one. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define HOT __attribute__((target_clones("popcnt", "default")))
+#else
+#define HOT
+#endif
+
+struct monitor {
+	struct monitor_params p;
+	struct monitor_cutoffs c;
+
+	/* FIPS continuous test: the previous 32-bit word. */
+	uint32_t last32;
+	bool seeded;
+
+	/* 90B repetition count test: the current run of equal samples. */
+	uint32_t rct_run;
+	uint8_t rct_last; /* last sample: a byte, or a bit in binary mode */
+	bool rct_started;
+
+	/* 90B adaptive proportion test: position in the window, its first
+	 * sample and how often that sample has occurred so far. */
+	uint32_t apt_pos, apt_count;
+	uint8_t apt_first;
+
+	bool startup_passed;
+	bool permanent;
+	unsigned consecutive;
+
+	/* Only for MONITOR_FIPS_RNGTEST5: the previous block's last bit. */
+	uint8_t fips_last_bit;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Cutoffs                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static bool alpha_ok(double alpha_log2)
+{
+	return alpha_log2 >= -256.0 && alpha_log2 <= -8.0;
+}
+
+/*
+ * SP 800-90B §4.4.1: C = 1 + ceil(-log2(α) / H).  A run of C identical
+ * samples has probability at most 2^(-H·(C-1)) <= α for a source with
+ * min-entropy H.  E.g. H = 8, α = 2^-30: C = 1 + ceil(3.75) = 5.
+ * H typed in decimal is inexact in binary: a quotient within 1e-9 above an
+ * integer is taken as that integer, so that 30 / 0.1 gives 300, not 301.
+ */
+unsigned monitor_rct_cutoff(double min_entropy, double alpha_log2)
+{
+	double q, c;
+
+	if (!(min_entropy > 0.0 && min_entropy <= 8.0) || !alpha_ok(alpha_log2))
+		return 0;
+	q = -alpha_log2 / min_entropy;
+	if (q > 1e6)
+		return 0;
+	c = ceil(q);
+	if (c - q > 1.0 - 1e-9)
+		c -= 1.0;
+	return 1u + (unsigned)c;
+}
+
+static long double log_add(long double a, long double b)
+{
+	long double hi = a > b ? a : b, lo = a > b ? b : a;
+
+	if (isinf(lo))
+		return hi;
+	return hi + log1pl(expl(lo - hi));
+}
+
+/*
+ * SP 800-90B §4.4.2: C = 1 + CRITBINOM(W, 2^-H, 1 - α), the smallest C with
+ * P(B >= C) <= α for B ~ Binomial(W, p = 2^-H): the count of the window's
+ * first sample value cannot reach C more often than α for a source with
+ * min-entropy H.  The tail P(B >= c) is summed from c = W downwards (small
+ * terms first) in log space, with lgamma for the binomial coefficient, so
+ * that p^W = 2^-4096 (H = 8, W = 512) neither underflows nor loses the sum.
+ * A result above W means the test cannot fire at that H and α.
+ */
+unsigned monitor_apt_cutoff(double min_entropy, unsigned window, double alpha_log2)
+{
+	long double lp, lq, la, lw, tail = -INFINITY;
+	int sign;
+
+	if (!(min_entropy > 0.0 && min_entropy <= 8.0) || !alpha_ok(alpha_log2) ||
+	    window < 2 || window > 65536)
+		return 0;
+	lp = -(long double)min_entropy * logl(2.0L); /* log p */
+	lq = logl(-expm1l(lp));                      /* log(1 - p) */
+	la = (long double)alpha_log2 * logl(2.0L);   /* log α */
+	lw = lgammal_r(window + 1.0L, &sign);
+	for (unsigned i = window + 1; i-- > 0;) {
+		long double term = lw - lgammal_r(i + 1.0L, &sign) -
+				   lgammal_r(window - i + 1.0L, &sign) + i * lp +
+				   (window - i) * lq;
+
+		tail = log_add(tail, term); /* tail = log P(B >= i) */
+		if (tail > la)
+			return i + 1;
+	}
+	return 0; /* not reached: P(B >= 0) = 1 > α */
+}
+
+/* ------------------------------------------------------------------------ */
+/* Life cycle                                                               */
+/* ------------------------------------------------------------------------ */
+
+void monitor_params_default(struct monitor_params *p)
+{
+	*p = (struct monitor_params){
+		.min_entropy = 8.0,
+		.sample_bits = 8,
+		/* 2^-30 like jitterentropy: at H = 8 a healthy byte source trips
+		 * the RCT about once per 4 GiB and the block is just discarded. */
+		.alpha_log2 = -30.0,
+		/* 2^-60: a healthy source at 1 GB/s (2^30 samples/s) would see a
+		 * false permanent failure about once in 2^30 s, i.e. 34 years. */
+		.permanent_alpha_log2 = -60.0,
+		/* A healthy source fails FIPS about once per 1,250 blocks; five in
+		 * a row happen by chance with p ≈ (8e-4)^5 ≈ 3e-16 per block. */
+		.max_consecutive_failures = 5,
+		.fips_counting = MONITOR_FIPS_STANDARD,
+	};
+}
+
+static int compute_cutoffs(const struct monitor_params *p, struct monitor_cutoffs *c)
+{
+	if (p->sample_bits != 1 && p->sample_bits != 8)
+		return -EINVAL;
+	if (p->fips_counting != MONITOR_FIPS_STANDARD && p->fips_counting != MONITOR_FIPS_RNGTEST5)
+		return -EINVAL;
+	if (!(p->min_entropy > 0.0 && p->min_entropy <= p->sample_bits))
+		return -EINVAL;
+	if (!alpha_ok(p->alpha_log2) || !alpha_ok(p->permanent_alpha_log2) ||
+	    p->permanent_alpha_log2 > p->alpha_log2)
+		return -EINVAL;
+	c->apt_window = p->sample_bits == 1 ? MONITOR_APT_WINDOW_BINARY : MONITOR_APT_WINDOW;
+	c->rct = monitor_rct_cutoff(p->min_entropy, p->alpha_log2);
+	c->rct_permanent = monitor_rct_cutoff(p->min_entropy, p->permanent_alpha_log2);
+	c->apt = monitor_apt_cutoff(p->min_entropy, c->apt_window, p->alpha_log2);
+	c->apt_permanent = monitor_apt_cutoff(p->min_entropy, c->apt_window,
+					      p->permanent_alpha_log2);
+	if (!c->rct || !c->rct_permanent || !c->apt || !c->apt_permanent)
+		return -EINVAL;
+	/* The binary RCT below sees runs inside a byte only at its edges; runs
+	 * wholly inside a byte are at most 6 long, below any cutoff here
+	 * (H <= 1 and α <= 2^-8 give C >= 9). */
+	if (p->sample_bits == 1 && c->rct < 8)
+		return -EINVAL;
+	return 0;
+}
+
+int monitor_new(const struct monitor_params *p, struct monitor **ret)
+{
+	struct monitor_cutoffs c;
+	struct monitor *m;
+	int r;
+
+	r = compute_cutoffs(p, &c);
+	if (r < 0)
+		return r;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->p = *p;
+	m->c = c;
+	monitor_reset(m);
+	*ret = m;
+	return 0;
+}
+
+struct monitor *monitor_free(struct monitor *m)
+{
+	if (m) {
+		explicit_bzero(m, sizeof(*m)); /* holds the last raw word and samples */
+		free(m);
+	}
+	return NULL;
+}
+
+void monitor_get_cutoffs(const struct monitor *m, struct monitor_cutoffs *c)
+{
+	*c = m->c;
+}
+
+void monitor_reset(struct monitor *m)
+{
+	m->last32 = 0;
+	m->seeded = false;
+	m->rct_run = 0;
+	m->rct_last = 0;
+	m->rct_started = false;
+	m->apt_pos = 0;
+	m->apt_count = 0;
+	m->apt_first = 0;
+	m->startup_passed = false;
+	m->permanent = false;
+	m->consecutive = 0;
+	m->fips_last_bit = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Word helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+/* Bit stream order: the first bit of the stream is bit 63. */
+static inline uint64_t load_be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+static inline uint32_t load_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+static inline uint32_t load_be32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+#define ONES8 0x0101010101010101ull
+#define HIGH8 0x8080808080808080ull
+#define LOW7 0x7f7f7f7f7f7f7f7full
+
+/* Nonzero iff some byte of v is zero (exact for the "any" question). */
+static inline uint64_t has_zero_byte(uint64_t v)
+{
+	return (v - ONES8) & ~v & HIGH8;
+}
+
+/* One bit (bit 7) per zero byte of v, exact. */
+static inline uint64_t zero_bytes(uint64_t v)
+{
+	return ~(((v & LOW7) + LOW7) | v) & HIGH8;
+}
+
+static inline unsigned pop64(uint64_t v)
+{
+	return (unsigned)__builtin_popcountll(v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* FIPS runs, by counting windows                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Let P(k) be the number of positions where k consecutive ones (or zeros)
+ * start within the block.  A run of length L contributes L-k+1 windows of
+ * length k, so P(k) - P(k+1) counts the runs of length >= k, and runs of
+ * exactly k number P(k) - 2P(k+1) + P(k+2).  P(1..7) of both polarities
+ * give all twelve FIPS run counts with AND/OR chains and popcounts, 64 bits
+ * at a time; windows are truncated at the block end like rngtest's runs.
+ */
+struct runs_acc {
+	uint32_t and_pop[8];   /* full words: Σ popcount of k-fold ANDs (one windows) */
+	uint32_t or_pop[8];    /* full words: Σ popcount of k-fold ORs (not zero windows) */
+	uint32_t tail_ones[8]; /* the 32-bit tail: one windows */
+	uint32_t tail_zeros[8]; /* the 32-bit tail: zero windows */
+};
+
+/* x: 64 stream bits, nx: the following bits (only the top 6 are used). */
+static inline void runs_word(struct runs_acc *r, uint64_t x, uint64_t nx)
+{
+	uint64_t a = x, o = x;
+
+	r->and_pop[1] += pop64(x);
+	r->or_pop[1] += pop64(x);
+	for (unsigned j = 1; j < 7; j++) {
+		uint64_t s = x << j | nx >> (64 - j); /* bit i holds stream bit i+j */
+
+		a &= s;
+		o |= s;
+		r->and_pop[j + 1] += pop64(a);
+		r->or_pop[j + 1] += pop64(o);
+	}
+}
+
+/* Windows of ones in x followed by nx (for the tail, padded with zeros). */
+static inline void windows_word(uint32_t acc[8], uint64_t x, uint64_t nx)
+{
+	uint64_t a = x;
+
+	acc[1] += pop64(x);
+	for (unsigned j = 1; j < 7; j++) {
+		a &= x << j | nx >> (64 - j);
+		acc[j + 1] += pop64(a);
+	}
+}
+
+/* Run counts per polarity (0: zeros, 1: ones) and bucket 1..5, 6 (6+). */
+static void runs_count(const struct runs_acc *r, uint32_t n[2][7])
+{
+	uint32_t p[2][9];
+
+	/* In full words, the zero windows are the positions the OR chain left 0;
+	 * every window starting in a full word ends inside the block. */
+	for (unsigned k = 1; k <= 7; k++) {
+		p[1][k] = r->and_pop[k] + r->tail_ones[k];
+		p[0][k] = BLOCK_WORDS * 64u - r->or_pop[k] + r->tail_zeros[k];
+	}
+	for (unsigned c = 0; c < 2; c++) {
+		for (unsigned k = 1; k <= 5; k++)
+			n[c][k] = p[c][k] - 2 * p[c][k + 1] + p[c][k + 2];
+		n[c][6] = p[c][6] - p[c][7];
+	}
+}
+
+/*
+ * rng-tools up to 6.10 (rngtest in Debian's rng-tools5) count runs
+ * differently, fixed upstream in 2020 ("Fix the broken FIPS 140-2 runs
+ * test"): every run that a bit change ends is filed under the new bit, i.e.
+ * under the other polarity, while the block's last run is filed correctly;
+ * and when a block's first bit differs from the previous block's last bit
+ * (0 before the first block) one more count lands in the zeros' 6+ bucket if
+ * that bit is 1, or, through an index of -1, in poker nibble 15 if it is 0.
+ * Reproduced only on request, for --check to agree with that rngtest.
+ */
+static unsigned rngtest5_runs(uint32_t n[2][7], unsigned first, unsigned prev_last,
+			      unsigned last, unsigned last_bucket)
+{
+	uint32_t t[2][7];
+
+	for (unsigned k = 1; k <= 6; k++) {
+		t[0][k] = n[1][k];
+		t[1][k] = n[0][k];
+	}
+	t[!last][last_bucket]--;
+	t[last][last_bucket]++;
+	memcpy(n, t, sizeof(t));
+	if (first != prev_last) {
+		if (first)
+			n[0][6]++;
+		else
+			return 1; /* the extra poker count for nibble 15 */
+	}
+	return 0;
+}
+
+static unsigned runs_verdict(uint32_t n[2][7])
+{
+	for (unsigned k = 1; k <= 6; k++)
+		for (unsigned c = 0; c < 2; c++)
+			if (n[c][k] < runs_interval[k - 1].lo || n[c][k] > runs_interval[k - 1].hi)
+				return MONITOR_FIPS_RUNS;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Equal neighbouring bytes: the FIPS long run and the byte RCT             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A run of >= 26 equal bits always covers two whole neighbouring bytes
+ * 0x00 0x00 or 0xff 0xff (at worst 7 + 8 + 8 + 3 bits), and a repetition of
+ * byte samples is a pair of equal neighbouring bytes.  Random data has about
+ * ten equal pairs per block, so words without one take a fast path and the
+ * few others are walked byte by byte.
+ */
+struct scan {
+	const uint8_t *b;
+	struct monitor *m;
+	unsigned failed;
+	size_t run_end; /* last byte of the bit run measured most recently */
+};
+
+/* Length of the bit run through the equal whole bytes b[j-1], b[j]. */
+static unsigned bit_run_through(const uint8_t *b, size_t j, size_t *end)
+{
+	const uint8_t v = b[j];
+	size_t lo = j - 1, hi = j;
+	unsigned len;
+
+	while (lo > 0 && b[lo - 1] == v)
+		lo--;
+	while (hi + 1 < MONITOR_BLOCK_BYTES && b[hi + 1] == v)
+		hi++;
+	len = 8u * (unsigned)(hi - lo + 1);
+	/* Neighbours differ from v, so the counts below see a set bit. */
+	if (lo > 0)
+		len += (unsigned)__builtin_ctz((unsigned)(uint8_t)(b[lo - 1] ^ v));
+	if (hi + 1 < MONITOR_BLOCK_BYTES)
+		len += (unsigned)__builtin_clz((unsigned)(uint8_t)(b[hi + 1] ^ v)) - 24;
+	*end = hi;
+	return len;
+}
+
+static inline void rct_step(struct scan *s, bool equal)
+{
+	struct monitor *m = s->m;
+
+	if (!equal) {
+		m->rct_run = 1;
+		return;
+	}
+	m->rct_run++;
+	/* Every sample at or past the cutoff fails its block, so that the tail
+	 * of a failing run is never used. */
+	if (m->rct_run >= m->c.rct)
+		s->failed |= MONITOR_RCT;
+	if (m->rct_run >= m->c.rct_permanent)
+		s->failed |= MONITOR_RCT | MONITOR_RCT_PERMANENT;
+}
+
+static void scan_bytes(struct scan *s, size_t from, size_t to)
+{
+	const uint8_t *b = s->b;
+	const bool byte_rct = s->m->p.sample_bits == 8;
+
+	for (size_t j = from; j < to; j++) {
+		bool equal;
+
+		if (j == 0) {
+			if (byte_rct)
+				rct_step(s, s->m->rct_started && b[0] == s->m->rct_last);
+			continue;
+		}
+		equal = b[j] == b[j - 1];
+		if (byte_rct)
+			rct_step(s, equal);
+		if (equal && (b[j] == 0x00 || b[j] == 0xff) && j > s->run_end) {
+			if (bit_run_through(b, j, &s->run_end) >= LONGRUN_BITS)
+				s->failed |= MONITOR_FIPS_LONGRUN;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* The FIPS block and the byte RCT in one pass                              */
+/* ------------------------------------------------------------------------ */
+
+static unsigned poker_verdict(const uint16_t h0[256], const uint16_t h1[256], unsigned extra15)
+{
+	uint32_t hi[16] = { 0 }, lo[16] = { 0 }, sumsq = 0;
+
+	lo[15] = extra15;
+	for (unsigned v = 0; v < 256; v++) {
+		unsigned n = h0[v] + h1[v];
+
+		hi[v >> 4] += n;
+		lo[v & 15] += n;
+	}
+	for (unsigned i = 0; i < 16; i++) {
+		uint32_t f = hi[i] + lo[i];
+
+		sumsq += f * f;
+	}
+	return sumsq < POKER_SUMSQ_MIN || sumsq > POKER_SUMSQ_MAX ? MONITOR_FIPS_POKER : 0;
+}
+
+/* Bucket (1..6) of the block's last run; the 32-bit tail holds >= 6 bits. */
+static unsigned last_run_bucket(const uint8_t *tail)
+{
+	uint32_t w = load_be32(tail), same = (w & 1) ? w : ~w;
+	unsigned len = same == UINT32_MAX ? 32 : (unsigned)__builtin_ctz(~same);
+
+	return len >= 6 ? 6 : len;
+}
+
+HOT static unsigned fips_and_rct(struct monitor *m, const uint8_t *b)
+{
+	struct scan s = { .b = b, .m = m };
+	struct runs_acc r = { .and_pop = { 0 } };
+	uint16_t h0[256] = { 0 }, h1[256] = { 0 };
+	uint32_t last32 = m->last32, tail32, cont = 0, ones, n[2][7];
+	unsigned extra15 = 0;
+	uint64_t x, prev_byte;
+	unsigned failed = 0;
+
+	if (!m->seeded) /* the block's first word only seeds the test */
+		last32 = ~load_le32(b);
+	/* Byte 0 is compared with the previous block by scan_bytes(); make the
+	 * fast path treat it as a candidate when the RCT needs that. */
+	prev_byte = (m->p.sample_bits == 8 && m->rct_started) ? m->rct_last : (uint8_t)~b[0];
+
+	x = load_be64(b);
+	for (size_t i = 0; i < BLOCK_WORDS; i++) {
+		const uint8_t *p = b + 8 * i;
+		uint64_t le = load_le64(p);
+		uint64_t nx = i + 1 < BLOCK_WORDS ? load_be64(p + 8)
+						  : (uint64_t)load_be32(b + TAIL_OFFSET) << 32;
+		uint32_t lo = (uint32_t)le, hi = (uint32_t)(le >> 32);
+
+		runs_word(&r, x, nx);
+		x = nx;
+
+		cont |= (lo == last32) | (hi == lo);
+		last32 = hi;
+
+		for (unsigned k = 0; k < 8; k += 2) {
+			h0[(le >> (8 * k)) & 0xff]++;
+			h1[(le >> (8 * k + 8)) & 0xff]++;
+		}
+
+		if (has_zero_byte(le ^ (le << 8 | prev_byte)))
+			scan_bytes(&s, 8 * i, 8 * i + 8);
+		else if (m->p.sample_bits == 8)
+			m->rct_run = 1;
+		prev_byte = le >> 56;
+	}
+
+	/* The 4-byte tail: 32 stream bits followed by nothing. */
+	tail32 = load_le32(b + TAIL_OFFSET);
+	cont |= tail32 == last32;
+	last32 = tail32;
+	for (size_t j = TAIL_OFFSET; j < MONITOR_BLOCK_BYTES; j++)
+		h0[b[j]]++;
+	scan_bytes(&s, TAIL_OFFSET, MONITOR_BLOCK_BYTES);
+	windows_word(r.tail_ones, x, 0);
+	windows_word(r.tail_zeros, ~x & 0xffffffff00000000ull, 0);
+
+	m->last32 = last32;
+	m->seeded = true;
+	if (m->p.sample_bits == 8) {
+		m->rct_last = b[MONITOR_BLOCK_BYTES - 1];
+		m->rct_started = true;
+	}
+
+	ones = r.and_pop[1] + r.tail_ones[1];
+	if (ones <= MONOBIT_LOW || ones >= MONOBIT_HIGH)
+		failed |= MONITOR_FIPS_MONOBIT;
+	runs_count(&r, n);
+	if (m->p.fips_counting == MONITOR_FIPS_RNGTEST5)
+		extra15 = rngtest5_runs(n, b[0] >> 7, m->fips_last_bit,
+					b[MONITOR_BLOCK_BYTES - 1] & 1u,
+					last_run_bucket(b + TAIL_OFFSET));
+	m->fips_last_bit = b[MONITOR_BLOCK_BYTES - 1] & 1;
+	failed |= poker_verdict(h0, h1, extra15);
+	failed |= runs_verdict(n);
+	if (cont)
+		failed |= MONITOR_FIPS_CONTINUOUS;
+	failed |= s.failed;
+
+	explicit_bzero(h0, sizeof(h0)); /* histograms of raw input */
+	explicit_bzero(h1, sizeof(h1));
+	return failed;
+}
+
+void monitor_seed_continuous(struct monitor *m, const uint8_t word[4])
+{
+	m->last32 = load_le32(word);
+	m->seeded = true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SP 800-90B on binary samples: the RCT                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Leading ones of an 8-bit value, 0..8. */
+static inline unsigned lead_ones8(uint8_t v)
+{
+	return (unsigned)__builtin_clz(~(unsigned)v << 24 | 0x800000u);
+}
+
+/* Trailing ones of an 8-bit value, 0..8. */
+static inline unsigned trail_ones8(uint8_t v)
+{
+	return (unsigned)__builtin_ctz(~(unsigned)v | 0x100u);
+}
+
+/*
+ * Runs of equal bits, carried across blocks.  Per byte, the run grows by the
+ * leading bits equal to it; a byte that ends it starts the next run with its
+ * trailing bits.  Runs wholly inside a byte (<= 6) never reach the cutoff.
+ */
+static unsigned rct_binary(struct monitor *m, const uint8_t *b)
+{
+	uint32_t run = m->rct_run;
+	unsigned bit = m->rct_last, failed = 0;
+
+	if (!m->rct_started) {
+		bit = b[0] >> 7;
+		run = 0;
+	}
+	for (size_t j = 0; j < MONITOR_BLOCK_BYTES; j++) {
+		const uint8_t v = b[j];
+		unsigned lead = lead_ones8(bit ? v : (uint8_t)~v);
+
+		if (lead) {
+			run += lead;
+			if (run >= m->c.rct)
+				failed |= MONITOR_RCT;
+			if (run >= m->c.rct_permanent)
+				failed |= MONITOR_RCT | MONITOR_RCT_PERMANENT;
+			if (lead == 8)
+				continue;
+		}
+		bit = v & 1u;
+		run = trail_ones8(bit ? v : (uint8_t)~v);
+	}
+	m->rct_run = run;
+	m->rct_last = (uint8_t)bit;
+	m->rct_started = true;
+	return failed;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SP 800-90B: the APT                                                      */
+/* ------------------------------------------------------------------------ */
+
+static inline uint32_t count_bytes(const uint8_t *p, size_t n, uint8_t value)
+{
+	const uint64_t pattern = value * ONES8;
+	uint32_t count = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		count += pop64(zero_bytes(load_le64(p + i) ^ pattern));
+	for (; i < n; i++)
+		count += p[i] == value;
+	return count;
+}
+
+static inline uint32_t count_bits(const uint8_t *p, size_t nbytes, unsigned bit)
+{
+	uint32_t ones = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= nbytes; i += 8)
+		ones += pop64(load_le64(p + i));
+	for (; i < nbytes; i++)
+		ones += pop64(p[i]);
+	return bit ? ones : 8u * (uint32_t)nbytes - ones;
+}
+
+/*
+ * Windows of W samples follow each other from the reset, across blocks.
+ * The count includes the window's first sample (§4.4.2: B = 1 at the start).
+ * Every segment of a window at or past the point where the count reached C
+ * fails its block: the rest of a failing window is never used.
+ */
+HOT static unsigned apt_block(struct monitor *m, const uint8_t *b)
+{
+	const bool binary = m->p.sample_bits == 1;
+	const uint32_t window = m->c.apt_window;
+	const size_t n = binary ? BLOCK_BITS : MONITOR_BLOCK_BYTES;
+	unsigned failed = 0;
+
+	for (size_t o = 0; o < n;) {
+		size_t seg = window - m->apt_pos;
+
+		if (seg > n - o)
+			seg = n - o;
+		if (m->apt_pos == 0) {
+			m->apt_first = binary ? b[o / 8] >> 7 : b[o];
+			m->apt_count = 0;
+		}
+		m->apt_count += binary ? count_bits(b + o / 8, seg / 8, m->apt_first)
+				       : count_bytes(b + o, seg, m->apt_first);
+		if (m->apt_count >= m->c.apt)
+			failed |= MONITOR_APT;
+		if (m->apt_count >= m->c.apt_permanent)
+			failed |= MONITOR_APT | MONITOR_APT_PERMANENT;
+		m->apt_pos += (uint32_t)seg;
+		if (m->apt_pos == window)
+			m->apt_pos = 0;
+		o += seg;
+	}
+	return failed;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One block                                                                */
+/* ------------------------------------------------------------------------ */
+
+int monitor_test_block(struct monitor *m, const uint8_t block[MONITOR_BLOCK_BYTES],
+		       struct monitor_verdict *v)
+{
+	unsigned failed;
+
+	if (!m || !block || !v)
+		return -EINVAL;
+	failed = fips_and_rct(m, block);
+	if (m->p.sample_bits == 1)
+		failed |= rct_binary(m, block);
+	failed |= apt_block(m, block);
+
+	*v = (struct monitor_verdict){ .failed = failed };
+	/* A block holds more than the 1,024 start-up samples (asserted above),
+	 * so the start-up test passes with the first block free of 90B failures. */
+	if (!m->startup_passed) {
+		if (failed & MONITOR_90B_MASK)
+			v->startup_failed = true;
+		else
+			m->startup_passed = true;
+	}
+	if (failed) {
+		if (m->consecutive < UINT32_MAX)
+			m->consecutive++;
+	} else {
+		m->consecutive = 0;
+	}
+	if ((failed & MONITOR_PERMANENT_MASK) ||
+	    (m->p.max_consecutive_failures && m->consecutive >= m->p.max_consecutive_failures))
+		m->permanent = true;
+
+	v->class = m->permanent ? MONITOR_PERMANENT : failed ? MONITOR_INTERMITTENT : MONITOR_OK;
+	v->startup_passed = m->startup_passed;
+	v->usable = !failed && m->startup_passed && !m->permanent;
+	v->consecutive_failures = m->consecutive;
+	return 0;
+}
