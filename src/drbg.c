@@ -114,12 +114,12 @@ static int open_aes(gcry_cipher_hd_t *hd, int mode)
 	return 0;
 }
 
-/* A cipher failure leaves Key/V unknown: wipe everything (9.4) and make
- * the caller start again from fresh entropy. */
-static int fail(struct drbg *d)
+/* A failure midway leaves Key/V unknown: wipe everything (9.4) and make
+ * the caller start again from fresh entropy.  Returns err. */
+static int fail(struct drbg *d, int err)
 {
 	drbg_uninstantiate(d);
-	return -EIO;
+	return err;
 }
 
 /* ------------------------------------------------------------------------
@@ -403,7 +403,7 @@ int drbg_instantiate(struct drbg *d, const uint8_t *entropy,
 		r = drbg_update(d, seed);
 	explicit_bzero(seed, sizeof(seed));
 	if (r)
-		return fail(d);
+		return fail(d, r);
 	d->reseed_counter = 1;
 	d->instantiated = true;
 	return 0;
@@ -441,7 +441,7 @@ int drbg_reseed(struct drbg *d, const uint8_t *entropy, size_t entropy_len,
 		r = drbg_update(d, seed);
 	explicit_bzero(seed, sizeof(seed));
 	if (r)
-		return fail(d);
+		return fail(d, r);
 	d->reseed_counter = 1;
 	return 0;
 }
@@ -505,7 +505,7 @@ out:
 	if (r) {
 		if (len)
 			explicit_bzero(out, len);
-		return fail(d);
+		return fail(d, r);
 	}
 	return 0;
 }

@@ -459,8 +459,9 @@ int cavp_next(struct cavp_reader *r, struct cavp_case *c)
 		if (!open) {
 			char nb[40];
 
-			error_at(r, r->lineno, "%s outside a test case (no COUNT line before it)",
-				      shown(name, nb));
+			error_at(r, r->lineno,
+				 "%s outside a test case (no COUNT line before it)",
+				 shown(name, nb));
 			goto fail;
 		}
 		if (add_field(r, c, name, value))

@@ -43,8 +43,7 @@ struct cavp_case {
 
 struct cavp_reader;
 
-/* Read from f (not closed by the reader); name is used in messages.
- * NULL on out of memory. */
+/* Read from f (not closed by the reader).  NULL on out of memory. */
 struct cavp_reader *cavp_reader_new(FILE *f);
 void cavp_reader_free(struct cavp_reader *r);
 

@@ -115,6 +115,36 @@ START_TEST(test_new_params)
 }
 END_TEST
 
+/* Secure memory runs out: -ENOMEM, never a half-made DRBG; freeing the
+ * others makes room again. */
+START_TEST(test_secmem_exhausted)
+{
+	struct drbg *d[64] = { 0 };
+	int n, r = 0;
+
+	fill_inputs();
+	for (n = 0; n < 64; n++) {
+		r = drbg_new(&d[n], NULL);
+		if (r) {
+			ck_assert_ptr_null(d[n]);
+			break;
+		}
+		r = drbg_instantiate(d[n], E48, 32, N16, 16, NULL, 0);
+		if (r) {
+			ck_assert(!drbg_is_instantiated(d[n]));
+			n++;
+			break;
+		}
+	}
+	ck_assert_int_eq(r, -ENOMEM);
+	ck_assert_int_gt(n, 1);
+	for (int i = 0; i < n; i++)
+		drbg_free(d[i]);
+	d[0] = ready_drbg(true, 0);
+	drbg_free(d[0]);
+}
+END_TEST
+
 /* ---------------------------------------------------------- instantiate */
 
 START_TEST(test_instantiate_errors_df)
@@ -496,6 +526,7 @@ static Suite *drbg_suite(void)
 	tcase_add_test(tc, test_selftest);
 	tcase_add_test(tc, test_library_init_idempotent);
 	tcase_add_test(tc, test_new_params);
+	tcase_add_test(tc, test_secmem_exhausted);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

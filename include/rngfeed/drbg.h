@@ -21,7 +21,7 @@
  *   -ENOTCONN reseed or generate on a DRBG that is not instantiated
  *   -ESTALE   generate needs a reseed first: reseed_interval generate
  *             requests have been served since the last (re)seed (10.2.1.5)
- *   -ENOMEM   out of (secure) memory
+ *   -ENOMEM   out of (secure) memory (64 KiB pool; a DRBG takes ~5.5 KiB)
  *   -ENOTSUP  libgcrypt too old or AES-256 unavailable
  *   -EIO      libgcrypt failed inside an operation; the state has been
  *             wiped and the DRBG is uninstantiated (catastrophic error)
@@ -75,7 +75,7 @@ int drbg_new(struct drbg **out, const struct drbg_params *p);
 
 /* 10.2.1.3: instantiate from entropy ‖ nonce ‖ personalization (df) or
  * entropy XOR personalization (no df; nonce must be empty).
- * 0, -EINVAL, -ERANGE, -E2BIG, -EISCONN, -EIO. */
+ * 0, -EINVAL, -ERANGE, -E2BIG, -EISCONN, -ENOMEM, -EIO. */
 int drbg_instantiate(struct drbg *d, const uint8_t *entropy,
 		     size_t entropy_len, const uint8_t *nonce, size_t nonce_len,
 		     const uint8_t *pers, size_t pers_len);
