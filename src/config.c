@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rngfeed/config.h"
@@ -20,6 +21,55 @@ enum {
 	OPT_BYTES,
 	OPT_CHECK,
 	OPT_MIN_ENTROPY,
+	OPT_STDOUT,
+	OPT_SETTING, /* a long option that is also a config-file key */
+};
+
+/*
+ * Daemon settings, shared by long options and the config file, so both
+ * accept the same names, ranges and messages.
+ */
+enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER };
+
+struct setting {
+	const char *name;
+	enum setting_type type;
+	size_t offset;
+	size_t size;          /* SET_PATH, SET_USER: buffer size */
+	long long min, max;   /* SET_INT; SET_SECONDS in milliseconds */
+	const char *what;     /* for messages */
+};
+
+#define FIELD(f) offsetof(struct rngfeed_config, f), \
+		 sizeof(((struct rngfeed_config *)0)->f)
+
+static const struct setting settings[] = {
+	{ "config", SET_PATH, FIELD(config_path), 0, 0, "a path" },
+	{ "random-device", SET_PATH, FIELD(random_device), 0, 0, "a path" },
+	{ "metrics", SET_PATH, FIELD(metrics_path), 0, 0, "a path" },
+	{ "pid-file", SET_PATH, FIELD(pid_file), 0, 0, "a path" },
+	{ "user", SET_USER, FIELD(user), 0, 0, "USER[:GROUP]" },
+	/* RNDADDENTROPY takes any size; 4096 bounds our buffer. */
+	{ "random-step", SET_INT, FIELD(random_step), 1, 4096,
+	  "bytes from 1 to 4096" },
+	{ "fill-watermark", SET_INT, FIELD(fill_watermark), 0, 4096,
+	  "bits from 0 to 4096" },
+	{ "interval", SET_INT, FIELD(interval), 1, 86400,
+	  "seconds from 1 to 86400" },
+	{ "max-failures", SET_INT, FIELD(max_failures), 1, 1000,
+	  "a count from 1 to 1000" },
+	{ "reseed-bytes", SET_INT, FIELD(reseed_bytes), 4096, 1LL << 30,
+	  "bytes from 4096 to 1Gi" },
+	{ "retry-delay", SET_SECONDS, FIELD(retry_delay), 10, 86400000,
+	  "seconds from 0.01 to 86400" },
+	{ "retry-max", SET_SECONDS, FIELD(retry_max), 10, 86400000,
+	  "seconds from 0.01 to 86400" },
+	{ "reseed-seconds", SET_SECONDS, FIELD(reseed_seconds), 10, 3600000,
+	  "seconds from 0.01 to 3600" },
+	{ "stats-interval", SET_SECONDS, FIELD(stats_interval), 100, 3600000,
+	  "seconds from 0.1 to 3600" },
+	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
+	  "yes or no" },
 };
 
 static const struct option long_options[] = {
@@ -37,6 +87,23 @@ static const struct option long_options[] = {
 	{ "bytes", required_argument, NULL, OPT_BYTES },
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "min-entropy", required_argument, NULL, OPT_MIN_ENTROPY },
+	{ "test", no_argument, NULL, 't' },
+	{ "stdout", no_argument, NULL, OPT_STDOUT },
+	{ "config", required_argument, NULL, 'c' },
+	{ "random-device", required_argument, NULL, 'o' },
+	{ "random-step", required_argument, NULL, 's' },
+	{ "fill-watermark", required_argument, NULL, 'W' },
+	{ "pid-file", required_argument, NULL, 'p' },
+	{ "user", required_argument, NULL, 'D' },
+	{ "metrics", required_argument, NULL, OPT_SETTING },
+	{ "interval", required_argument, NULL, OPT_SETTING },
+	{ "max-failures", required_argument, NULL, OPT_SETTING },
+	{ "reseed-bytes", required_argument, NULL, OPT_SETTING },
+	{ "retry-delay", required_argument, NULL, OPT_SETTING },
+	{ "retry-max", required_argument, NULL, OPT_SETTING },
+	{ "reseed-seconds", required_argument, NULL, OPT_SETTING },
+	{ "stats-interval", required_argument, NULL, OPT_SETTING },
+	{ "wait-for-source", no_argument, NULL, OPT_SETTING },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -46,6 +113,28 @@ void config_usage(FILE *out)
 	      "Feed the kernel's entropy pool from tested hardware sources.\n"
 	      "\n"
 	      "  -f, --foreground        stay in the foreground, log to stderr\n"
+	      "  -c, --config FILE       config file (default " CONFIG_DEFAULT_PATH ")\n"
+	      "  -o, --random-device PATH  the kernel's device (default /dev/random)\n"
+	      "  -s, --random-step N     bytes per RNDADDENTROPY (default 64)\n"
+	      "  -W, --fill-watermark BITS  kernels before 5.18: feed when the pool\n"
+	      "                          falls below BITS (default 2048)\n"
+	      "      --interval S        once the kernel is seeded, top up every S\n"
+	      "                          seconds (default 60)\n"
+	      "  -t, --test              run the pipeline, feed nothing, print rates\n"
+	      "      --stdout            write conditioned output to stdout instead\n"
+	      "      --metrics FILE      write Prometheus textfile metrics to FILE\n"
+	      "  -p, --pid-file FILE     write the daemon's PID to FILE\n"
+	      "  -D, --user USER[:GROUP] run as USER, keeping only CAP_SYS_ADMIN\n"
+	      "      --max-failures K    disable a source after K failed blocks in a\n"
+	      "                          row (default 3)\n"
+	      "      --retry-delay S     first retry of a failed source after S\n"
+	      "                          seconds, doubling (default 10)\n"
+	      "      --retry-max S       longest retry delay (default 3600)\n"
+	      "      --reseed-bytes N    --stdout: reseed at least every N bytes (1Mi)\n"
+	      "      --reseed-seconds S  --stdout: ...and every S seconds (default 1)\n"
+	      "      --stats-interval S  -t: seconds between rate lines (default 1)\n"
+	      "      --wait-for-source   with no usable source, keep trying instead\n"
+	      "                          of exiting\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -55,7 +144,8 @@ void config_usage(FILE *out)
 	      "  -r, --rng-device PATH   the hw_random device (hwrng:device=PATH)\n"
 	      "      --raw               write raw bytes of the one source given by -n\n"
 	      "                          to stdout, untouched\n"
-	      "      --bytes N           stop after N bytes (k/M/G, Ki/Mi/Gi suffixes)\n"
+	      "      --bytes N           --raw, --stdout: stop after N bytes\n"
+	      "                          (k/M/G, Ki/Mi/Gi suffixes)\n"
 	      "      --check [FILE]      run the health tests on FILE (default stdin)\n"
 	      "                          and print rngtest-style counters\n"
 	      "      --min-entropy H     claimed min-entropy per byte for --check\n"
@@ -94,6 +184,17 @@ static void config_init(struct rngfeed_config *cfg)
 		.mode = MODE_DAEMON,
 		.verbosity = 1,
 		.bytes = -1,
+		.config_path = CONFIG_DEFAULT_PATH,
+		.random_device = "/dev/random",
+		.random_step = 64,     /* as rngd */
+		.fill_watermark = 2048,
+		.interval = 60,        /* the kernel's own reseed interval */
+		.max_failures = 3,
+		.retry_delay = 10,
+		.retry_max = 3600,
+		.reseed_bytes = 1 << 20,
+		.reseed_seconds = 1,
+		.stats_interval = 1,
 	};
 	for (size_t i = 0; source_drivers[i] && i < CONFIG_MAX_SOURCES; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -152,6 +253,183 @@ static int parse_source_option(struct rngfeed_config *cfg, const char *arg,
 	return r;
 }
 
+static const struct setting *setting_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+		if (strcmp(settings[i].name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !isfinite(v))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int config_set(struct rngfeed_config *cfg, const char *key,
+	       const char *value, char *err, size_t err_len)
+{
+	const struct setting *st = setting_find(key);
+	char *field;
+	long long n;
+	double d;
+	int b;
+
+	if (!st)
+		return -ENOENT;
+	field = (char *)cfg + st->offset;
+	switch (st->type) {
+	case SET_PATH:
+	case SET_USER:
+		if (!*value || strlen(value) >= st->size)
+			break;
+		if (st->type == SET_PATH && value[0] != '/' &&
+		    strcmp(key, "metrics") && strcmp(key, "pid-file") &&
+		    strcmp(key, "config"))
+			break;
+		strcpy(field, value);
+		return 0;
+	case SET_INT:
+		if (parse_size(value, st->max, &n) < 0 || n < st->min)
+			break;
+		*(long long *)(void *)field = n;
+		return 0;
+	case SET_SECONDS:
+		if (parse_seconds(value, &d) < 0 || d * 1000 < st->min ||
+		    d * 1000 > st->max)
+			break;
+		*(double *)(void *)field = d;
+		return 0;
+	case SET_BOOL:
+		b = parse_bool(value);
+		if (b < 0)
+			break;
+		*(bool *)(void *)field = b;
+		return 0;
+	}
+	return fail(err, err_len, "%s must be %s, not '%s'", key, st->what,
+		    value);
+}
+
+/* Split "  key = value  " in place; false if there is no '='. */
+static bool split_key_value(char *line, char **key, char **value)
+{
+	char *eq = strchr(line, '='), *end;
+
+	if (!eq)
+		return false;
+	*eq = '\0';
+	*key = line;
+	*value = eq + 1;
+	while (**key == ' ' || **key == '\t')
+		(*key)++;
+	for (end = eq; end > *key && (end[-1] == ' ' || end[-1] == '\t');)
+		*--end = '\0';
+	while (**value == ' ' || **value == '\t')
+		(*value)++;
+	for (end = *value + strlen(*value);
+	     end > *value && (end[-1] == ' ' || end[-1] == '\t');)
+		*--end = '\0';
+	return true;
+}
+
+static int load_line(struct rngfeed_config *cfg, char *line,
+		     struct source_config **section, char *msg, size_t len)
+{
+	char *key, *value, name[64];
+	int r;
+
+	line[strcspn(line, "#")] = '\0';
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line)
+		return 0;
+	if (*line == '[') {
+		char close_br;
+
+		if (sscanf(line, "[source %63[a-z0-9_-]%c", name, &close_br) != 2 ||
+		    close_br != ']' || line[strlen(line) - 1] != ']' ||
+		    line[strcspn(line, "]") + 1] != '\0')
+			return fail(msg, len,
+				    "malformed section (expected [source NAME])");
+		*section = config_source(cfg, name);
+		if (!*section)
+			return fail(msg, len, "unknown source '%s'", name);
+		return 0;
+	}
+	if (!split_key_value(line, &key, &value) || !*key)
+		return fail(msg, len, "expected key = value");
+	if (!*value)
+		return fail(msg, len, "%s has no value", key);
+	if (*section)
+		return source_config_set(*section, key, value, msg, len) < 0
+			       ? -EINVAL
+			       : 0;
+	if (strcmp(key, "config") == 0)
+		return fail(msg, len, "config cannot be set in a config file");
+	r = config_set(cfg, key, value, msg, len);
+	if (r == -ENOENT)
+		return fail(msg, len, "unknown key '%s'", key);
+	return r;
+}
+
+int config_load_file(struct rngfeed_config *cfg, const char *path,
+		     char *err, size_t err_len)
+{
+	struct source_config *section = NULL;
+	char *line = NULL, msg[400];
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	ssize_t n;
+	FILE *f;
+	int r = 0;
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		fail(err, err_len, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (n > 1024) {
+			r = fail(err, err_len, "%s:%u: line longer than 1024 bytes",
+				 path, lineno);
+			break;
+		}
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n > 0 && line[n - 1] == '\r')
+			line[--n] = '\0';
+		for (ssize_t i = 0; i < n && r == 0; i++)
+			if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+				r = fail(err, err_len,
+					 "%s:%u: %s byte in line", path, lineno,
+					 line[i] ? "control" : "NUL");
+		if (r < 0)
+			break;
+		if (load_line(cfg, line, &section, msg, sizeof(msg)) < 0) {
+			r = fail(err, err_len, "%s:%u: %s", path, lineno, msg);
+			break;
+		}
+	}
+	if (r == 0 && ferror(f))
+		r = fail(err, err_len, "%s: read error", path);
+	free(line);
+	fclose(f);
+	return r;
+}
+
 static int include_source(struct rngfeed_config *cfg, const char *name,
 			  bool include, char *err, size_t err_len)
 {
@@ -186,8 +464,13 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 	if (cfg->mode == MODE_RAW && (!cfg->sources_named || enabled != 1))
 		return fail(err, err_len,
 			    "--raw needs exactly one source, named with -n");
-	if (cfg->bytes >= 0 && cfg->mode != MODE_RAW)
-		return fail(err, err_len, "--bytes needs --raw");
+	if (cfg->bytes >= 0 && cfg->mode != MODE_RAW &&
+	    cfg->mode != MODE_STDOUT)
+		return fail(err, err_len, "--bytes needs --raw or --stdout");
+	if (cfg->retry_max < cfg->retry_delay)
+		return fail(err, err_len,
+			    "retry-max (%g s) is shorter than retry-delay (%g s)",
+			    cfg->retry_max, cfg->retry_delay);
 	if (cfg->min_entropy > 0 && cfg->mode != MODE_CHECK)
 		return fail(err, err_len, "--min-entropy needs --check");
 	return 0;
@@ -198,24 +481,90 @@ static int set_mode(struct rngfeed_config *cfg, enum rngfeed_mode mode,
 {
 	if (cfg->mode != MODE_DAEMON && cfg->mode != mode)
 		return fail(err, err_len,
-			    "--list, --raw and --check exclude each other");
+			    "--list, --raw, --check, --test and --stdout "
+			    "exclude each other");
 	cfg->mode = mode;
 	return 0;
+}
+
+#define SHORT_OPTIONS ":fln:x:O:r:vqVhtc:o:s:W:p:D:"
+
+/*
+ * The config file is read before the other options so that the command
+ * line overrides it; so find -c first.  A missing default file is fine,
+ * a missing named one is an error.
+ */
+static int load_config_file(struct rngfeed_config *cfg, int argc,
+			    char **argv, char *err, size_t err_len)
+{
+	bool named = false;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, long_options,
+				NULL)) != -1) {
+		if (c == 'c') {
+			r = config_set(cfg, "config", optarg, err, err_len);
+			if (r < 0)
+				return r;
+			named = true;
+		} else if (c == 'h' || c == 'V') {
+			return 0; /* help and version need no config */
+		}
+	}
+	r = config_load_file(cfg, cfg->config_path, err, err_len);
+	if (r == -ENOENT && !named)
+		return 0;
+	return r < 0 ? -EINVAL : 0;
 }
 
 int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		      char *err, size_t err_len)
 {
 	struct source_config *hw;
-	int c, r = 0;
+	int c, idx, r = 0;
 
 	config_init(cfg);
+	r = load_config_file(cfg, argc, argv, err, err_len);
+	if (r < 0)
+		return r;
 	optind = 0; /* full re-initialisation, so tests can parse again */
 	opterr = 0;
 	while (r == 0 &&
-	       (c = getopt_long(argc, argv, ":fln:x:O:r:vqVh", long_options,
-				NULL)) != -1) {
+	       (c = getopt_long(argc, argv, SHORT_OPTIONS, long_options,
+				&idx)) != -1) {
 		switch (c) {
+		case 'c':
+			break; /* read above */
+		case 't':
+			r = set_mode(cfg, MODE_TEST, err, err_len);
+			break;
+		case OPT_STDOUT:
+			r = set_mode(cfg, MODE_STDOUT, err, err_len);
+			break;
+		case 'o':
+			r = config_set(cfg, "random-device", optarg, err,
+				       err_len);
+			break;
+		case 's':
+			r = config_set(cfg, "random-step", optarg, err,
+				       err_len);
+			break;
+		case 'W':
+			r = config_set(cfg, "fill-watermark", optarg, err,
+				       err_len);
+			break;
+		case 'p':
+			r = config_set(cfg, "pid-file", optarg, err, err_len);
+			break;
+		case 'D':
+			r = config_set(cfg, "user", optarg, err, err_len);
+			break;
+		case OPT_SETTING:
+			r = config_set(cfg, long_options[idx].name,
+				       optarg ? optarg : "yes", err, err_len);
+			break;
 		case 'f':
 			cfg->foreground = true;
 			break;

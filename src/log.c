@@ -9,13 +9,15 @@
  * start-up, before any thread exists. */
 static struct {
 	int max_priority;
-	bool journal;
-} log_target = { LOG_NOTICE, false };
+	enum log_target target;
+} log_target = { LOG_NOTICE, LOG_TO_STDERR };
 
-void log_setup(int max_priority, bool journal)
+void log_setup(int max_priority, enum log_target target)
 {
 	log_target.max_priority = max_priority;
-	log_target.journal = journal;
+	log_target.target = target;
+	if (target == LOG_TO_SYSLOG)
+		openlog("rngfeed", LOG_PID, LOG_DAEMON);
 }
 
 int log_max_priority(void)
@@ -30,8 +32,10 @@ void log_msg(int priority, const char *fmt, ...)
 	if (priority > log_target.max_priority)
 		return;
 	va_start(ap, fmt);
-	if (log_target.journal) {
+	if (log_target.target == LOG_TO_JOURNAL) {
 		sd_journal_printv(priority, fmt, ap);
+	} else if (log_target.target == LOG_TO_SYSLOG) {
+		vsyslog(priority, fmt, ap);
 	} else {
 		/* One fprintf per line so lines from threads do not mix. */
 		char line[1024];

@@ -11,6 +11,7 @@
 
 #include "rngfeed/checkmode.h"
 #include "rngfeed/config.h"
+#include "rngfeed/daemon.h"
 #include "rngfeed/log.h"
 #include "rngfeed/source.h"
 #include "rngfeed/util.h"
@@ -129,7 +130,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rngfeed: %s (see rngfeed --help)\n", err);
 		return EXIT_USAGE;
 	}
-	log_setup(verbosity_to_priority(cfg.verbosity), false);
+	/* Started by systemd (even in the foreground, as Type=notify units
+	 * run): the journal, with priorities; otherwise stderr.  A daemon
+	 * that detaches switches to syslog itself. */
+	log_setup(verbosity_to_priority(cfg.verbosity),
+		  getenv("JOURNAL_STREAM") ? LOG_TO_JOURNAL : LOG_TO_STDERR);
 
 	switch (cfg.mode) {
 	case MODE_HELP:
@@ -145,9 +150,9 @@ int main(int argc, char **argv)
 	case MODE_CHECK:
 		return run_check(&cfg);
 	case MODE_DAEMON:
+	case MODE_TEST:
+	case MODE_STDOUT:
 		break;
 	}
-	log_err("the daemon mode is not built yet (see the daemon issue); "
-		"use --list, --raw or --check");
-	return EXIT_FAILURE;
+	return daemon_run(&cfg, argc, argv);
 }

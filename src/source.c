@@ -91,6 +91,23 @@ int source_config_set(struct source_config *cfg, const char *key,
 		cfg->credit = (int)n;
 		return 0;
 	}
+	if (strcmp(key, "min-entropy") == 0) {
+		char *end;
+		double h;
+
+		errno = 0;
+		h = strtod(value, &end);
+		if (!*value || *end || errno || !(h > 0) ||
+		    h > drv->sample_bits) {
+			snprintf(err, err_len,
+				 "%s: min-entropy must be above 0 and at most "
+				 "%u (bits per sample), not '%s'",
+				 drv->name, drv->sample_bits, value);
+			return -EINVAL;
+		}
+		cfg->min_entropy = h;
+		return 0;
+	}
 	if (strcmp(key, "enable") == 0) {
 		r = parse_bool(value);
 		if (r < 0) {
@@ -153,6 +170,12 @@ unsigned int source_config_credit(const struct source_config *cfg)
 {
 	return cfg->credit < 0 ? cfg->driver->default_credit
 			       : (unsigned int)cfg->credit;
+}
+
+double source_config_min_entropy(const struct source_config *cfg)
+{
+	return cfg->min_entropy > 0 ? cfg->min_entropy
+				    : cfg->driver->min_entropy;
 }
 
 const char *source_config_device(const struct source_config *cfg)

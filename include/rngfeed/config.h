@@ -18,7 +18,12 @@ enum rngfeed_mode {
 	MODE_CHECK,
 	MODE_HELP,
 	MODE_VERSION,
+	MODE_TEST,   /* -t: the whole pipeline, nothing fed; rates */
+	MODE_STDOUT, /* --stdout: conditioned output instead of the kernel */
 };
+
+#define CONFIG_DEFAULT_PATH "/etc/rngfeed.conf"
+#define CONFIG_PATH_LEN 256
 
 struct rngfeed_config {
 	enum rngfeed_mode mode;
@@ -28,6 +33,23 @@ struct rngfeed_config {
 	const char *check_path; /* --check FILE; NULL = stdin */
 	double min_entropy;     /* --min-entropy; 0 = default */
 	bool sources_named;     /* some -n was given: only those run */
+
+	/* Daemon settings: long options and config-file keys alike. */
+	char config_path[CONFIG_PATH_LEN];  /* -c; default CONFIG_DEFAULT_PATH */
+	char random_device[CONFIG_PATH_LEN]; /* -o; the kernel's device */
+	char metrics_path[CONFIG_PATH_LEN]; /* --metrics; "" = none */
+	char pid_file[CONFIG_PATH_LEN];     /* -p; "" = none */
+	char user[64];                      /* -D USER[:GROUP]; "" = stay */
+	long long random_step;      /* -s: bytes per RNDADDENTROPY */
+	long long fill_watermark;   /* -W: bits, kernels before 5.18 */
+	long long interval;         /* seconds between top-ups once ready */
+	long long max_failures;     /* K failed blocks in a row disable */
+	double retry_delay;         /* first back-off, seconds */
+	double retry_max;           /* back-off cap, seconds */
+	long long reseed_bytes;     /* --stdout: reseed at least this often */
+	double reseed_seconds;      /* --stdout: ...and at least this often */
+	double stats_interval;      /* -t: seconds between rate lines */
+	bool wait_for_source;       /* no usable source at start: keep trying */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };
@@ -38,6 +60,23 @@ struct rngfeed_config {
  */
 int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		      char *err, size_t err_len);
+
+/*
+ * Set a daemon setting by its long-option / config-file name (e.g.
+ * "interval", "random-step").  Returns 0, -ENOENT for an unknown key, or
+ * -EINVAL with a message in @err.
+ */
+int config_set(struct rngfeed_config *cfg, const char *key,
+	       const char *value, char *err, size_t err_len);
+
+/*
+ * Read a config file: "key = value" lines for the settings above, and
+ * "[source NAME]" sections holding that source's keys (as for -O).
+ * '#' starts a comment.  A missing file is -ENOENT (the caller decides
+ * whether that matters); every other error names the file and line.
+ */
+int config_load_file(struct rngfeed_config *cfg, const char *path,
+		     char *err, size_t err_len);
 
 /* The configuration of source @name, or NULL. */
 struct source_config *config_source(struct rngfeed_config *cfg,

@@ -9,9 +9,14 @@
 #include <stdbool.h>
 #include <syslog.h>
 
-/* Messages above @max_priority are dropped; @journal sends them to the
- * systemd journal instead of stderr. */
-void log_setup(int max_priority, bool journal);
+enum log_target {
+	LOG_TO_STDERR,  /* foreground: "rngfeed: message" lines */
+	LOG_TO_JOURNAL, /* started by systemd: native journal with priorities */
+	LOG_TO_SYSLOG,  /* a classic daemon without systemd */
+};
+
+/* Messages above @max_priority are dropped. */
+void log_setup(int max_priority, enum log_target target);
 int log_max_priority(void);
 void log_msg(int priority, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -41,6 +41,7 @@ struct source_config {
 	const struct source_driver *driver;
 	bool enabled;
 	int credit;
+	double min_entropy; /* health-test H per sample; 0 = driver's */
 	unsigned int n_options;
 	struct source_option options[SOURCE_MAX_OPTIONS];
 };
@@ -66,6 +67,9 @@ struct source_driver {
 	const char *description;
 	unsigned int default_credit;   /* entropy bits per 1024 raw bits */
 	unsigned int sample_bits;      /* SP 800-90B sample size */
+	/* Min-entropy per sample the health tests assume of the raw output
+	 * (SP 800-90B H): the cutoffs follow from it. */
+	double min_entropy;
 	unsigned int flags;
 	const char *default_device;    /* for SOURCE_F_DEVICE drivers */
 	const char *const *option_keys; /* driver-specific keys, NULL-ended */
@@ -92,7 +96,9 @@ void source_config_init(struct source_config *cfg,
 			const struct source_driver *drv);
 /*
  * Set one option from "key=value" text, as given to -O.  Common keys are
- * credit (0..1024), device (path) and enable (yes/no); others must be in
+ * credit (0..1024), device (path), enable (yes/no) and min-entropy (the
+ * health tests' H per sample, above 0 and at most sample_bits); others
+ * must be in
  * the driver's option_keys.  Returns -EINVAL with a message in @err, or
  * -ELOOP for a device path that is the kernel's own output.
  */
@@ -101,8 +107,9 @@ int source_config_set(struct source_config *cfg, const char *key,
 /* Value of a driver-specific option, or NULL when not given. */
 const char *source_config_get(const struct source_config *cfg,
 			      const char *key);
-/* The effective credit and device path. */
+/* The effective credit, health-test min-entropy and device path. */
 unsigned int source_config_credit(const struct source_config *cfg);
+double source_config_min_entropy(const struct source_config *cfg);
 const char *source_config_device(const struct source_config *cfg);
 
 /*

@@ -128,6 +128,8 @@ const struct source_driver source_file = {
 	.default_credit = 0,
 	.credit_reason = "none: nothing is known about what is in the file",
 	.sample_bits = 8,
+	/* Unknown data: the same middle ground as hwrng. */
+	.min_entropy = 6.0,
 	.flags = SOURCE_F_DEVICE | SOURCE_F_NEEDS_DEVICE,
 	.default_device = NULL,
 	.probe = file_probe,

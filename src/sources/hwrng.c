@@ -108,6 +108,10 @@ const struct source_driver source_hwrng = {
 	.credit_reason = "full: a hardware noise source, as the kernel's "
 			 "own default quality",
 	.sample_bits = 8,
+	/* What is behind /dev/hwrng may be only lightly conditioned; H = 6
+	 * keeps false alarms rare there while stuck or two-valued output
+	 * still trips the repetition count test within 6 samples. */
+	.min_entropy = 6.0,
 	.flags = SOURCE_F_DEVICE,
 	.default_device = "/dev/hwrng",
 	.probe = hwrng_probe,

@@ -28,6 +28,8 @@ const struct source_driver source_rdseed = {
 	.default_credit = 1024,
 	.credit_reason = "full: RDSEED returns conditioned seed-grade entropy",
 	.sample_bits = 8,
+	/* Conditioned (AES-CBC-MAC) output: full entropy per byte. */
+	.min_entropy = 8.0,
 	.option_keys = rdseed_keys,
 	.probe = rdseed_probe,
 	.open = rdseed_open,

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The credit ledger: how much entropy the conditioner holds that has not
+ * been credited to anyone yet.
+ *
+ * Rules (DESIGN.md, "Credit ledger"):
+ *  - a tested raw block of n bits from a source with credit c (bits per
+ *    1024) deposits n * c / 1024 bits, once, when it is absorbed by the
+ *    DRBG (reseed);
+ *  - the DRBG state is 384 bits with 256-bit security strength, so it can
+ *    never hold more than LEDGER_CAP_BITS of entropy, however much went in:
+ *    the balance is capped there;
+ *  - output may be credited only if a reseed since the last credited output
+ *    brought at least LEDGER_MIN_RESEED_BITS; crediting spends the whole
+ *    epoch: what follows comes from the same state, so the rest of the
+ *    balance is forfeited, not credited later (nothing is credited twice);
+ *  - discarding the DRBG state (VM clone, explicit request) empties it.
+ * Amounts are kept in 1/1024 bit so small credits (rdrand: 2) add up
+ * exactly.  Per-source totals are kept for status and metrics.
+ */
+#ifndef RNGFEED_LEDGER_H
+#define RNGFEED_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEDGER_CAP_BITS 256u
+#define LEDGER_MIN_RESEED_BITS 256u
+#define LEDGER_MAX_SOURCES 16u
+
+struct ledger {
+	uint64_t balance;          /* 1/1024 bit, <= LEDGER_CAP_BITS * 1024 */
+	uint64_t deposited[LEDGER_MAX_SOURCES]; /* 1/1024 bit, all time */
+	uint64_t credited_bits;    /* total credited to the kernel */
+	uint64_t forfeited;        /* 1/1024 bit lost to the cap or epochs */
+};
+
+void ledger_init(struct ledger *l);
+
+/* A tested block of @bits raw bits from source @idx with @credit bits per
+ * 1024 was absorbed by the DRBG.  Returns the bits it added (whole bits,
+ * rounded down), or -EINVAL. */
+int ledger_deposit(struct ledger *l, unsigned int idx, uint64_t bits,
+		   unsigned int credit);
+
+/* Whole bits that may be credited now: 0 below LEDGER_MIN_RESEED_BITS. */
+unsigned int ledger_available(const struct ledger *l);
+
+/*
+ * Credit output of @out_bytes bytes: returns the bits to credit, at most
+ * 8 * @out_bytes and the balance, and closes the epoch (the balance goes
+ * to zero).  0 when ledger_available() is 0.
+ */
+unsigned int ledger_spend(struct ledger *l, size_t out_bytes);
+
+/* The DRBG state was discarded: nothing it held may be credited. */
+void ledger_discard(struct ledger *l);
+
+#endif

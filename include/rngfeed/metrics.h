@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Metrics in the Prometheus node_exporter textfile format, written
+ * atomically (temporary file in the same directory, then rename) so a
+ * collector never reads half a file.
+ */
+#ifndef RNGFEED_METRICS_H
+#define RNGFEED_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rngfeed/reader.h"
+
+struct metrics_source {
+	const char *name;
+	const struct reader_stats *stats;
+	uint64_t credit_bits;    /* deposited in the ledger, whole bits */
+	bool enabled;            /* configured on and not disabled */
+};
+
+struct metrics_snapshot {
+	uint64_t fed_bytes;
+	uint64_t credited_bits;
+	uint64_t drbg_reseeds;
+	bool crng_ready;
+	double uptime_s;
+	size_t n_sources;
+	const struct metrics_source *sources;
+};
+
+/* Write @m to @path atomically.  0 or -errno. */
+int metrics_write(const char *path, const struct metrics_snapshot *m);
+
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Source readers: one thread per enabled source.  Each opens its source,
+ * reads one MONITOR_BLOCK_BYTES block at a time while the main loop wants
+ * data, runs the integrity monitor on the raw block, and hands over only
+ * blocks that passed (after the start-up test).  A source that errors is
+ * closed and retried with exponential back-off; one that fails its health
+ * tests permanently is disabled and retried the same way, with a new
+ * start-up test.  A slow or blocked source stalls only its own thread.
+ */
+#ifndef RNGFEED_READER_H
+#define RNGFEED_READER_H
+
+#include <stdbool.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rngfeed/monitor.h"
+#include "rngfeed/source.h"
+
+/* Signal used to interrupt a reader blocked in read(2) or open(2). */
+#define READER_WAKE_SIGNAL (SIGRTMIN + 1)
+
+enum reader_state {
+	READER_OPENING,  /* not open yet */
+	READER_STARTUP,  /* open, start-up test not passed yet */
+	READER_RUNNING,  /* open and healthy */
+	READER_BACKOFF,  /* closed after an error; retried later */
+	READER_DISABLED, /* closed after failing health tests; retried later */
+	READER_STOPPED,
+};
+
+struct reader_params {
+	unsigned int idx;            /* index in the ledger */
+	struct source_config source;
+	struct monitor_params monitor;
+	double retry_initial_s;      /* first back-off */
+	double retry_max_s;          /* cap of the doubling */
+	int notify_fd;               /* eventfd: a block or a state change */
+};
+
+struct reader_stats {
+	enum reader_state state;
+	uint64_t raw_bytes;
+	uint64_t blocks_passed;      /* handed over as usable */
+	uint64_t blocks_failed;      /* failed any test; discarded */
+	uint64_t fips_failures[5];   /* monobit, poker, runs, long run, cont. */
+	uint64_t rct_failures, apt_failures;
+	uint64_t errors;             /* open/read errors */
+	uint64_t disables;
+	char reason[200];            /* why it is not running, when it is not */
+	char description[160];       /* what is behind it, once opened */
+};
+
+struct reader;
+
+/* Start the thread.  0 or -errno. */
+int reader_start(struct reader **out, const struct reader_params *p);
+/* Ask for blocks (true) or let the source rest (false). */
+void reader_set_demand(struct reader *r, bool want);
+/* Take one tested block if one is ready: 1 (copied to @block), or 0. */
+int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES]);
+void reader_get_stats(struct reader *r, struct reader_stats *out);
+const struct reader_params *reader_params(const struct reader *r);
+/* Stop and join the thread, wipe and free; NULL is ok. */
+void reader_stop(struct reader *r);
+
+/* Install the no-op READER_WAKE_SIGNAL handler (once, before threads). */
+int reader_setup_signals(void);
+const char *reader_state_name(enum reader_state s);
+/* "FIPS monobit, 90B RCT" for a verdict's failure bits. */
+void reader_failure_names(unsigned int failed, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The pipeline, end to end:
+ *
+ *   reader threads ──tested raw blocks──▶ CTR_DRBG (re)seed + ledger deposit
+ *        ▲ demand                                   │ generate
+ *        └──────────── main loop ◀──────────────────┘
+ *                         │ RNDADDENTROPY(bytes, credit ≤ ledger)  (daemon)
+ *                         │ write(stdout)                           (--stdout)
+ *                         │ nothing, rates every second             (--test)
+ *
+ * The main loop is one thread: it alone touches the DRBG, the ledger and
+ * the kernel, so none of them needs a lock.  It sleeps in poll(2) on a
+ * signalfd and an eventfd the readers poke.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rngfeed/daemon.h"
+#include "rngfeed/drbg.h"
+#include "rngfeed/feeder.h"
+#include "rngfeed/ledger.h"
+#include "rngfeed/log.h"
+#include "rngfeed/metrics.h"
+#include "rngfeed/reader.h"
+#include "rngfeed/util.h"
+
+#define ADDITIONAL_LEN 16      /* kernel bytes mixed into every generate */
+#define STDOUT_CHUNK DRBG_MAX_REQUEST_LEN
+#define METRICS_PERIOD_S 5.0
+#define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8u)
+
+struct slot {
+	struct source_config cfg;
+	struct reader *reader;       /* NULL when not started */
+	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
+	struct reader_stats last;    /* for rate lines */
+	uint64_t credit_units;       /* ledger deposits, 1/1024 bit */
+};
+
+struct daemon {
+	struct rngfeed_config *cfg;
+	int argc;
+	char **argv;
+
+	struct slot slots[CONFIG_MAX_SOURCES];
+	size_t n_slots;
+
+	struct drbg *drbg;
+	struct ledger ledger;
+	uint64_t reseeds;
+	double last_reseed;
+	uint64_t bytes_since_reseed;
+
+	struct feeder feeder;
+	struct kernel_linux kernel;
+	struct kernel_ops kops;
+	bool have_kernel;
+	bool waiting_pollout;   /* old kernels, once ready */
+
+	uint8_t out[STDOUT_CHUNK]; /* --stdout output, wiped after each write */
+	uint64_t generated;     /* bytes out of the DRBG (all modes) */
+	uint64_t out_bytes;     /* --stdout */
+	int sigfd, evfd;
+	double start, last_stats, last_metrics;
+	uint64_t last_generated;
+	bool stop;
+	int exit_code;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- DRBG seeding ---------------------------------------------------------- */
+
+/*
+ * Nonce: unique per instantiation (time and PID).  Personalization: what
+ * makes this machine and this start differ (machine-id, boot id, host
+ * name, PID, clocks), so two machines or two starts with identical source
+ * output still get different DRBG states (SP 800-90A 8.7.1).
+ */
+static void make_nonce(uint8_t nonce[16])
+{
+	struct timespec rt, mono;
+	uint64_t a, b;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	a = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	b = ((uint64_t)getpid() << 40) ^
+	    ((uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
+	memcpy(nonce, &a, 8);
+	memcpy(nonce + 8, &b, 8);
+}
+
+static size_t make_personalization(char *buf, size_t len)
+{
+	char machine[64] = "", boot[64] = "", host[64] = "";
+	struct timespec rt, mono;
+	int n;
+
+	read_text_file("/etc/machine-id", machine, sizeof(machine));
+	read_text_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	n = snprintf(buf, len, "rngfeed %s|%s|%s|%s|%d|%lld.%09ld|%lld.%09ld",
+		     RNGFEED_VERSION, machine, boot, host, (int)getpid(),
+		     (long long)rt.tv_sec, rt.tv_nsec, (long long)mono.tv_sec,
+		     mono.tv_nsec);
+	return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
+}
+
+/* A tested block goes into the DRBG, and its credit into the ledger. */
+static void absorb(struct daemon *d, size_t i, const uint8_t *block)
+{
+	struct slot *s = &d->slots[i];
+	unsigned int credit = source_config_credit(&s->cfg);
+	int r;
+
+	if (!drbg_is_instantiated(d->drbg)) {
+		uint8_t nonce[16];
+		char pers[512];
+		size_t plen = make_personalization(pers, sizeof(pers));
+
+		make_nonce(nonce);
+		r = drbg_instantiate(d->drbg, block, MONITOR_BLOCK_BYTES, nonce,
+				     sizeof(nonce), (const uint8_t *)pers, plen);
+		explicit_bzero(nonce, sizeof(nonce));
+		if (r == 0)
+			log_info("CTR_DRBG instantiated from a tested %s block",
+				 s->cfg.driver->name);
+	} else {
+		r = drbg_reseed(d->drbg, block, MONITOR_BLOCK_BYTES, NULL, 0);
+	}
+	if (r < 0) {
+		/* Whatever the DRBG held is not trusted any more. */
+		log_err("CTR_DRBG (re)seed failed: %s", strerror(-r));
+		drbg_uninstantiate(d->drbg);
+		ledger_discard(&d->ledger);
+		return;
+	}
+	d->reseeds++;
+	d->last_reseed = now_s();
+	d->bytes_since_reseed = 0;
+	ledger_deposit(&d->ledger, (unsigned int)i, BLOCK_BITS, credit);
+	s->credit_units += (uint64_t)BLOCK_BITS * credit;
+}
+
+static void absorb_ready_blocks(struct daemon *d)
+{
+	uint8_t block[MONITOR_BLOCK_BYTES];
+
+	for (size_t i = 0; i < d->n_slots; i++) {
+		if (!d->slots[i].reader)
+			continue;
+		while (reader_take(d->slots[i].reader, block))
+			absorb(d, i, block);
+	}
+	explicit_bzero(block, sizeof(block));
+}
+
+/* DRBG output with fresh kernel bytes as additional input, so that two
+ * clones of one VM diverge as soon as their kernels do.  0 or -errno. */
+static int generate(struct daemon *d, uint8_t *out, size_t len)
+{
+	uint8_t add[ADDITIONAL_LEN];
+	ssize_t n = kernel_get_additional(add, sizeof(add));
+	int r;
+
+	r = drbg_generate(d->drbg, out, len, add, n > 0 ? (size_t)n : 0);
+	explicit_bzero(add, sizeof(add));
+	if (r < 0)
+		return r;
+	d->generated += len;
+	d->bytes_since_reseed += len;
+	return 0;
+}
+
+/* ---- the three ways out -------------------------------------------------- */
+
+static bool kernel_wants_data(struct daemon *d, double now, double *wait)
+{
+	if (d->waiting_pollout)
+		return false;
+	if (!feeder_wants(&d->feeder, now, wait)) {
+		if (*wait < 0)
+			d->waiting_pollout = true;
+		return false;
+	}
+	return true;
+}
+
+/* Feed one step if the ledger allows; -errno on a kernel error. */
+static int feed_kernel(struct daemon *d, double now)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)d->cfg->random_step;
+	unsigned int credit;
+	int r;
+
+	if (ledger_available(&d->ledger) == 0)
+		return 0;
+	r = generate(d, buf, step);
+	if (r < 0) {
+		log_err("CTR_DRBG generate failed: %s", strerror(-r));
+		drbg_uninstantiate(d->drbg);
+		ledger_discard(&d->ledger);
+		return 0;
+	}
+	credit = ledger_spend(&d->ledger, step);
+	r = feeder_feed(&d->feeder, &d->kops, buf, step, credit, now);
+	explicit_bzero(buf, sizeof(buf));
+	if (r < 0) {
+		log_err("RNDADDENTROPY on %s failed: %s%s", d->kernel.path,
+			strerror(-r),
+			r == -EPERM ? " (it needs CAP_SYS_ADMIN: run as root)"
+				    : "");
+		return r;
+	}
+	log_debug("fed %zu bytes crediting %u bits", step, credit);
+	if (r == 1)
+		log_notice("kernel CRNG is ready (%llu bits credited so far)",
+			   (unsigned long long)d->feeder.credited_bits);
+	if (!d->feeder.p.modern_kernel && d->feeder.crng_ready)
+		d->waiting_pollout = true;
+	return 0;
+}
+
+static bool stdout_may_write(const struct daemon *d, double now)
+{
+	return drbg_is_instantiated(d->drbg) &&
+	       d->bytes_since_reseed < (uint64_t)d->cfg->reseed_bytes &&
+	       now - d->last_reseed < d->cfg->reseed_seconds;
+}
+
+/* Ask for a reseed early, at half the limits, so output rarely waits. */
+static bool stdout_wants_data(const struct daemon *d, double now)
+{
+	return !drbg_is_instantiated(d->drbg) ||
+	       d->bytes_since_reseed >= (uint64_t)d->cfg->reseed_bytes / 2 ||
+	       now - d->last_reseed >= d->cfg->reseed_seconds / 2;
+}
+
+/* Write one chunk to stdout; false when output is finished. */
+static bool write_stdout(struct daemon *d)
+{
+	uint8_t *buf = d->out;
+	uint64_t room = (uint64_t)d->cfg->reseed_bytes - d->bytes_since_reseed;
+	size_t len = sizeof(d->out);
+	int r;
+
+	if (d->cfg->bytes >= 0 &&
+	    (uint64_t)d->cfg->bytes - d->out_bytes < len)
+		len = (size_t)((uint64_t)d->cfg->bytes - d->out_bytes);
+	if (room < len)
+		len = (size_t)room;
+	if (len == 0)
+		return d->cfg->bytes < 0 ||
+		       d->out_bytes < (uint64_t)d->cfg->bytes;
+	r = generate(d, buf, len);
+	if (r == 0)
+		r = write_all(STDOUT_FILENO, buf, len);
+	explicit_bzero(buf, len);
+	if (r == -EPIPE)
+		return false;
+	if (r < 0) {
+		log_err("--stdout: %s", strerror(-r));
+		d->exit_code = EXIT_FAILURE;
+		return false;
+	}
+	d->out_bytes += len;
+	return d->cfg->bytes < 0 || d->out_bytes < (uint64_t)d->cfg->bytes;
+}
+
+/* --test: the DRBG runs as if feeding, nothing leaves the process. */
+static void test_consume(struct daemon *d)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)d->cfg->random_step;
+	unsigned int credit;
+
+	if (ledger_available(&d->ledger) == 0)
+		return;
+	if (generate(d, buf, step) < 0)
+		return;
+	credit = ledger_spend(&d->ledger, step);
+	explicit_bzero(buf, sizeof(buf));
+	d->feeder.fed_bytes += step; /* "would have fed" */
+	d->feeder.credited_bits += credit;
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+static void slot_stats(struct slot *s, struct reader_stats *out)
+{
+	struct reader_stats cur = { 0 };
+
+	*out = s->base;
+	if (!s->reader)
+		return;
+	reader_get_stats(s->reader, &cur);
+	out->state = cur.state;
+	out->raw_bytes += cur.raw_bytes;
+	out->blocks_passed += cur.blocks_passed;
+	out->blocks_failed += cur.blocks_failed;
+	for (int i = 0; i < 5; i++)
+		out->fips_failures[i] += cur.fips_failures[i];
+	out->rct_failures += cur.rct_failures;
+	out->apt_failures += cur.apt_failures;
+	out->errors += cur.errors;
+	out->disables += cur.disables;
+	memcpy(out->reason, cur.reason, sizeof(out->reason));
+	memcpy(out->description, cur.description, sizeof(out->description));
+}
+
+static void log_rates(struct daemon *d, double now)
+{
+	double dt = now - d->last_stats;
+
+	if (dt <= 0)
+		return;
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+		struct reader_stats st;
+
+		if (!s->reader)
+			continue;
+		slot_stats(s, &st);
+		log_notice("%s: %.1f B/s raw, blocks %llu passed %llu failed, "
+			   "%.1f credit bits/s [%s%s%s]",
+			   s->cfg.driver->name,
+			   (double)(st.raw_bytes - s->last.raw_bytes) / dt,
+			   (unsigned long long)st.blocks_passed,
+			   (unsigned long long)st.blocks_failed,
+			   (double)((st.blocks_passed - s->last.blocks_passed) *
+				    BLOCK_BITS * source_config_credit(&s->cfg)) /
+				   1024.0 / dt,
+			   reader_state_name(st.state),
+			   st.reason[0] ? ": " : "", st.reason);
+		s->last = st;
+	}
+	log_notice("DRBG: %.1f KiB/s out, %llu reseeds; %s %llu bytes, "
+		   "%llu bits credited",
+		   (double)(d->generated - d->last_generated) / 1024.0 / dt,
+		   (unsigned long long)d->reseeds,
+		   d->cfg->mode == MODE_TEST ? "would have fed" : "fed",
+		   (unsigned long long)d->feeder.fed_bytes,
+		   (unsigned long long)d->feeder.credited_bits);
+	d->last_generated = d->generated;
+	d->last_stats = now;
+}
+
+static void log_summary(struct daemon *d)
+{
+	log_notice("summary after %.1f s:", now_s() - d->start);
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+		struct reader_stats st;
+
+		if (!s->reader && !s->base.raw_bytes)
+			continue;
+		slot_stats(s, &st);
+		log_notice("  %s: %llu raw bytes, %llu blocks passed, %llu "
+			   "failed (monobit %llu, poker %llu, runs %llu, long "
+			   "run %llu, continuous %llu, RCT %llu, APT %llu), "
+			   "%llu errors, %llu disables, %llu credit bits",
+			   s->cfg.driver->name,
+			   (unsigned long long)st.raw_bytes,
+			   (unsigned long long)st.blocks_passed,
+			   (unsigned long long)st.blocks_failed,
+			   (unsigned long long)st.fips_failures[0],
+			   (unsigned long long)st.fips_failures[1],
+			   (unsigned long long)st.fips_failures[2],
+			   (unsigned long long)st.fips_failures[3],
+			   (unsigned long long)st.fips_failures[4],
+			   (unsigned long long)st.rct_failures,
+			   (unsigned long long)st.apt_failures,
+			   (unsigned long long)st.errors,
+			   (unsigned long long)st.disables,
+			   (unsigned long long)(s->credit_units / 1024));
+	}
+	log_notice("  %s %llu bytes crediting %llu bits; DRBG %llu reseeds, "
+		   "%llu bytes generated; kernel CRNG %s",
+		   d->cfg->mode == MODE_TEST ? "would have fed" : "fed",
+		   (unsigned long long)d->feeder.fed_bytes,
+		   (unsigned long long)d->feeder.credited_bits,
+		   (unsigned long long)d->reseeds,
+		   (unsigned long long)d->generated,
+		   d->feeder.crng_ready ? "ready" : "not ready");
+}
+
+static void write_metrics(struct daemon *d, double now)
+{
+	struct metrics_source ms[CONFIG_MAX_SOURCES];
+	struct reader_stats st[CONFIG_MAX_SOURCES];
+	struct metrics_snapshot m = {
+		.fed_bytes = d->cfg->mode == MODE_DAEMON ? d->feeder.fed_bytes : 0,
+		.credited_bits = d->cfg->mode == MODE_DAEMON
+					 ? d->feeder.credited_bits
+					 : 0,
+		.drbg_reseeds = d->reseeds,
+		.crng_ready = d->feeder.crng_ready,
+		.uptime_s = now - d->start,
+		.sources = ms,
+	};
+	size_t n = 0;
+	int r;
+
+	if (!d->cfg->metrics_path[0])
+		return;
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+
+		if (!s->reader && !s->base.raw_bytes)
+			continue;
+		slot_stats(s, &st[n]);
+		ms[n] = (struct metrics_source){
+			.name = s->cfg.driver->name,
+			.stats = &st[n],
+			.credit_bits = s->credit_units / 1024,
+			.enabled = s->reader &&
+				   (st[n].state == READER_RUNNING ||
+				    st[n].state == READER_STARTUP),
+		};
+		n++;
+	}
+	m.n_sources = n;
+	r = metrics_write(d->cfg->metrics_path, &m);
+	if (r < 0)
+		log_warn("cannot write metrics to %s: %s", d->cfg->metrics_path,
+			 strerror(-r));
+	d->last_metrics = now;
+}
+
+/* ---- sources ------------------------------------------------------------- */
+
+static int start_reader(struct daemon *d, size_t i)
+{
+	struct slot *s = &d->slots[i];
+	struct reader_params p = {
+		.idx = (unsigned int)i,
+		.source = s->cfg,
+		.retry_initial_s = d->cfg->retry_delay,
+		.retry_max_s = d->cfg->retry_max,
+		.notify_fd = d->evfd,
+	};
+
+	monitor_params_default(&p.monitor);
+	p.monitor.min_entropy = source_config_min_entropy(&s->cfg);
+	p.monitor.sample_bits = s->cfg.driver->sample_bits;
+	p.monitor.max_consecutive_failures = (unsigned int)d->cfg->max_failures;
+	return reader_start(&s->reader, &p);
+}
+
+/*
+ * Probe every enabled source and start a reader for each usable one (or
+ * for every enabled one with --wait-for-source).  Returns the number
+ * started.
+ */
+static size_t start_sources(struct daemon *d)
+{
+	size_t started = 0;
+
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+		char why[SOURCE_WHY_LEN] = "";
+		int r;
+
+		if (!s->cfg.enabled)
+			continue;
+		r = s->cfg.driver->probe(&s->cfg, why, sizeof(why));
+		if (r < 0) {
+			log_msg(d->cfg->sources_named ? LOG_WARNING : LOG_INFO,
+				"%s: unavailable: %s", s->cfg.driver->name, why);
+			if (!d->cfg->wait_for_source)
+				continue;
+		}
+		r = start_reader(d, i);
+		if (r < 0) {
+			log_err("%s: cannot start its reader: %s",
+				s->cfg.driver->name, strerror(-r));
+			continue;
+		}
+		log_info("%s: using it, credit %u/1024, health-test H %.2f",
+			 s->cfg.driver->name, source_config_credit(&s->cfg),
+			 source_config_min_entropy(&s->cfg));
+		started++;
+	}
+	return started;
+}
+
+static void stop_sources(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+
+		if (!s->reader)
+			continue;
+		slot_stats(s, &s->base);
+		s->base.state = READER_STOPPED;
+		reader_stop(s->reader);
+		s->reader = NULL;
+	}
+}
+
+/* SIGHUP: new configuration and sources; the DRBG, ledger and counters
+ * stay. */
+static void reload(struct daemon *d)
+{
+	struct rngfeed_config fresh;
+	char err[512];
+
+	if (config_parse_args(&fresh, d->argc, d->argv, err, sizeof(err)) < 0) {
+		log_err("SIGHUP: keeping the old configuration: %s", err);
+		return;
+	}
+	log_notice("SIGHUP: re-reading the configuration and sources");
+	stop_sources(d);
+	/* Settings that shape the running pipeline; the mode, devices and
+	 * metrics path stay as started. */
+	d->cfg->retry_delay = fresh.retry_delay;
+	d->cfg->retry_max = fresh.retry_max;
+	d->cfg->max_failures = fresh.max_failures;
+	d->cfg->random_step = fresh.random_step;
+	d->cfg->interval = fresh.interval;
+	d->feeder.p.interval_s = (unsigned int)fresh.interval;
+	for (size_t i = 0; i < d->n_slots && i < fresh.n_sources; i++)
+		d->slots[i].cfg = fresh.sources[i];
+	if (start_sources(d) == 0)
+		log_err("no usable entropy source after SIGHUP; retrying "
+			"on the next SIGHUP");
+}
+
+/* ---- signals and the loop ------------------------------------------------ */
+
+static int setup_signals(struct daemon *d)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
+	/* Readers unblock the wake signal for themselves. */
+	sigaddset(&mask, READER_WAKE_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0)
+		return -EINVAL;
+	sigdelset(&mask, READER_WAKE_SIGNAL);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->sigfd < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return reader_setup_signals();
+}
+
+static void handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGTERM:
+		case SIGINT:
+			log_info("%s: stopping", strsignal((int)si.ssi_signo));
+			d->stop = true;
+			break;
+		case SIGUSR1:
+			log_rates(d, now_s());
+			log_summary(d);
+			break;
+		case SIGUSR2:
+			/* An explicit request (e.g. after restoring a VM
+			 * snapshot): forget the state, credit nothing it
+			 * held, reseed from fresh tested input. */
+			log_notice("SIGUSR2: discarding the DRBG state");
+			drbg_uninstantiate(d->drbg);
+			ledger_discard(&d->ledger);
+			break;
+		case SIGHUP:
+			reload(d);
+			break;
+		}
+	}
+}
+
+static void drain_eventfd(struct daemon *d)
+{
+	uint64_t v;
+
+	while (read(d->evfd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+static int next_timeout_ms(double wait_s)
+{
+	if (wait_s < 0)
+		return -1;
+	if (wait_s > 3600)
+		wait_s = 3600;
+	return (int)ceil(wait_s * 1000);
+}
+
+static void loop(struct daemon *d)
+{
+	const enum rngfeed_mode mode = d->cfg->mode;
+
+	while (!d->stop) {
+		double now = now_s(), wait = 3600;
+		struct pollfd pfd[3];
+		nfds_t nfds = 2;
+		bool want = false;
+
+		absorb_ready_blocks(d);
+		if (mode == MODE_DAEMON) {
+			want = kernel_wants_data(d, now, &wait);
+			if (want && ledger_available(&d->ledger)) {
+				if (feed_kernel(d, now) < 0) {
+					d->exit_code = EXIT_FAILURE;
+					break;
+				}
+				continue;
+			}
+		} else if (mode == MODE_STDOUT) {
+			want = stdout_wants_data(d, now);
+			if (stdout_may_write(d, now)) {
+				if (!write_stdout(d))
+					break;
+				wait = 0;
+			}
+		} else {
+			want = true;
+			test_consume(d);
+		}
+		for (size_t i = 0; i < d->n_slots; i++)
+			if (d->slots[i].reader)
+				reader_set_demand(d->slots[i].reader, want);
+
+		if (mode == MODE_TEST &&
+		    now - d->last_stats >= d->cfg->stats_interval)
+			log_rates(d, now);
+		if (mode == MODE_TEST)
+			wait = fmin(wait, d->last_stats + d->cfg->stats_interval - now);
+		if (d->cfg->metrics_path[0]) {
+			if (now - d->last_metrics >= METRICS_PERIOD_S)
+				write_metrics(d, now);
+			wait = fmin(wait, d->last_metrics + METRICS_PERIOD_S - now);
+		}
+		if (mode == MODE_STDOUT && !stdout_may_write(d, now) &&
+		    drbg_is_instantiated(d->drbg))
+			wait = fmin(wait, 0.05); /* re-check the time limit */
+
+		pfd[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = d->evfd, .events = POLLIN };
+		if (d->waiting_pollout) {
+			pfd[2] = (struct pollfd){ .fd = d->kernel.fd,
+						  .events = POLLOUT };
+			nfds = 3;
+		}
+		if (poll(pfd, nfds, next_timeout_ms(fmax(wait, 0))) < 0 &&
+		    errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			d->exit_code = EXIT_FAILURE;
+			break;
+		}
+		if (pfd[0].revents)
+			handle_signals(d);
+		if (pfd[1].revents)
+			drain_eventfd(d);
+		if (nfds == 3 && (pfd[2].revents & POLLOUT))
+			d->waiting_pollout = false; /* the kernel asks */
+	}
+}
+
+/* ---- set-up and teardown ------------------------------------------------ */
+
+static int open_kernel(struct daemon *d)
+{
+	struct feeder_params fp = {
+		.interval_s = (unsigned int)d->cfg->interval,
+		.step = (size_t)d->cfg->random_step,
+	};
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+	char why[300];
+	int r;
+
+	if (uname(&u) == 0 &&
+	    kernel_release_parse(u.release, &major, &minor) == 0)
+		fp.modern_kernel = kernel_release_is_modern(major, minor);
+	else
+		fp.modern_kernel = true; /* unknown: never wait on POLLOUT */
+	feeder_init(&d->feeder, &fp);
+	if (d->cfg->mode != MODE_DAEMON)
+		return 0;
+	r = kernel_linux_open(&d->kernel, &d->kops, d->cfg->random_device,
+			      why, sizeof(why));
+	if (r < 0) {
+		log_err("%s", why);
+		return r;
+	}
+	d->have_kernel = true;
+	if (!fp.modern_kernel) {
+		r = kernel_set_watermark((unsigned int)d->cfg->fill_watermark);
+		if (r < 0)
+			log_warn("cannot set write_wakeup_threshold: %s",
+				 strerror(-r));
+	}
+	log_info("feeding %s; kernel %u.%u: %s", d->cfg->random_device, major,
+		 minor,
+		 fp.modern_kernel ? "top up on a timer once the CRNG is ready"
+				  : "feed when the kernel asks (POLLOUT)");
+	return 0;
+}
+
+/* Detach before any thread exists (fork keeps only the calling thread). */
+static int daemonize(struct daemon *d)
+{
+	(void)d;
+	if (daemon(0, 0) < 0) {
+		log_err("cannot detach: %s", strerror(errno));
+		return -errno;
+	}
+	if (!getenv("JOURNAL_STREAM"))
+		log_setup(log_max_priority(), LOG_TO_SYSLOG);
+	return 0;
+}
+
+static int write_pid_file(const char *path)
+{
+	char buf[32];
+	int fd, n, r = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  0644);
+	if (fd < 0) {
+		r = -errno;
+		log_err("cannot write the PID file %s: %s", path, strerror(-r));
+		return r;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	r = write_all(fd, buf, (size_t)n);
+	close(fd);
+	if (r < 0)
+		log_err("cannot write the PID file %s: %s", path, strerror(-r));
+	return r;
+}
+
+static bool any_credit(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_slots; i++)
+		if (d->slots[i].reader &&
+		    source_config_credit(&d->slots[i].cfg) > 0)
+			return true;
+	return false;
+}
+
+int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
+{
+	struct daemon *d;
+	int r, ret = EXIT_FAILURE;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return EXIT_FAILURE;
+	*d = (struct daemon){
+		.cfg = cfg, .argc = argc, .argv = argv, .sigfd = -1,
+		.evfd = -1, .kernel = { .fd = -1 },
+	};
+	d->start = d->last_stats = d->last_metrics = now_s();
+	ledger_init(&d->ledger);
+	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++)
+		d->slots[d->n_slots++].cfg = cfg->sources[i];
+
+	r = drbg_selftest();
+	if (r < 0) {
+		log_err("CTR_DRBG power-on self-test failed (%s); refusing to "
+			"start",
+			strerror(-r));
+		goto out;
+	}
+	r = drbg_new(&d->drbg, NULL);
+	if (r < 0) {
+		log_err("cannot set up the CTR_DRBG: %s", strerror(-r));
+		goto out;
+	}
+	if (open_kernel(d) < 0)
+		goto out;
+	if (cfg->mode == MODE_DAEMON && !cfg->foreground && daemonize(d) < 0)
+		goto out;
+	if (cfg->pid_file[0] && write_pid_file(cfg->pid_file) < 0)
+		goto out;
+	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->evfd < 0 || setup_signals(d) < 0) {
+		log_err("cannot set up signals: %s", strerror(errno));
+		goto out;
+	}
+	if (start_sources(d) == 0) {
+		log_err("no usable entropy source (see rngfeed --list; "
+			"--wait-for-source keeps trying)");
+		goto out;
+	}
+	if (cfg->mode == MODE_DAEMON && !any_credit(d))
+		log_warn("no source in use has a credit above 0: the kernel "
+			 "will get data but no entropy credit");
+	ret = EXIT_SUCCESS;
+	loop(d);
+	if (d->exit_code)
+		ret = d->exit_code;
+	/* Final metrics while the sources still show their state. */
+	write_metrics(d, now_s());
+	stop_sources(d);
+	if (cfg->mode != MODE_STDOUT || cfg->verbosity > 1)
+		log_summary(d);
+out:
+	stop_sources(d);
+	drbg_free(d->drbg);
+	if (d->have_kernel)
+		kernel_linux_close(&d->kernel);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	if (d->evfd >= 0)
+		close(d->evfd);
+	if (cfg->pid_file[0])
+		unlink(cfg->pid_file);
+	explicit_bzero(d, sizeof(*d));
+	free(d);
+	return ret;
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rngfeed/log.h"
+#include "rngfeed/reader.h"
+
+/* Tested blocks waiting for the main loop; two keep the pipe full. */
+#define READER_QUEUE 2
+
+struct reader {
+	struct reader_params p;
+	pthread_t thread;
+	bool thread_started;
+	volatile bool stop;
+
+	pthread_mutex_t lock;     /* guards everything below */
+	pthread_cond_t cond;      /* demand, stop */
+	bool demand;
+	unsigned int queued;
+	uint8_t queue[READER_QUEUE][MONITOR_BLOCK_BYTES];
+	struct reader_stats stats;
+};
+
+const char *reader_state_name(enum reader_state s)
+{
+	static const char *const names[] = {
+		[READER_OPENING] = "opening",   [READER_STARTUP] = "start-up",
+		[READER_RUNNING] = "running",   [READER_BACKOFF] = "error",
+		[READER_DISABLED] = "disabled", [READER_STOPPED] = "stopped",
+	};
+
+	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s]
+								   : "?";
+}
+
+void reader_failure_names(unsigned int failed, char *buf, size_t len)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} tests[] = {
+		{ MONITOR_FIPS_MONOBIT, "FIPS monobit" },
+		{ MONITOR_FIPS_POKER, "FIPS poker" },
+		{ MONITOR_FIPS_RUNS, "FIPS runs" },
+		{ MONITOR_FIPS_LONGRUN, "FIPS long run" },
+		{ MONITOR_FIPS_CONTINUOUS, "FIPS continuous" },
+		{ MONITOR_RCT_PERMANENT, "SP 800-90B repetition count (permanent)" },
+		{ MONITOR_APT_PERMANENT, "SP 800-90B adaptive proportion (permanent)" },
+		{ MONITOR_RCT, "SP 800-90B repetition count" },
+		{ MONITOR_APT, "SP 800-90B adaptive proportion" },
+	};
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (!(failed & tests[i].bit))
+			continue;
+		/* A permanent 90B failure implies the intermittent one. */
+		if ((tests[i].bit == MONITOR_RCT &&
+		     (failed & MONITOR_RCT_PERMANENT)) ||
+		    (tests[i].bit == MONITOR_APT &&
+		     (failed & MONITOR_APT_PERMANENT)))
+			continue;
+		used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
+					 "%s%s", used ? ", " : "",
+					 tests[i].name);
+	}
+}
+
+static void wake_signal_handler(int sig)
+{
+	(void)sig; /* only there to make read(2) return EINTR */
+}
+
+int reader_setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = wake_signal_handler };
+
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a blocked read must return so the thread can
+	 * see its stop flag. */
+	if (sigaction(READER_WAKE_SIGNAL, &sa, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static void notify(struct reader *r)
+{
+	uint64_t one = 1;
+
+	if (r->p.notify_fd >= 0 &&
+	    write(r->p.notify_fd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow in practice; a full eventfd
+		 * already wakes the main loop. */
+	}
+}
+
+static void set_state(struct reader *r, enum reader_state s,
+		      const char *reason)
+{
+	pthread_mutex_lock(&r->lock);
+	r->stats.state = s;
+	snprintf(r->stats.reason, sizeof(r->stats.reason), "%s",
+		 reason ? reason : "");
+	pthread_mutex_unlock(&r->lock);
+	notify(r);
+}
+
+/* Sleep up to @seconds, or until stopped; false when stopped. */
+static bool rest(struct reader *r, double seconds)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)seconds;
+	until.tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop &&
+	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&r->lock);
+	return !r->stop;
+}
+
+/* Wait until the main loop wants a block and has room for it. */
+static bool wait_demand(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && (!r->demand || r->queued == READER_QUEUE))
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	return !r->stop;
+}
+
+static double next_backoff(const struct reader *r, double backoff)
+{
+	double next = backoff * 2;
+
+	return next > r->p.retry_max_s ? r->p.retry_max_s : next;
+}
+
+static void count_failures(struct reader_stats *s, unsigned int failed)
+{
+	for (unsigned int i = 0; i < 5; i++)
+		if (failed & (1u << i))
+			s->fips_failures[i]++;
+	s->rct_failures += !!(failed & MONITOR_RCT);
+	s->apt_failures += !!(failed & MONITOR_APT);
+}
+
+/*
+ * Read, test and hand over blocks until the source errors, fails
+ * permanently, or the reader is stopped.  Returns the state to back off
+ * in (READER_BACKOFF or READER_DISABLED) with a reason, or READER_STOPPED.
+ */
+static enum reader_state run_source(struct reader *r, struct source *src,
+				    struct monitor *mon, uint8_t *block,
+				    char *reason, size_t reason_len,
+				    double *backoff)
+{
+	const char *name = r->p.source.driver->name;
+
+	for (;;) {
+		struct monitor_verdict v;
+		ssize_t n;
+
+		if (!wait_demand(r))
+			return READER_STOPPED;
+		n = source_read(src, block, MONITOR_BLOCK_BYTES, &r->stop);
+		if (r->stop)
+			return READER_STOPPED;
+		if (n < 0) {
+			snprintf(reason, reason_len, "read failed: %s",
+				 strerror((int)-n));
+			return READER_BACKOFF;
+		}
+		pthread_mutex_lock(&r->lock);
+		r->stats.raw_bytes += (uint64_t)n;
+		pthread_mutex_unlock(&r->lock);
+		if ((size_t)n < MONITOR_BLOCK_BYTES) {
+			/* A partial block is never tested, so never used. */
+			snprintf(reason, reason_len,
+				 "end of input after %zd bytes of a block", n);
+			return READER_BACKOFF;
+		}
+		monitor_test_block(mon, block, &v);
+
+		pthread_mutex_lock(&r->lock);
+		if (v.usable) {
+			memcpy(r->queue[r->queued++], block,
+			       MONITOR_BLOCK_BYTES);
+			r->stats.blocks_passed++;
+			if (r->stats.state != READER_RUNNING) {
+				r->stats.state = READER_RUNNING;
+				r->stats.reason[0] = '\0';
+			}
+		} else if (v.failed) {
+			r->stats.blocks_failed++;
+			count_failures(&r->stats, v.failed);
+		}
+		pthread_mutex_unlock(&r->lock);
+		explicit_bzero(block, MONITOR_BLOCK_BYTES);
+		if (v.usable) {
+			*backoff = r->p.retry_initial_s;
+			notify(r);
+			continue;
+		}
+		if (v.failed) {
+			char tests[200];
+
+			reader_failure_names(v.failed, tests, sizeof(tests));
+			log_msg(v.class == MONITOR_PERMANENT ? LOG_WARNING
+							     : LOG_INFO,
+				"%s: block failed %s%s; discarded", name, tests,
+				v.startup_failed ? " during the start-up test"
+						 : "");
+			if (v.class == MONITOR_PERMANENT) {
+				snprintf(reason, reason_len,
+					 "failed health tests: %s%s", tests,
+					 v.consecutive_failures > 1
+						 ? " (consecutive failures)"
+						 : "");
+				return READER_DISABLED;
+			}
+		}
+		notify(r);
+	}
+}
+
+static void *reader_thread(void *arg)
+{
+	struct reader *r = arg;
+	const char *name = r->p.source.driver->name;
+	struct monitor *mon = NULL;
+	uint8_t *block = NULL;
+	double backoff = r->p.retry_initial_s;
+	sigset_t wake;
+	int ret;
+
+	/* Only this thread's blocking calls should see the wake signal. */
+	sigemptyset(&wake);
+	sigaddset(&wake, READER_WAKE_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+
+	block = malloc(MONITOR_BLOCK_BYTES);
+	ret = monitor_new(&r->p.monitor, &mon);
+	if (!block || ret < 0) {
+		set_state(r, READER_STOPPED, "cannot set up the monitor");
+		goto out;
+	}
+	while (!r->stop) {
+		struct source *src = NULL;
+		char why[SOURCE_WHY_LEN], reason[300];
+		enum reader_state next;
+
+		set_state(r, READER_OPENING, NULL);
+		ret = source_open(&src, &r->p.source, why, sizeof(why));
+		if (r->stop) {
+			source_close(src);
+			break;
+		}
+		if (ret < 0) {
+			snprintf(reason, sizeof(reason), "%s", why);
+			next = READER_BACKOFF;
+		} else {
+			char desc[160];
+
+			source_describe(src, desc, sizeof(desc));
+			pthread_mutex_lock(&r->lock);
+			snprintf(r->stats.description,
+				 sizeof(r->stats.description), "%s", desc);
+			pthread_mutex_unlock(&r->lock);
+			log_info("%s: opened %s; start-up test", name, desc);
+			monitor_reset(mon);
+			set_state(r, READER_STARTUP, NULL);
+			next = run_source(r, src, mon, block, reason,
+					  sizeof(reason), &backoff);
+			source_close(src);
+		}
+		if (next == READER_STOPPED)
+			break;
+		pthread_mutex_lock(&r->lock);
+		if (next == READER_DISABLED)
+			r->stats.disables++;
+		else
+			r->stats.errors++;
+		pthread_mutex_unlock(&r->lock);
+		log_msg(next == READER_DISABLED ? LOG_ERR : LOG_WARNING,
+			"%s: %s%s; retrying in %.0f s", name,
+			next == READER_DISABLED ? "disabled: " : "", reason,
+			backoff);
+		set_state(r, next, reason);
+		if (!rest(r, backoff))
+			break;
+		backoff = next_backoff(r, backoff);
+	}
+out:
+	if (block)
+		explicit_bzero(block, MONITOR_BLOCK_BYTES);
+	free(block);
+	monitor_free(mon);
+	pthread_mutex_lock(&r->lock);
+	r->stats.state = READER_STOPPED;
+	pthread_mutex_unlock(&r->lock);
+	notify(r);
+	return NULL;
+}
+
+int reader_start(struct reader **out, const struct reader_params *p)
+{
+	struct reader *r;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->p = *p;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r->stats.state = READER_OPENING;
+	ret = pthread_create(&r->thread, NULL, reader_thread, r);
+	if (ret != 0) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return -ret;
+	}
+	r->thread_started = true;
+	*out = r;
+	return 0;
+}
+
+void reader_set_demand(struct reader *r, bool want)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->demand != want) {
+		r->demand = want;
+		pthread_cond_broadcast(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES])
+{
+	int got = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->queued > 0) {
+		memcpy(block, r->queue[0], MONITOR_BLOCK_BYTES);
+		r->queued--;
+		memmove(r->queue[0], r->queue[1],
+			(size_t)r->queued * MONITOR_BLOCK_BYTES);
+		explicit_bzero(r->queue[r->queued], MONITOR_BLOCK_BYTES);
+		pthread_cond_broadcast(&r->cond);
+		got = 1;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}
+
+void reader_get_stats(struct reader *r, struct reader_stats *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->stats;
+	pthread_mutex_unlock(&r->lock);
+}
+
+const struct reader_params *reader_params(const struct reader *r)
+{
+	return &r->p;
+}
+
+void reader_stop(struct reader *r)
+{
+	if (!r)
+		return;
+	if (r->thread_started) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = true;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		/* Interrupt a blocking read or open until the thread ends. */
+		for (;;) {
+			struct timespec ts;
+
+			pthread_kill(r->thread, READER_WAKE_SIGNAL);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20000000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(r->thread, NULL, &ts) == 0)
+				break;
+		}
+	}
+	explicit_bzero(r->queue, sizeof(r->queue));
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
