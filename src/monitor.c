@@ -57,6 +57,13 @@ static const struct {
 #define HOT
 #endif
 
+/* Where the CPU may count bits in 512-bit vectors, checked at run time. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_RUNS_AVX512 1
+static bool cpu_has_avx512_popcnt(void);
+#endif
+
 struct monitor {
 	struct monitor_params p;
 	struct monitor_cutoffs c;
@@ -81,6 +88,8 @@ struct monitor {
 
 	/* Only for MONITOR_FIPS_RNGTEST5: the previous block's last bit. */
 	uint8_t fips_last_bit;
+
+	bool avx512; /* the CPU counts bits in 512-bit vectors */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -219,6 +228,9 @@ int monitor_new(const struct monitor_params *p, struct monitor **ret)
 		return -ENOMEM;
 	m->p = *p;
 	m->c = c;
+#ifdef HAVE_RUNS_AVX512
+	m->avx512 = !p->portable && cpu_has_avx512_popcnt();
+#endif
 	monitor_reset(m);
 	*ret = m;
 	return 0;
@@ -331,22 +343,27 @@ struct runs_acc {
 	uint32_t tail_zeros[8]; /* the 32-bit tail: zero windows */
 };
 
-/* x: 64 stream bits, nx: the following bits (only the top 6 are used). */
-static inline void runs_word(struct runs_acc *r, uint64_t x, uint64_t nx)
-{
-	uint64_t a = x, o = x;
-
-	r->and_pop[1] += pop64(x);
-	r->or_pop[1] += pop64(x);
-	for (unsigned j = 1; j < 7; j++) {
-		uint64_t s = x << j | nx >> (64 - j); /* bit i holds stream bit i+j */
-
-		a &= s;
-		o |= s;
-		r->and_pop[j + 1] += pop64(a);
-		r->or_pop[j + 1] += pop64(o);
-	}
-}
+/* One 64-bit word x of stream bits followed by nx (only its top 6 bits
+ * matter): s holds stream bit i+j at bit i, and the AND/OR chains grow. */
+#define RUNS_STEP(j)                                   \
+	do {                                           \
+		uint64_t s_ = x << (j) | nx >> (64 - (j)); \
+		a &= s_;                               \
+		o |= s_;                               \
+		and##j += pop64(a);                    \
+		or##j += pop64(o);                     \
+	} while (0)
+#define RUNS_WORD()                                    \
+	do {                                           \
+		uint64_t a = x, o = x;                 \
+		ones += pop64(x);                      \
+		RUNS_STEP(1);                          \
+		RUNS_STEP(2);                          \
+		RUNS_STEP(3);                          \
+		RUNS_STEP(4);                          \
+		RUNS_STEP(5);                          \
+		RUNS_STEP(6);                          \
+	} while (0)
 
 /* Windows of ones in x followed by nx (for the tail, padded with zeros). */
 static inline void windows_word(uint32_t acc[8], uint64_t x, uint64_t nx)
@@ -359,6 +376,93 @@ static inline void windows_word(uint32_t acc[8], uint64_t x, uint64_t nx)
 		acc[j + 1] += pop64(a);
 	}
 }
+
+/* The window counts of one block; accumulators stay in registers. */
+HOT static void runs_pass(const uint8_t *b, struct runs_acc *r)
+{
+	uint32_t ones = 0, and1 = 0, and2 = 0, and3 = 0, and4 = 0, and5 = 0, and6 = 0;
+	uint32_t or1 = 0, or2 = 0, or3 = 0, or4 = 0, or5 = 0, or6 = 0;
+	uint64_t x = load_be64(b), nx;
+
+	for (size_t i = 1; i < BLOCK_WORDS; i++) {
+		nx = load_be64(b + 8 * i);
+		RUNS_WORD();
+		x = nx;
+	}
+	nx = (uint64_t)load_be32(b + TAIL_OFFSET) << 32;
+	RUNS_WORD();
+
+	*r = (struct runs_acc){
+		.and_pop = { 0, ones, and1, and2, and3, and4, and5, and6 },
+		.or_pop = { 0, ones, or1, or2, or3, or4, or5, or6 },
+	};
+	windows_word(r->tail_ones, nx, 0);
+	windows_word(r->tail_zeros, ~nx & 0xffffffff00000000ull, 0);
+}
+
+#ifdef HAVE_RUNS_AVX512
+#define RUNS_STEP512(j)                                                              \
+	do {                                                                         \
+		__m512i s_ = _mm512_or_si512(_mm512_slli_epi64(x, j),                 \
+					     _mm512_srli_epi64(nx, 64 - (j)));        \
+		a = _mm512_and_si512(a, s_);                                         \
+		o = _mm512_or_si512(o, s_);                                          \
+		and##j = _mm512_add_epi64(and##j, _mm512_popcnt_epi64(a));           \
+		or##j = _mm512_add_epi64(or##j, _mm512_popcnt_epi64(o));             \
+	} while (0)
+
+/* runs_pass() eight words at a time, where the CPU counts bits in vectors. */
+__attribute__((target("avx512f,avx512bw,avx512vpopcntdq"))) static void
+runs_pass_avx512(const uint8_t *b, struct runs_acc *r)
+{
+	/* Reverses the bytes of each 64-bit lane: stream order, first bit on top. */
+	const __m512i bswap = _mm512_broadcast_i32x4(
+		_mm_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+	__m512i ones = _mm512_setzero_si512(), and1 = ones, and2 = ones, and3 = ones,
+		and4 = ones, and5 = ones, and6 = ones, or1 = ones, or2 = ones, or3 = ones,
+		or4 = ones, or5 = ones, or6 = ones;
+	uint64_t tail = (uint64_t)load_be32(b + TAIL_OFFSET) << 32;
+
+	_Static_assert(BLOCK_WORDS % 8 == 0, "whole vectors");
+	for (size_t i = 0; i < BLOCK_WORDS; i += 8) {
+		const uint8_t *p = b + 8 * i;
+		__m512i x = _mm512_shuffle_epi8(_mm512_loadu_si512(p), bswap), nx, a = x, o = x;
+
+		/* The next words; past the last, the 4-byte tail (never read beyond). */
+		if (i + 8 < BLOCK_WORDS)
+			nx = _mm512_loadu_si512(p + 8);
+		else
+			nx = _mm512_maskz_loadu_epi8((1ull << 60) - 1, p + 8);
+		nx = _mm512_shuffle_epi8(nx, bswap);
+		ones = _mm512_add_epi64(ones, _mm512_popcnt_epi64(x));
+		RUNS_STEP512(1);
+		RUNS_STEP512(2);
+		RUNS_STEP512(3);
+		RUNS_STEP512(4);
+		RUNS_STEP512(5);
+		RUNS_STEP512(6);
+	}
+	*r = (struct runs_acc){
+		.and_pop = { 0, (uint32_t)_mm512_reduce_add_epi64(ones),
+			     (uint32_t)_mm512_reduce_add_epi64(and1), (uint32_t)_mm512_reduce_add_epi64(and2),
+			     (uint32_t)_mm512_reduce_add_epi64(and3), (uint32_t)_mm512_reduce_add_epi64(and4),
+			     (uint32_t)_mm512_reduce_add_epi64(and5), (uint32_t)_mm512_reduce_add_epi64(and6) },
+		.or_pop = { 0, (uint32_t)_mm512_reduce_add_epi64(ones),
+			    (uint32_t)_mm512_reduce_add_epi64(or1), (uint32_t)_mm512_reduce_add_epi64(or2),
+			    (uint32_t)_mm512_reduce_add_epi64(or3), (uint32_t)_mm512_reduce_add_epi64(or4),
+			    (uint32_t)_mm512_reduce_add_epi64(or5), (uint32_t)_mm512_reduce_add_epi64(or6) },
+	};
+	windows_word(r->tail_ones, tail, 0);
+	windows_word(r->tail_zeros, ~tail & 0xffffffff00000000ull, 0);
+}
+
+static bool cpu_has_avx512_popcnt(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vpopcntdq");
+}
+#endif
 
 /* Run counts per polarity (0: zeros, 1: ones) and bucket 1..5, 6 (6+). */
 static void runs_count(const struct runs_acc *r, uint32_t n[2][7])
@@ -501,23 +605,48 @@ static void scan_bytes(struct scan *s, size_t from, size_t to)
 /* The FIPS block and the byte RCT in one pass                              */
 /* ------------------------------------------------------------------------ */
 
-static unsigned poker_verdict(const uint16_t h0[256], const uint16_t h1[256], unsigned extra15)
+/* Nibble counts from the byte histogram: row sums give the high nibbles,
+ * column sums the low ones (written so the compiler can vectorise it). */
+static unsigned poker_verdict(uint16_t h[2][256], unsigned extra15)
 {
-	uint32_t hi[16] = { 0 }, lo[16] = { 0 }, sumsq = 0;
+	uint16_t row[16], col[16] = { 0 };
+	uint32_t sumsq = 0;
 
-	lo[15] = extra15;
-	for (unsigned v = 0; v < 256; v++) {
-		unsigned n = h0[v] + h1[v];
+	for (unsigned hi = 0; hi < 16; hi++) {
+		row[hi] = 0;
+		for (unsigned lo = 0; lo < 16; lo++) {
+			uint16_t n = h[0][16 * hi + lo] + h[1][16 * hi + lo];
 
-		hi[v >> 4] += n;
-		lo[v & 15] += n;
+			row[hi] += n;
+			col[lo] += n;
+		}
 	}
-	for (unsigned i = 0; i < 16; i++) {
-		uint32_t f = hi[i] + lo[i];
+	col[15] += extra15;
+	for (unsigned v = 0; v < 16; v++) {
+		uint32_t f = (uint32_t)row[v] + col[v]; /* nibble v, high or low */
 
 		sumsq += f * f;
 	}
 	return sumsq < POKER_SUMSQ_MIN || sumsq > POKER_SUMSQ_MAX ? MONITOR_FIPS_POKER : 0;
+}
+
+/* Byte histogram for the poker test, two tables to halve dependency chains. */
+HOT static void hist_pass(const uint8_t *b, uint16_t h[2][256])
+{
+	for (size_t i = 0; i < TAIL_OFFSET; i += 8) {
+		uint64_t le = load_le64(b + i);
+
+		h[0][le & 0xff]++;
+		h[1][le >> 8 & 0xff]++;
+		h[0][le >> 16 & 0xff]++;
+		h[1][le >> 24 & 0xff]++;
+		h[0][le >> 32 & 0xff]++;
+		h[1][le >> 40 & 0xff]++;
+		h[0][le >> 48 & 0xff]++;
+		h[1][le >> 56]++;
+	}
+	for (size_t j = TAIL_OFFSET; j < MONITOR_BLOCK_BYTES; j++)
+		h[0][b[j]]++;
 }
 
 /* Bucket (1..6) of the block's last run; the 32-bit tail holds >= 6 bits. */
@@ -532,54 +661,43 @@ static unsigned last_run_bucket(const uint8_t *tail)
 HOT static unsigned fips_and_rct(struct monitor *m, const uint8_t *b)
 {
 	struct scan s = { .b = b, .m = m };
-	struct runs_acc r = { .and_pop = { 0 } };
-	uint16_t h0[256] = { 0 }, h1[256] = { 0 };
+	struct runs_acc r;
+	uint16_t h[2][256] = { { 0 } };
 	uint32_t last32 = m->last32, tail32, cont = 0, ones, n[2][7];
-	unsigned extra15 = 0;
-	uint64_t x, prev_byte;
-	unsigned failed = 0;
+	unsigned extra15 = 0, failed = 0;
+	uint64_t prev_byte;
+
+#ifdef HAVE_RUNS_AVX512
+	if (m->avx512)
+		runs_pass_avx512(b, &r);
+	else
+#endif
+		runs_pass(b, &r);
+	hist_pass(b, h);
 
 	if (!m->seeded) /* the block's first word only seeds the test */
 		last32 = ~load_le32(b);
 	/* Byte 0 is compared with the previous block by scan_bytes(); make the
 	 * fast path treat it as a candidate when the RCT needs that. */
 	prev_byte = (m->p.sample_bits == 8 && m->rct_started) ? m->rct_last : (uint8_t)~b[0];
-
-	x = load_be64(b);
-	for (size_t i = 0; i < BLOCK_WORDS; i++) {
-		const uint8_t *p = b + 8 * i;
-		uint64_t le = load_le64(p);
-		uint64_t nx = i + 1 < BLOCK_WORDS ? load_be64(p + 8)
-						  : (uint64_t)load_be32(b + TAIL_OFFSET) << 32;
+	for (size_t i = 0; i < TAIL_OFFSET; i += 8) {
+		uint64_t le = load_le64(b + i);
 		uint32_t lo = (uint32_t)le, hi = (uint32_t)(le >> 32);
-
-		runs_word(&r, x, nx);
-		x = nx;
 
 		cont |= (lo == last32) | (hi == lo);
 		last32 = hi;
-
-		for (unsigned k = 0; k < 8; k += 2) {
-			h0[(le >> (8 * k)) & 0xff]++;
-			h1[(le >> (8 * k + 8)) & 0xff]++;
-		}
-
 		if (has_zero_byte(le ^ (le << 8 | prev_byte)))
-			scan_bytes(&s, 8 * i, 8 * i + 8);
+			scan_bytes(&s, i, i + 8);
 		else if (m->p.sample_bits == 8)
 			m->rct_run = 1;
 		prev_byte = le >> 56;
 	}
 
-	/* The 4-byte tail: 32 stream bits followed by nothing. */
+	/* The 4-byte tail. */
 	tail32 = load_le32(b + TAIL_OFFSET);
 	cont |= tail32 == last32;
 	last32 = tail32;
-	for (size_t j = TAIL_OFFSET; j < MONITOR_BLOCK_BYTES; j++)
-		h0[b[j]]++;
 	scan_bytes(&s, TAIL_OFFSET, MONITOR_BLOCK_BYTES);
-	windows_word(r.tail_ones, x, 0);
-	windows_word(r.tail_zeros, ~x & 0xffffffff00000000ull, 0);
 
 	m->last32 = last32;
 	m->seeded = true;
@@ -597,14 +715,13 @@ HOT static unsigned fips_and_rct(struct monitor *m, const uint8_t *b)
 					b[MONITOR_BLOCK_BYTES - 1] & 1u,
 					last_run_bucket(b + TAIL_OFFSET));
 	m->fips_last_bit = b[MONITOR_BLOCK_BYTES - 1] & 1;
-	failed |= poker_verdict(h0, h1, extra15);
+	failed |= poker_verdict(h, extra15);
 	failed |= runs_verdict(n);
 	if (cont)
 		failed |= MONITOR_FIPS_CONTINUOUS;
 	failed |= s.failed;
 
-	explicit_bzero(h0, sizeof(h0)); /* histograms of raw input */
-	explicit_bzero(h1, sizeof(h1));
+	explicit_bzero(h, sizeof(h)); /* a histogram of raw input */
 	return failed;
 }
 

@@ -66,6 +66,8 @@ struct monitor_params {
 	unsigned max_consecutive_failures;
 	/* MONITOR_FIPS_STANDARD for the daemon; --check uses RNGTEST5. */
 	enum monitor_fips_counting fips_counting;
+	/* Tests only: use the portable code even where SIMD is available. */
+	bool portable;
 };
 
 /* The cutoffs derived from the parameters, for status output and tests. */
