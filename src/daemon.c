@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ struct slot {
 	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
 	struct reader_stats last;    /* for rate lines */
 	uint64_t credit_units;       /* ledger deposits, 1/1024 bit */
+	bool used;                   /* a reader was started at some point */
 };
 
 struct daemon {
@@ -374,7 +376,7 @@ static void log_summary(struct daemon *d)
 		struct slot *s = &d->slots[i];
 		struct reader_stats st;
 
-		if (!s->reader && !s->base.raw_bytes)
+		if (!s->used)
 			continue;
 		slot_stats(s, &st);
 		log_notice("  %s: %llu raw bytes, %llu blocks passed, %llu "
@@ -428,7 +430,7 @@ static void write_metrics(struct daemon *d, double now)
 	for (size_t i = 0; i < d->n_slots; i++) {
 		struct slot *s = &d->slots[i];
 
-		if (!s->reader && !s->base.raw_bytes)
+		if (!s->used)
 			continue;
 		slot_stats(s, &st[n]);
 		ms[n] = (struct metrics_source){
@@ -454,6 +456,7 @@ static void write_metrics(struct daemon *d, double now)
 static int start_reader(struct daemon *d, size_t i)
 {
 	struct slot *s = &d->slots[i];
+	int r;
 	struct reader_params p = {
 		.idx = (unsigned int)i,
 		.source = s->cfg,
@@ -466,7 +469,42 @@ static int start_reader(struct daemon *d, size_t i)
 	p.monitor.min_entropy = source_config_min_entropy(&s->cfg);
 	p.monitor.sample_bits = s->cfg.driver->sample_bits;
 	p.monitor.max_consecutive_failures = (unsigned int)d->cfg->max_failures;
-	return reader_start(&s->reader, &p);
+	r = reader_start(&s->reader, &p);
+	if (r == 0)
+		s->used = true;
+	return r;
+}
+
+/*
+ * Two enabled sources reading one device (hwrng and virtio both on
+ * /dev/hwrng) would split its output between two monitors and count it
+ * twice over; keep the later, more specific driver of the table.
+ */
+static bool shares_device_with_later(struct daemon *d, size_t i)
+{
+	const struct source_config *a = &d->slots[i].cfg;
+	struct stat sa, sb;
+
+	if (!(a->driver->flags & SOURCE_F_DEVICE) ||
+	    !source_config_device(a) || stat(source_config_device(a), &sa) < 0 ||
+	    !S_ISCHR(sa.st_mode))
+		return false;
+	for (size_t j = i + 1; j < d->n_slots; j++) {
+		const struct source_config *b = &d->slots[j].cfg;
+		char why[SOURCE_WHY_LEN];
+
+		if (!b->enabled || !(b->driver->flags & SOURCE_F_DEVICE) ||
+		    !source_config_device(b) ||
+		    stat(source_config_device(b), &sb) < 0 ||
+		    sb.st_rdev != sa.st_rdev ||
+		    b->driver->probe(b, why, sizeof(why)) < 0)
+			continue;
+		log_notice("%s: not used: %s is read by the %s source already",
+			   a->driver->name, source_config_device(a),
+			   b->driver->name);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -483,7 +521,7 @@ static size_t start_sources(struct daemon *d)
 		char why[SOURCE_WHY_LEN] = "";
 		int r;
 
-		if (!s->cfg.enabled)
+		if (!s->cfg.enabled || shares_device_with_later(d, i))
 			continue;
 		r = s->cfg.driver->probe(&s->cfg, why, sizeof(why));
 		if (r < 0) {
@@ -790,6 +828,12 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++)
 		d->slots[d->n_slots++].cfg = cfg->sources[i];
 
+	if (open_kernel(d) < 0)
+		goto out;
+	/* Detach first: memory locks (the DRBG's secure memory) are not
+	 * inherited by a forked child. */
+	if (cfg->mode == MODE_DAEMON && !cfg->foreground && daemonize(d) < 0)
+		goto out;
 	r = drbg_selftest();
 	if (r < 0) {
 		log_err("CTR_DRBG power-on self-test failed (%s); refusing to "
@@ -802,10 +846,6 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		log_err("cannot set up the CTR_DRBG: %s", strerror(-r));
 		goto out;
 	}
-	if (open_kernel(d) < 0)
-		goto out;
-	if (cfg->mode == MODE_DAEMON && !cfg->foreground && daemonize(d) < 0)
-		goto out;
 	if (cfg->pid_file[0] && write_pid_file(cfg->pid_file) < 0)
 		goto out;
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

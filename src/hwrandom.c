@@ -1,23 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/util.h"
+
+static int sysfs_path(char *path, size_t len, const char *dir,
+		      const char *file)
+{
+	if ((size_t)snprintf(path, len, "%s/%s", dir, file) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
 int hwrandom_current(const char *sysfs_dir, char *name, size_t len)
 {
 	char path[512];
 	ssize_t n;
+	int r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/rng_current",
-			     sysfs_dir) >= sizeof(path))
-		return -ENAMETOOLONG;
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
+	if (r < 0)
+		return r;
 	n = read_text_file(path, name, len);
 	if (n < 0)
 		return (int)n;
 	if (n == 0 || strcmp(name, "none") == 0)
 		return -ENODEV;
 	return (int)n;
+}
+
+int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
+		  size_t len)
+{
+	char path[512], list[1024], *save = NULL, *tok;
+	ssize_t n;
+	int r;
+
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
+	if (r < 0)
+		return r;
+	n = read_text_file(path, list, sizeof(list));
+	if (n < 0)
+		return (int)n;
+	/* Space-separated names, as the kernel prints them. */
+	for (tok = strtok_r(list, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (strncmp(tok, prefix, strlen(prefix)) != 0)
+			continue;
+		if (strlen(tok) >= len)
+			return -ENAMETOOLONG;
+		strcpy(name, tok);
+		return (int)strlen(tok);
+	}
+	return -ENODEV;
+}
+
+int hwrandom_select(const char *sysfs_dir, const char *name)
+{
+	char path[512];
+	int fd, r;
+
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
+	if (r < 0)
+		return r;
+	/* O_TRUNC is ignored by sysfs and keeps a fixture file exact. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, name, strlen(name));
+	close(fd);
+	return r;
 }

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hw_random sysfs parsing and the virtio driver's decisions, against
+ * fixture directories that stand in for /sys/class/misc/hw_random.
+ */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rngfeed/hwrandom.h"
+#include "rngfeed/source.h"
+#include "rngfeed/sources.h"
+
+static char dir[64];
+
+static void put(const char *file, const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void get(const char *file, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/rngfeed-hwrandom-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+START_TEST(current_names_the_device)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	put("rng_current", "virtio_rng.0\n");
+	ck_assert_int_eq(hwrandom_current(dir, name, sizeof(name)), 12);
+	ck_assert_str_eq(name, "virtio_rng.0");
+}
+END_TEST
+
+START_TEST(current_none_is_enodev)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	put("rng_current", "none\n");
+	ck_assert_int_eq(hwrandom_current(dir, name, sizeof(name)), -ENODEV);
+	put("rng_current", "\n");
+	ck_assert_int_eq(hwrandom_current(dir, name, sizeof(name)), -ENODEV);
+}
+END_TEST
+
+START_TEST(missing_files_are_errors)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	ck_assert_int_eq(hwrandom_current(dir, name, sizeof(name)), -ENOENT);
+	ck_assert_int_eq(hwrandom_find(dir, "virtio_rng.", name, sizeof(name)),
+			 -ENOENT);
+}
+END_TEST
+
+START_TEST(find_among_several)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	put("rng_available", "tpm-rng-0 virtio_rng.1 virtio_rng.0 \n");
+	ck_assert_int_eq(hwrandom_find(dir, "virtio_rng.", name, sizeof(name)),
+			 12);
+	ck_assert_str_eq(name, "virtio_rng.1");
+	ck_assert_int_eq(hwrandom_find(dir, "tpm-rng", name, sizeof(name)), 9);
+	ck_assert_str_eq(name, "tpm-rng-0");
+	ck_assert_int_eq(hwrandom_find(dir, "amd", name, sizeof(name)),
+			 -ENODEV);
+}
+END_TEST
+
+START_TEST(find_none_available)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	put("rng_available", "\n");
+	ck_assert_int_eq(hwrandom_find(dir, "virtio_rng.", name, sizeof(name)),
+			 -ENODEV);
+}
+END_TEST
+
+START_TEST(find_name_too_long)
+{
+	char name[8];
+
+	put("rng_available", "virtio_rng.12345\n");
+	ck_assert_int_eq(hwrandom_find(dir, "virtio_rng.", name, sizeof(name)),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(select_writes_current)
+{
+	char buf[64];
+
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrandom_select(dir, "virtio_rng.0"), 0);
+	get("rng_current", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "virtio_rng.0");
+}
+END_TEST
+
+/* The virtio driver's probe over a fixture directory. */
+static int virtio_probe_with(const char *select, char *why, size_t len)
+{
+	struct source_config cfg;
+	char err[256];
+
+	source_config_init(&cfg, &source_virtio);
+	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)),
+			 0);
+	if (select)
+		ck_assert_int_eq(source_config_set(&cfg, "select", select, err,
+						   sizeof(err)),
+				 0);
+	return source_virtio.probe(&cfg, why, len);
+}
+
+START_TEST(virtio_absent)
+{
+	char why[SOURCE_WHY_LEN];
+
+	put("rng_available", "tpm-rng-0\n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -ENODEV);
+	ck_assert_ptr_nonnull(strstr(why, "no virtio-rng device"));
+}
+END_TEST
+
+START_TEST(virtio_not_current)
+{
+	char why[SOURCE_WHY_LEN];
+
+	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(why, "current hw_random device is tpm-rng-0"));
+	ck_assert_ptr_nonnull(strstr(why, "select=yes"));
+	/* With select=yes it is usable (and would be selected). */
+	ck_assert_int_eq(virtio_probe_with("yes", why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "will be selected"));
+}
+END_TEST
+
+START_TEST(virtio_current_none)
+{
+	char why[SOURCE_WHY_LEN];
+
+	put("rng_available", "virtio_rng.0\n");
+	put("rng_current", "none\n");
+	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(why, "is none"));
+}
+END_TEST
+
+START_TEST(virtio_current)
+{
+	char why[SOURCE_WHY_LEN];
+
+	put("rng_available", "virtio_rng.0\n");
+	put("rng_current", "virtio_rng.0\n");
+	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0"));
+}
+END_TEST
+
+START_TEST(virtio_select_and_restore)
+{
+	struct source_config cfg;
+	char err[256], why[SOURCE_WHY_LEN], buf[64];
+	void *state = NULL;
+
+	/* /dev/null stands in for /dev/hwrng: open must succeed. */
+	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
+	put("rng_current", "tpm-rng-0\n");
+	source_config_init(&cfg, &source_virtio);
+	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "select", "yes", err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "device", "/dev/null", err, sizeof(err)), 0);
+	ck_assert_int_eq(source_virtio.open(&cfg, &state, why, sizeof(why)), 0);
+	get("rng_current", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "virtio_rng.0");
+	source_virtio.close(state);
+	get("rng_current", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "tpm-rng-0");
+}
+END_TEST
+
+START_TEST(virtio_open_refuses_without_select)
+{
+	struct source_config cfg;
+	char err[256], why[SOURCE_WHY_LEN], buf[64];
+	void *state = NULL;
+
+	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
+	put("rng_current", "tpm-rng-0\n");
+	source_config_init(&cfg, &source_virtio);
+	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "device", "/dev/null", err, sizeof(err)), 0);
+	ck_assert_int_eq(source_virtio.open(&cfg, &state, why, sizeof(why)), -EBUSY);
+	get("rng_current", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "tpm-rng-0"); /* untouched */
+}
+END_TEST
+
+static Suite *hwrandom_suite(void)
+{
+	Suite *s = suite_create("hwrandom");
+	TCase *tc = tcase_create("sysfs");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, current_names_the_device);
+	tcase_add_test(tc, current_none_is_enodev);
+	tcase_add_test(tc, missing_files_are_errors);
+	tcase_add_test(tc, find_among_several);
+	tcase_add_test(tc, find_none_available);
+	tcase_add_test(tc, find_name_too_long);
+	tcase_add_test(tc, select_writes_current);
+	tcase_add_test(tc, virtio_absent);
+	tcase_add_test(tc, virtio_not_current);
+	tcase_add_test(tc, virtio_current_none);
+	tcase_add_test(tc, virtio_current);
+	tcase_add_test(tc, virtio_select_and_restore);
+	tcase_add_test(tc, virtio_open_refuses_without_select);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(hwrandom_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
