@@ -6,6 +6,8 @@ PREFIX      ?= /usr
 SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
+# Where systemd wants units; /lib/systemd/system if systemd's .pc is absent.
+SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -84,6 +86,23 @@ deps:
 # Foreground with readable logs, on every source available here.
 run: rngfeed
 	./rngfeed -f -v
+
+install: rngfeed
+	install -D -m 0755 rngfeed $(DESTDIR)$(SBINDIR)/rngfeed
+	install -D -m 0644 man/rngfeed.8 $(DESTDIR)$(MANDIR)/man8/rngfeed.8
+	install -D -m 0644 man/rngfeed.conf.5 $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5
+	install -D -m 0644 systemd/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	@# Never overwrite a configuration the administrator edited.
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
+	else \
+		install -D -m 0644 systemd/rngfeed.conf $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
+	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 
 clean:
 	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/cavp-ctr-drbg $(BENCHES)

@@ -34,7 +34,9 @@
 #include "rngfeed/ledger.h"
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
+#include "rngfeed/privs.h"
 #include "rngfeed/reader.h"
+#include "rngfeed/service.h"
 #include "rngfeed/util.h"
 
 #define ADDITIONAL_LEN 16      /* kernel bytes mixed into every generate */
@@ -74,8 +76,9 @@ struct daemon {
 	uint8_t out[STDOUT_CHUNK]; /* --stdout output, wiped after each write */
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
 	uint64_t out_bytes;     /* --stdout */
+	struct service service;
 	int sigfd, evfd;
-	double start, last_stats, last_metrics;
+	double start, last_stats, last_metrics, last_status;
 	uint64_t last_generated;
 	bool stop;
 	int exit_code;
@@ -451,6 +454,51 @@ static void write_metrics(struct daemon *d, double now)
 	d->last_metrics = now;
 }
 
+/* One line for "systemctl status": what runs, what was done, what is off. */
+static void update_status(struct daemon *d, double now)
+{
+	char buf[512], off[256] = "";
+	size_t used = 0, used_off = 0;
+	const char *what = d->cfg->mode == MODE_DAEMON ? "Feeding"
+			   : d->cfg->mode == MODE_TEST ? "Testing"
+						       : "Writing stdout";
+
+	used += (size_t)snprintf(buf, sizeof(buf), "%s from", what);
+	for (size_t i = 0; i < d->n_slots; i++) {
+		struct slot *s = &d->slots[i];
+		struct reader_stats st;
+
+		if (!s->reader)
+			continue;
+		slot_stats(s, &st);
+		if (st.state == READER_RUNNING || st.state == READER_STARTUP) {
+			if (used < sizeof(buf))
+				used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+							 " %s", s->cfg.driver->name);
+		} else if (used_off < sizeof(off)) {
+			used_off += (size_t)snprintf(off + used_off,
+						     sizeof(off) - used_off,
+						     "; %s %s: %s", s->cfg.driver->name,
+						     reader_state_name(st.state),
+						     st.reason);
+		}
+	}
+	if (used < sizeof(buf))
+		snprintf(buf + used, sizeof(buf) - used,
+			 "; %llu bits credited, %.1f bits/s; kernel CRNG %s%s",
+			 (unsigned long long)d->feeder.credited_bits,
+			 now > d->start ? (double)d->feeder.credited_bits /
+						  (now - d->start)
+					: 0.0,
+			 d->feeder.crng_ready ? "ready" : "not ready", off);
+	if (!d->service.ready_sent &&
+	    (d->cfg->mode != MODE_DAEMON || d->feeder.credited_bits > 0))
+		service_ready(&d->service, buf);
+	else
+		service_status(&d->service, buf);
+	d->last_status = now;
+}
+
 /* ---- sources ------------------------------------------------------------- */
 
 static int start_reader(struct daemon *d, size_t i)
@@ -702,6 +750,14 @@ static void loop(struct daemon *d)
 				write_metrics(d, now);
 			wait = fmin(wait, d->last_metrics + METRICS_PERIOD_S - now);
 		}
+		/* READY=1 as soon as there is something to report, then a
+		 * fresh STATUS= every few seconds. */
+		if ((!d->service.ready_sent &&
+		     (mode != MODE_DAEMON || d->feeder.credited_bits > 0)) ||
+		    now - d->last_status >= METRICS_PERIOD_S)
+			update_status(d, now);
+		wait = fmin(wait, d->last_status + METRICS_PERIOD_S - now);
+		wait = fmin(wait, service_watchdog(&d->service, now));
 		if (mode == MODE_STDOUT && !stdout_may_write(d, now) &&
 		    drbg_is_instantiated(d->drbg))
 			wait = fmin(wait, 0.05); /* re-check the time limit */
@@ -846,6 +902,19 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		log_err("cannot set up the CTR_DRBG: %s", strerror(-r));
 		goto out;
 	}
+	/* Devices and locked memory are set up: from here on only
+	 * RNDADDENTROPY needs a privilege.  Before any thread exists, as
+	 * capabilities are per thread. */
+	{
+		char why[300];
+
+		r = privs_drop(cfg->user, cfg->mode == MODE_DAEMON, why,
+			       sizeof(why));
+		if (r < 0) {
+			log_err("cannot drop privileges: %s", why);
+			goto out;
+		}
+	}
 	if (cfg->pid_file[0] && write_pid_file(cfg->pid_file) < 0)
 		goto out;
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -861,8 +930,10 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (cfg->mode == MODE_DAEMON && !any_credit(d))
 		log_warn("no source in use has a credit above 0: the kernel "
 			 "will get data but no entropy credit");
+	service_init(&d->service, now_s());
 	ret = EXIT_SUCCESS;
 	loop(d);
+	service_stopping(&d->service);
 	if (d->exit_code)
 		ret = d->exit_code;
 	/* Final metrics while the sources still show their state. */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Dropping privileges with libcap: after the devices are open, keep only
+ * CAP_SYS_ADMIN (RNDADDENTROPY needs it) or nothing at all, optionally as
+ * another user, and verify that nothing else can be regained.
+ */
+#ifndef RNGFEED_PRIVS_H
+#define RNGFEED_PRIVS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * @user_spec: "USER[:GROUP]" or "" to keep the current user.
+ * @keep_sys_admin: keep CAP_SYS_ADMIN in the permitted and effective
+ * sets (and the bounding set); otherwise keep no capability.
+ * Returns 0, or -errno with a one-line reason in @why; the caller must
+ * not continue on failure.
+ */
+int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
+	       size_t why_len);
+
+#endif

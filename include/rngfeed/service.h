@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Talking to systemd (sd_notify): READY=1 once the pipeline has done its
+ * first useful work, STATUS= lines for "systemctl status", WATCHDOG=1
+ * when WatchdogSec= is set, STOPPING=1 on the way out.  Without
+ * NOTIFY_SOCKET every call is a cheap no-op.
+ */
+#ifndef RNGFEED_SERVICE_H
+#define RNGFEED_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct service {
+	bool ready_sent;
+	double watchdog_period;   /* seconds between pings; 0 = off */
+	double last_ping;
+	char last_status[512];
+};
+
+void service_init(struct service *s, double now);
+/* READY=1 (once), with a first STATUS= line. */
+void service_ready(struct service *s, const char *status);
+/* STATUS=@status, sent only when it changed. */
+void service_status(struct service *s, const char *status);
+/* Send WATCHDOG=1 if due; returns seconds until the next one is due
+ * (a large value when the watchdog is off). */
+double service_watchdog(struct service *s, double now);
+void service_stopping(struct service *s);
+
+#endif

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "rngfeed/privs.h"
+
+static int fail(char *why, size_t len, int err, const char *what)
+{
+	snprintf(why, len, "%s: %s", what, strerror(err));
+	return -err;
+}
+
+/* "USER[:GROUP]" → uid and gid (the user's primary group by default). */
+static int lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
+		       size_t len)
+{
+	char name[64], *colon;
+	struct passwd *pw;
+	struct group *gr;
+
+	if (strlen(spec) >= sizeof(name))
+		return fail(why, len, ENAMETOOLONG, "user name");
+	strcpy(name, spec);
+	colon = strchr(name, ':');
+	if (colon)
+		*colon++ = '\0';
+	errno = 0;
+	pw = getpwnam(name);
+	if (!pw) {
+		snprintf(why, len, "unknown user '%s'", name);
+		return -ENOENT;
+	}
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	if (colon) {
+		gr = getgrnam(colon);
+		if (!gr) {
+			snprintf(why, len, "unknown group '%s'", colon);
+			return -ENOENT;
+		}
+		*gid = gr->gr_gid;
+	}
+	return 0;
+}
+
+static bool have_cap(cap_value_t cap)
+{
+	cap_t caps = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (caps) {
+		cap_get_flag(caps, cap, CAP_EFFECTIVE, &v);
+		cap_free(caps);
+	}
+	return v == CAP_SET;
+}
+
+/* The bounding set limits what any later exec could gain. */
+static int drop_bounding_set(bool keep_sys_admin, char *why, size_t len)
+{
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		if (keep_sys_admin && c == CAP_SYS_ADMIN)
+			continue;
+		if (cap_drop_bound(c) < 0 && errno != EINVAL)
+			return fail(why, len, errno, "dropping the bounding set");
+	}
+	return 0;
+}
+
+static int set_caps(bool keep_sys_admin, char *why, size_t len)
+{
+	const cap_value_t admin[] = { CAP_SYS_ADMIN };
+	cap_t caps = cap_init(); /* all clear */
+	int r = 0;
+
+	if (!caps)
+		return fail(why, len, errno, "cap_init");
+	if (keep_sys_admin &&
+	    (cap_set_flag(caps, CAP_PERMITTED, 1, admin, CAP_SET) < 0 ||
+	     cap_set_flag(caps, CAP_EFFECTIVE, 1, admin, CAP_SET) < 0))
+		r = fail(why, len, errno, "cap_set_flag");
+	if (r == 0 && cap_set_proc(caps) < 0)
+		r = fail(why, len, errno, "setting capabilities");
+	cap_free(caps);
+	if (r == 0 && cap_reset_ambient() < 0 && errno != EINVAL)
+		r = fail(why, len, errno, "clearing ambient capabilities");
+	return r;
+}
+
+/* Check the result: only the wanted capability, and no way back. */
+static int verify(bool keep_sys_admin, bool switched, char *why, size_t len)
+{
+	cap_t want = cap_init(), have = cap_get_proc();
+	const cap_value_t admin[] = { CAP_SYS_ADMIN };
+	int r = 0;
+
+	if (!want || !have) {
+		r = fail(why, len, errno ? errno : ENOMEM, "cap_get_proc");
+		goto out;
+	}
+	if (keep_sys_admin) {
+		cap_set_flag(want, CAP_PERMITTED, 1, admin, CAP_SET);
+		cap_set_flag(want, CAP_EFFECTIVE, 1, admin, CAP_SET);
+	}
+	if (cap_compare(want, have) != 0) {
+		char *text = cap_to_text(have, NULL);
+
+		snprintf(why, len, "capabilities are '%s' after the drop",
+			 text ? text : "?");
+		cap_free(text);
+		r = -EPERM;
+		goto out;
+	}
+	/* With root's uid gone, setuid(0) must fail. */
+	if (switched && (setuid(0) == 0 || seteuid(0) == 0)) {
+		snprintf(why, len, "could regain uid 0 after switching user");
+		r = -EPERM;
+	}
+out:
+	cap_free(want);
+	cap_free(have);
+	return r;
+}
+
+int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
+	       size_t why_len)
+{
+	bool switching = user_spec && user_spec[0];
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int r;
+
+	if (switching) {
+		r = lookup_user(user_spec, &uid, &gid, why, why_len);
+		if (r < 0)
+			return r;
+	}
+	/* Unprivileged (tests, --stdout as a user): nothing to keep; the
+	 * kernel will refuse RNDADDENTROPY and say so. */
+	if (keep_sys_admin && !have_cap(CAP_SYS_ADMIN))
+		keep_sys_admin = false;
+	if (have_cap(CAP_SETPCAP)) {
+		r = drop_bounding_set(keep_sys_admin, why, why_len);
+		if (r < 0)
+			return r;
+	} else if (switching) {
+		snprintf(why, why_len, "switching to user '%s' needs root",
+			 user_spec);
+		return -EPERM;
+	}
+	if (switching) {
+		/* Keep the permitted set across the uid change; the
+		 * capabilities are trimmed right after. */
+		if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) < 0)
+			return fail(why, why_len, errno, "PR_SET_KEEPCAPS");
+		if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			return fail(why, why_len, errno, "switching user");
+		prctl(PR_SET_KEEPCAPS, 0L, 0L, 0L, 0L);
+	}
+	r = set_caps(keep_sys_admin, why, why_len);
+	if (r < 0)
+		return r;
+	/* Nothing exec'd later can gain privileges either. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
+		return fail(why, why_len, errno, "PR_SET_NO_NEW_PRIVS");
+	return verify(keep_sys_admin, switching && uid != 0, why, why_len);
+}
