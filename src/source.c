@@ -22,6 +22,7 @@ const struct source_driver *const source_drivers[] = {
 	&source_hwrng,
 	&source_rdseed,
 	&source_rdrand,
+	&source_tpm,
 	&source_virtio,
 	&source_file,
 	NULL,

@@ -8,6 +8,7 @@
 extern const struct source_driver source_hwrng;
 extern const struct source_driver source_rdseed;
 extern const struct source_driver source_rdrand;
+extern const struct source_driver source_tpm;
 extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;
 
