@@ -72,8 +72,13 @@ static int run_raw(struct rngfeed_config *cfg)
 			want = (size_t)left;
 		n = source_read(src, buf, want, NULL);
 		if (n < 0) {
-			log_err("%s: read failed: %s", sc->driver->name,
-				strerror((int)-n));
+			char desc[SOURCE_WHY_LEN];
+
+			/* The driver may know more than errno says (a TPM
+			 * response code, a stuck CPU instruction). */
+			source_describe(src, desc, sizeof(desc));
+			log_err("%s: read failed: %s (%s)", sc->driver->name,
+				strerror((int)-n), desc);
 			goto out;
 		}
 		if (n == 0) {

@@ -182,8 +182,11 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (r->stop)
 			return READER_STOPPED;
 		if (n < 0) {
-			snprintf(reason, reason_len, "read failed: %s",
-				 strerror((int)-n));
+			char desc[SOURCE_WHY_LEN];
+
+			source_describe(src, desc, sizeof(desc));
+			snprintf(reason, reason_len, "read failed: %s (%s)",
+				 strerror((int)-n), desc);
 			return READER_BACKOFF;
 		}
 		pthread_mutex_lock(&r->lock);
