@@ -15,18 +15,7 @@
 #include <unistd.h>
 
 #include "rngfeed/source.h"
-#include "rngfeed/sources.h"
 #include "rngfeed/util.h"
-
-const struct source_driver *const source_drivers[] = {
-	&source_hwrng,
-	&source_rdseed,
-	&source_rdrand,
-	&source_tpm,
-	&source_virtio,
-	&source_file,
-	NULL,
-};
 
 size_t source_driver_count(void)
 {

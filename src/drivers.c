@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The driver table: every source rngfeed knows, in the order --list
+ * shows them.  It lives alone in this file so that a test program can
+ * link its own table (with fault-injecting drivers) in its place.
+ */
+#include <stddef.h>
+
+#include "rngfeed/sources.h"
+
+const struct source_driver *const source_drivers[] = {
+	&source_hwrng,
+	&source_rdseed,
+	&source_rdrand,
+	&source_tpm,
+	&source_virtio,
+	&source_file,
+	NULL,
+};
