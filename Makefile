@@ -33,7 +33,8 @@ HEADERS     := $(wildcard include/rngfeed/*.h)
 
 UNIT_TESTS  := $(patsubst %.c,%,$(wildcard tests/check_*.c))
 TEST_TOOLS  := $(if $(wildcard tests/cavp-ctr-drbg.c),tests/cavp-ctr-drbg)
-TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c))
+TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
+                $(if $(wildcard tests/fault_drivers.c),tests/rngfeed-faulty)
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
 
@@ -61,6 +62,11 @@ tests/check_%: tests/check_%.c $(LIB) $(HEADERS)
 
 tests/helper_%: tests/helper_%.c $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# The daemon with a driver table that adds fault-injecting drivers (for the
+# faults CPU instructions or devices cannot be made to show on demand).
+tests/rngfeed-faulty: build/src/main.o tests/fault_drivers.c $(LIB) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ build/src/main.o tests/fault_drivers.c $(LIB) $(LDLIBS)
 
 tests/cavp-ctr-drbg: tests/cavp-ctr-drbg.c $(wildcard tests/cavp.c tests/cavp.h) $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
@@ -105,4 +111,4 @@ uninstall:
 	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 
 clean:
-	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/cavp-ctr-drbg $(BENCHES)
+	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES)
