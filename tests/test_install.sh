@@ -1,0 +1,134 @@
+#!/bin/bash
+# "make install" into a DESTDIR: prints what it installed, checks the five
+# files, their modes and that nothing else was installed; checks that a
+# second install keeps an edited /etc/rngfeed.conf, that SBINDIR, MANDIR,
+# SYSCONFDIR and SYSTEMDUNITDIR are honoured, and that "make uninstall"
+# removes the program, the pages and the unit (and, like dpkg's "remove",
+# leaves the administrator's configuration alone).
+#
+# Needs no root: everything goes into temporary directories.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+
+for f in systemd/rngfeed.service systemd/rngfeed.conf man/rngfeed.8 man/rngfeed.conf.5; do
+	if [ ! -e "$f" ]; then
+		echo "FAIL: $f is missing; make install needs it"
+		exit 1
+	fi
+done
+
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# make runs quietly and without the parent's jobserver or directory noise.
+mk() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
+}
+
+# Where the Makefile puts the unit unless told otherwise.
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)
+[ -n "$unitdir" ] || unitdir=/lib/systemd/system
+
+# path mode, for: expect DESTDIR PATH... (each "path:mode")
+expect() {
+	local root=$1 item path mode have
+	shift
+	for item in "$@"; do
+		path=${item%:*} mode=${item##*:}
+		if [ ! -f "$root$path" ]; then
+			bad "$path was not installed"
+			continue
+		fi
+		have=$(stat -c %a "$root$path")
+		[ "$have" = "$mode" ] || bad "$path has mode $have, not $mode"
+	done
+}
+
+listing() { # DESTDIR: every file and link below it, with its mode
+	(cd "$1" && find . ! -type d -printf '%M %p\n' | sed 's|^\(.\{10\}\) \./|\1 /|' | sort -k2)
+}
+
+# Nothing but the five files may be there.
+only() {
+	local root=$1 extra
+	shift
+	extra=$(cd "$root" && find . ! -type d -printf '/%P\n' | sort |
+		grep -vxF -f <(printf '%s\n' "$@"))
+	[ -z "$extra" ] || bad "unexpected files installed: $(echo $extra)"
+}
+
+# --- 1. the defaults, as a distribution would call it -------------------------
+d=$tmp/root
+if ! mk install DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
+	bad "make install DESTDIR=$d PREFIX=/usr failed:"
+	sed 's/^/    /' "$tmp/log"
+	exit 1
+fi
+echo "make install DESTDIR=\$tmp PREFIX=/usr installed:"
+listing "$d" | sed 's/^/    /'
+files=(/usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8
+       /usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"
+       /etc/rngfeed.conf)
+expect "$d" /usr/sbin/rngfeed:755 /usr/share/man/man8/rngfeed.8:644 \
+	/usr/share/man/man5/rngfeed.conf.5:644 "$unitdir/rngfeed.service:644" \
+	/etc/rngfeed.conf:644
+only "$d" "${files[@]}"
+cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || bad "installed rngfeed.8 differs"
+cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || bad "installed unit differs"
+cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || bad "installed rngfeed.conf differs"
+if ! "$d/usr/sbin/rngfeed" --version >"$tmp/version" 2>&1; then
+	bad "the installed rngfeed --version failed: $(cat "$tmp/version")"
+else
+	echo "installed binary: $(cat "$tmp/version")"
+fi
+
+# --- 2. a second install keeps an edited configuration ------------------------
+echo "interval = 17  # edited by the administrator" >>"$d/etc/rngfeed.conf"
+cp "$d/etc/rngfeed.conf" "$tmp/edited.conf"
+if ! mk install DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
+	bad "the second make install failed:"
+	sed 's/^/    /' "$tmp/log"
+fi
+cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
+	bad "a second make install overwrote the edited /etc/rngfeed.conf"
+expect "$d" /usr/sbin/rngfeed:755 "$unitdir/rngfeed.service:644"
+only "$d" "${files[@]}"
+
+# --- 3. uninstall ---------------------------------------------------------------
+if ! mk uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
+	bad "make uninstall failed:"
+	sed 's/^/    /' "$tmp/log"
+fi
+for f in /usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8 \
+	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"; do
+	[ ! -e "$d$f" ] || bad "make uninstall left $f"
+done
+cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
+	bad "make uninstall removed or changed the edited /etc/rngfeed.conf"
+echo "after make uninstall:"
+listing "$d" | sed 's/^/    /'
+
+# --- 4. the directory variables are honoured ------------------------------------
+d=$tmp/custom
+if ! mk install DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >"$tmp/log" 2>&1; then
+	bad "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR failed:"
+	sed 's/^/    /' "$tmp/log"
+fi
+expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
+	/opt/rf/man/man5/rngfeed.conf.5:644 /usr/lib/systemd/system/rngfeed.service:644 \
+	/opt/rf/etc/rngfeed.conf:644
+only "$d" /opt/rf/bin/rngfeed /opt/rf/man/man8/rngfeed.8 /opt/rf/man/man5/rngfeed.conf.5 \
+	/usr/lib/systemd/system/rngfeed.service /opt/rf/etc/rngfeed.conf
+mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
+left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf)
+[ -z "$left" ] || bad "make uninstall with custom directories left: $(echo $left)"
+
+[ $fail -eq 0 ] && echo "PASS: make install and make uninstall"
+exit $fail
