@@ -84,7 +84,8 @@ bench: rngfeed $(BENCHES)
 
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
-            libcap-dev check rng-tools5 swtpm swtpm-tools strace
+            libcap-dev check rng-tools5 swtpm swtpm-tools strace \
+            man-db groff-base
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_DEPS)
@@ -112,3 +113,78 @@ uninstall:
 
 clean:
 	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES)
+
+# ---- fuzzing (make fuzz, make fuzz-short) ----
+# libFuzzer harnesses in tests/fuzz/ for every parser of outside input.
+# Needs clang and its runtime (Debian 12: clang, libclang-rt-14-dev).  Each
+# harness and the sources it covers are compiled with the sanitizers and
+# fuzzer instrumentation into build/fuzz/; "make fuzz" runs each for
+# FUZZ_TIME seconds (default 60), "make fuzz-short" for 20 (CI), both on a
+# temporary copy of tests/fuzz/corpus/NAME so nothing in the tree changes,
+# and fail on any crash, leak, timeout or failed invariant; the input that
+# did it is kept in build/fuzz/artifacts/NAME/.  The same harnesses, built
+# normally as replay programs, run the saved corpus (with every regression
+# input) in "make check" (tests/test_fuzz_regressions.sh).
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1
+FUZZ_CFLAGS  := -std=gnu11 $(WARN) -pthread $(FUZZ_SAN)
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
+FUZZ_REPLAYS := $(FUZZ_NAMES:%=build/fuzz/replay/fuzz_%)
+FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
+# What each harness parses, and what that code links against.
+FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
+                    src/hwrandom.c src/tpm2.c $(wildcard src/sources/*.c)
+FUZZ_SRCS_config  := src/config.c $(FUZZ_SOURCES_LIB)
+FUZZ_SRCS_options := src/config.c $(FUZZ_SOURCES_LIB)
+FUZZ_SRCS_tpm2    := src/tpm2.c
+FUZZ_SRCS_sysfs   := src/hwrandom.c src/util.c
+FUZZ_SRCS_cavp    := tests/cavp.c
+FUZZ_EXTRA_replay_cavp := tests/cavp.c
+fuzz_objs = $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS_$(1)))
+# Kept between runs (make would delete them as intermediates).
+.SECONDARY: $(sort $(foreach n,$(FUZZ_NAMES),$(call fuzz_objs,$(n))))
+
+.PHONY: fuzz fuzz-short fuzz-build
+
+build/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+.SECONDEXPANSION:
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(FUZZ_HDRS)
+	$(if $(Q),@echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ \
+		$< $(call fuzz_objs,$*) -lm
+
+# Replay programs: the harness and tests/fuzz/replay.c, ordinary build.
+build/fuzz/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_replay_$$*) $(LIB) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
+
+check: $(FUZZ_REPLAYS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: FUZZ_SECONDS = $(or $(FUZZ_TIME),60)
+fuzz-short: FUZZ_SECONDS = $(or $(FUZZ_TIME),20)
+fuzz fuzz-short: $(FUZZ_BINS)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for h in $(FUZZ_NAMES); do \
+		mkdir -p "$$tmp/$$h/corpus" "$$tmp/$$h/artifacts"; \
+		cp tests/fuzz/corpus/$$h/* "$$tmp/$$h/corpus/"; \
+		echo "== fuzz_$$h, $(FUZZ_SECONDS) s"; \
+		if ! build/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=10 -print_final_stats=1 \
+			-artifact_prefix="$$tmp/$$h/artifacts/" \
+			"$$tmp/$$h/corpus" >"$$tmp/$$h/log" 2>&1; then \
+			tail -n 60 "$$tmp/$$h/log"; \
+			mkdir -p build/fuzz/artifacts/$$h; \
+			cp "$$tmp/$$h"/artifacts/* build/fuzz/artifacts/$$h/ 2>/dev/null || true; \
+			echo "fuzz_$$h FAILED; input(s) in build/fuzz/artifacts/$$h/"; \
+			exit 1; \
+		fi; \
+		grep -E '^#[0-9]+[[:space:]]+DONE' "$$tmp/$$h/log" || tail -n 3 "$$tmp/$$h/log"; \
+		grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$$tmp/$$h/log" | tr '\n' ' '; echo; \
+	done
