@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Integration tests of the real binary on this machine's real sources:
+# --raw from hwrng, rdseed and rdrand gives exactly the bytes asked for and
+# passes rngtest; --list; refusal of the kernel's own output; one-line usage
+# errors; --raw from a FIFO, into a closed pipe, and from a short file.
+# Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_sources.sh
+# Exit 0 pass, 1 fail, 77 skip (with a printed reason).
+set -u
+
+RNGFEED=${RNGFEED:-./rngfeed}
+failures=0
+tmp=$(mktemp -d) || exit 1
+bg_pids=()
+cleanup() {
+	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+if ! command -v rngtest >/dev/null; then
+	echo "SKIP: rngtest not installed (Debian package rng-tools5)"
+	exit 77
+fi
+if [ ! -x "$RNGFEED" ]; then
+	echo "FAIL: $RNGFEED is not built"
+	exit 1
+fi
+
+# ---- --list -----------------------------------------------------------------
+
+list=$(timeout 10 "$RNGFEED" --list 2>"$tmp/list.err")
+rc=$?
+[ $rc -eq 0 ] || fail "--list exited $rc: $(cat "$tmp/list.err")"
+for name in hwrng rdseed rdrand file; do
+	state=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$list")
+	case "$state" in
+	available | unavailable) ;;
+	*) fail "--list: no availability for $name: '$state'" ;;
+	esac
+done
+[ "$(grep -cE '^(hwrng|rdseed|rdrand|file) ' <<<"$list")" -eq 4 ] ||
+	fail "--list does not show each of the four drivers once"
+# With no path, the file source is unavailable and says how to fix it.
+grep -E '^file +unavailable .*device=PATH' <<<"$list" >/dev/null ||
+	fail "--list: file without a path should be unavailable with a hint"
+echo abc >"$tmp/small"
+timeout 10 "$RNGFEED" --list -O file:device="$tmp/small" | grep -E '^file +available' >/dev/null ||
+	fail "--list: file with a regular file should be available"
+
+list_state() { awk -v n="$1" '$1 == n { print $2 }' <<<"$list"; }
+list_line() { grep -E "^$1 " <<<"$list"; }
+
+# ---- --raw from the real sources ---------------------------------------------
+
+# rngtest on 100,000 bytes: after its first 4 bytes (which seed the
+# continuous test) it checks 39 blocks of 20,000 bits.  Perfect random data
+# fails a FIPS 140-2 block about 1 time in 1,250 (p ~ 8e-4, rngtest's own
+# long-run figure), so the number of failed blocks is ~Poisson(39/1250 =
+# 0.031): P(>= 1) ~ 3 %, too often to demand zero; P(>= 3) ~ 0.031^3/6 ~
+# 5e-6.  So allow at most 2 failed blocks: a false alarm about once in
+# 200,000 runs, while a broken source (stuck, biased, repeating) fails all
+# 39.
+RNGTEST_MAX_FAILED=2
+RAW_BYTES=100000
+
+fips_failures() {
+	rngtest <"$1" 2>&1 | sed -n 's/^rngtest: FIPS 140-2 failures: //p'
+}
+
+raw_source() {
+	local name=$1 state out="$tmp/$1.raw" f
+	state=$(list_state "$name")
+	if [ "$state" != available ]; then
+		skip "$name: $(list_line "$name")"
+		return
+	fi
+	if [ "$name" = hwrng ] && [ "$(id -u)" -ne 0 ]; then
+		skip "$name: /dev/hwrng needs root"
+		return
+	fi
+	# head caps the output, so a --bytes that is not honoured shows up as
+	# one byte too many rather than filling the disk; hwrng gives ~10 KB/s.
+	timeout 60 "$RNGFEED" -n "$name" --raw --bytes $RAW_BYTES 2>"$tmp/raw.err" |
+		head -c $((RAW_BYTES + 1)) >"$out"
+	rc=${PIPESTATUS[0]}
+	[ $rc -eq 0 ] || { fail "$name --raw exited $rc: $(cat "$tmp/raw.err")"; return; }
+	[ ! -s "$tmp/raw.err" ] || fail "$name --raw wrote to stderr: $(cat "$tmp/raw.err")"
+	[ "$(stat -c %s "$out")" -eq $RAW_BYTES ] ||
+		{ fail "$name --raw gave $(stat -c %s "$out") bytes, not $RAW_BYTES"; return; }
+	f=$(fips_failures "$out")
+	if [ -z "$f" ]; then
+		fail "$name: no rngtest verdict"
+	elif [ "$f" -gt $RNGTEST_MAX_FAILED ]; then
+		fail "$name: $f of 39 FIPS blocks failed (at most $RNGTEST_MAX_FAILED expected)"
+	else
+		ok "$name: $RAW_BYTES bytes, $f FIPS blocks failed"
+	fi
+	# A second read differs from the first (1000 bytes: hwrng is slow).
+	timeout 10 "$RNGFEED" -n "$name" --raw --bytes 1000 2>/dev/null |
+		head -c 1001 >"$tmp/$name.2"
+	[ "$(stat -c %s "$tmp/$name.2")" -eq 1000 ] || fail "$name: second read short"
+	head -c 1000 "$out" | cmp -s - "$tmp/$name.2" && fail "$name: two reads gave the same bytes"
+}
+
+for name in hwrng rdseed rdrand; do
+	raw_source "$name"
+done
+
+# The test oracle itself must catch a broken source, or the above proves
+# nothing.
+head -c $RAW_BYTES /dev/zero >"$tmp/zeros"
+f=$(fips_failures "$tmp/zeros")
+[ "${f:-0}" -gt $RNGTEST_MAX_FAILED ] || fail "rngtest passed all-zero input ($f failures)"
+
+# ---- refusing the kernel's own output ------------------------------------------
+
+# Exit 2, nothing on stdout, exactly one line on stderr, saying why.  Under
+# a timeout and with stdout capped: a refusal that regressed would otherwise
+# run a daemon or stream forever.
+expect_usage_error() {
+	local what=$1 want=$2
+	shift 2
+	timeout 10 "$@" 2>"$tmp/u.err" </dev/null | head -c 100 >"$tmp/u.out"
+	rc=${PIPESTATUS[0]}
+	if [ $rc -ne 2 ]; then
+		fail "$what: exit $rc, not 2"
+	elif [ "$(wc -l <"$tmp/u.err")" -ne 1 ]; then
+		fail "$what: $(wc -l <"$tmp/u.err") lines on stderr, not 1: $(cat "$tmp/u.err")"
+	elif ! grep -qF -- "$want" "$tmp/u.err"; then
+		fail "$what: message lacks '$want': $(cat "$tmp/u.err")"
+	elif [ -s "$tmp/u.out" ]; then
+		fail "$what: wrote to stdout"
+	fi
+}
+
+ln -s /dev/urandom "$tmp/urandom-link"
+loop="kernel's own random output"
+# -f: should the refusal ever regress, a foreground daemon dies with the
+# timeout instead of forking away.
+expect_usage_error "-r /dev/urandom" "$loop" "$RNGFEED" -f -r /dev/urandom
+expect_usage_error "-r /dev/random" "$loop" "$RNGFEED" -f -r /dev/random
+expect_usage_error "-O file:device=link" "$loop" \
+	"$RNGFEED" -f -O file:device="$tmp/urandom-link"
+expect_usage_error "--raw from a link to urandom" "$loop" \
+	"$RNGFEED" -n file --raw --bytes 10 -O file:device="$tmp/urandom-link"
+expect_usage_error "-r link" "$loop" "$RNGFEED" -n hwrng --raw -r "$tmp/urandom-link"
+
+# ---- bad options: exit 2, exactly one line ---------------------------------------
+# (-f where no mode is given: see above.)
+
+expect_usage_error "--bogus" "--bogus" "$RNGFEED" -f --bogus
+expect_usage_error "-Z" "-Z" "$RNGFEED" -f -Z
+expect_usage_error "unknown source" "nosuch" "$RNGFEED" -n nosuch --raw
+expect_usage_error "malformed -O" "hwrng:credit" "$RNGFEED" -f -O hwrng:credit
+expect_usage_error "bad credit" "1025" "$RNGFEED" -f -O rdrand:credit=1025
+expect_usage_error "bad --bytes" "10Q" "$RNGFEED" -n rdrand --raw --bytes 10Q
+expect_usage_error "--raw without -n" "--raw" "$RNGFEED" --raw
+expect_usage_error "two modes" "exclude each other" "$RNGFEED" --list --raw -n rdrand
+expect_usage_error "stray argument" "stray" "$RNGFEED" --list stray
+expect_usage_error "missing value" "--bytes" "$RNGFEED" --raw -n rdrand --bytes
+
+timeout 10 "$RNGFEED" --help >"$tmp/help.out" 2>"$tmp/help.err"
+rc=$?
+[ $rc -eq 0 ] || fail "--help exited $rc"
+grep -q -- "--raw" "$tmp/help.out" || fail "--help does not describe --raw"
+[ ! -s "$tmp/help.err" ] || fail "--help wrote to stderr"
+timeout 10 "$RNGFEED" --version | grep -qE '^rngfeed [0-9]' || fail "--version"
+
+# ---- --raw from the file driver ---------------------------------------------------
+
+# A FIFO fed by a writer that pauses between pieces: exactly what was written,
+# in order, ending at the writer's close.
+head -c 30000 /dev/urandom >"$tmp/feed"
+mkfifo "$tmp/fifo1"
+(
+	for i in 0 1 2 3 4 5; do
+		dd if="$tmp/feed" bs=5000 skip=$i count=1 status=none
+		sleep 0.02
+	done
+) >"$tmp/fifo1" &
+bg_pids+=($!)
+timeout 20 "$RNGFEED" -n file -O file:device="$tmp/fifo1" --raw >"$tmp/fifo.out" 2>"$tmp/fifo.err"
+rc=$?
+[ $rc -eq 0 ] || fail "--raw from a FIFO exited $rc: $(cat "$tmp/fifo.err")"
+cmp -s "$tmp/feed" "$tmp/fifo.out" ||
+	fail "--raw from a FIFO: $(stat -c %s "$tmp/fifo.out") bytes, not the 30000 written"
+
+# --bytes: exactly that many of what a FIFO writer gives.  (One FIFO per
+# test, so a writer left blocked by a failed test cannot feed the next.)
+mkfifo "$tmp/fifo2"
+(cat "$tmp/feed" >"$tmp/fifo2") 2>/dev/null &
+bg_pids+=($!)
+timeout 20 "$RNGFEED" -n file -O file:device="$tmp/fifo2" --raw --bytes 12345 >"$tmp/fifo2.out" 2>"$tmp/fifo2.err"
+rc=$?
+[ $rc -eq 0 ] || fail "--raw --bytes 12345 from a FIFO exited $rc: $(cat "$tmp/fifo2.err")"
+head -c 12345 "$tmp/feed" | cmp -s - "$tmp/fifo2.out" || fail "--raw --bytes 12345 from a FIFO: wrong bytes"
+
+# A reader that goes away is the normal end of a pipe: exit 0, no message.
+# pipefail only in this subshell (its status is the pipeline's), so that
+# rngfeed's status counts and not only head's.  SIGPIPE is set to its
+# default for rngfeed, so an ignored SIGPIPE inherited from whatever runs
+# the tests cannot hide a missing SIG_IGN in rngfeed (it would die of it,
+# status 141).
+raw_into_head() {
+	local what=$1
+	shift
+	(
+		set -o pipefail
+		timeout 20 env --default-signal=PIPE "$@" 2>"$tmp/pipe.err" |
+			head -c 10 >"$tmp/pipe.out"
+	)
+	rc=$?
+	[ $rc -eq 0 ] || fail "$what | head -c 10: exit status $rc"
+	[ ! -s "$tmp/pipe.err" ] || fail "$what | head -c 10: message: $(cat "$tmp/pipe.err")"
+	[ "$(stat -c %s "$tmp/pipe.out")" -eq 10 ] || fail "$what | head -c 10: not 10 bytes"
+}
+
+if [ "$(list_state rdrand)" = available ]; then
+	raw_into_head "rdrand --raw" "$RNGFEED" -n rdrand --raw
+else
+	skip "rdrand into a closed pipe: $(list_line rdrand)"
+fi
+# The same from an endless FIFO, on any machine.
+mkfifo "$tmp/fifo3"
+(yes >"$tmp/fifo3") 2>/dev/null &
+bg_pids+=($!)
+raw_into_head "file --raw" "$RNGFEED" -n file -O file:device="$tmp/fifo3" --raw
+
+# Fewer bytes in the file than asked: an error that says so, not success.
+head -c 500 /dev/urandom >"$tmp/short"
+timeout 10 "$RNGFEED" -n file -O file:device="$tmp/short" --raw --bytes 1000 >"$tmp/short.out" 2>"$tmp/short.err"
+rc=$?
+[ $rc -ne 0 ] || fail "--raw --bytes 1000 from a 500-byte file exited 0"
+[ -s "$tmp/short.err" ] || fail "--raw --bytes 1000 from a 500-byte file: no message"
+grep -q 500 "$tmp/short.err" || fail "short file: message does not say how much was read: $(cat "$tmp/short.err")"
+
+# The exact size of a regular file succeeds.
+timeout 10 "$RNGFEED" -n file -O file:device="$tmp/short" --raw --bytes 500 2>/dev/null | cmp -s - "$tmp/short" ||
+	fail "--raw --bytes 500 from a 500-byte file: wrong bytes"
+
+if [ $failures -ne 0 ]; then
+	echo "$failures failure(s)"
+	exit 1
+fi
+exit 0
