@@ -346,12 +346,17 @@ static bool split_key_value(char *line, char **key, char **value)
 static int load_line(struct rngfeed_config *cfg, char *line,
 		     struct source_config **section, char *msg, size_t len)
 {
-	char *key, *value, name[64];
+	char *key, *value, *end, name[64];
 	int r;
 
 	line[strcspn(line, "#")] = '\0';
 	while (*line == ' ' || *line == '\t')
 		line++;
+	/* Trailing blanks (before a comment, too) are not part of a
+	 * section header: "[source hwrng]  # note" is fine. */
+	for (end = line + strlen(line);
+	     end > line && (end[-1] == ' ' || end[-1] == '\t');)
+		*--end = '\0';
 	if (!*line)
 		return 0;
 	if (*line == '[') {
@@ -412,7 +417,8 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
 		for (ssize_t i = 0; i < n && r == 0; i++)
-			if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+			if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
+			    line[i] == 0x7f)
 				r = fail(err, err_len,
 					 "%s:%u: %s byte in line", path, lineno,
 					 line[i] ? "control" : "NUL");
@@ -618,9 +624,19 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 				 argv[optind - 1]);
 			break;
 		default:
-			if (optopt)
+			/* optopt is a short letter only for an unknown short
+			 * option; for a known long option given a value it
+			 * does not take, it is that option's val (maybe not
+			 * a character), and argv[optind - 1] is what the user
+			 * wrote. */
+			if (optopt > 0 && optopt < 0x100 &&
+			    !strchr(SHORT_OPTIONS, optopt))
 				r = fail(err, err_len, "unknown option '-%c'",
 					 optopt);
+			else if (optopt)
+				r = fail(err, err_len,
+					 "option '%s' takes no value",
+					 argv[optind - 1]);
 			else
 				r = fail(err, err_len, "unknown option '%s'",
 					 argv[optind - 1]);
@@ -629,5 +645,8 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 	}
 	if (r < 0)
 		return r;
-	return check_consistency(cfg, argc, argv, err, err_len);
+	r = check_consistency(cfg, argc, argv, err, err_len);
+	if (r == 0 && err_len)
+		err[0] = '\0';
+	return r;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <stdio.h>
@@ -154,13 +156,22 @@ int kernel_set_watermark(unsigned int bits)
 int kernel_release_parse(const char *release, unsigned int *major,
 			 unsigned int *minor)
 {
-	unsigned int a, b;
-	char dot;
+	unsigned long a, b;
+	char *end;
 
-	if (sscanf(release, "%u%c%u", &a, &dot, &b) != 3 || dot != '.')
+	/* Digits, a dot, digits: not sscanf("%u"), which takes "-5" and
+	 * "+5" as numbers. */
+	if (!isdigit((unsigned char)release[0]))
 		return -EINVAL;
-	*major = a;
-	*minor = b;
+	errno = 0;
+	a = strtoul(release, &end, 10);
+	if (*end != '.' || !isdigit((unsigned char)end[1]))
+		return -EINVAL;
+	b = strtoul(end + 1, &end, 10);
+	if (errno || a > UINT_MAX || b > UINT_MAX)
+		return -EINVAL;
+	*major = (unsigned int)a;
+	*minor = (unsigned int)b;
 	return 0;
 }
 
