@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <cpuid.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,8 +47,10 @@ static bool cpuid_has(enum cpu_insn insn)
 }
 
 /*
- * Only the probe, run once from the main thread before any other thread
- * exists, uses this; a SIGILL handler cannot take an argument.
+ * The trial swaps the process-wide SIGILL handler and needs a jump buffer
+ * a signal handler can reach, so it runs once per instruction
+ * (pthread_once) and its verdict is kept; the daemon's first probe comes
+ * from the main thread before any reader thread exists.
  */
 static sigjmp_buf trial_jmp;
 
@@ -78,16 +81,35 @@ static int trial_execute(cpu_insn_fn fn)
 	return ok;
 }
 
+static pthread_once_t trial_once[2] = { PTHREAD_ONCE_INIT,
+					PTHREAD_ONCE_INIT };
+static int trial_verdict[2];
+
+static void trial_rdrand(void)
+{
+	trial_verdict[CPU_RDRAND] = trial_execute(cpu_rdrand64);
+}
+
+static void trial_rdseed(void)
+{
+	trial_verdict[CPU_RDSEED] = trial_execute(cpu_rdseed64);
+}
+
+static int trial_cached(enum cpu_insn insn)
+{
+	pthread_once(&trial_once[insn],
+		     insn == CPU_RDRAND ? trial_rdrand : trial_rdseed);
+	return trial_verdict[insn];
+}
+
 int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len)
 {
 	const char *name = insn == CPU_RDRAND ? "RDRAND" : "RDSEED";
-	cpu_insn_fn fn = insn == CPU_RDRAND ? cpu_rdrand64 : cpu_rdseed64;
-
 	if (cpuid_has(insn)) {
 		snprintf(why, why_len, "CPUID advertises %s", name);
 		return 0;
 	}
-	if (trial_execute(fn)) {
+	if (trial_cached(insn)) {
 		snprintf(why, why_len,
 			 "CPUID does not advertise %s (masked by a "
 			 "hypervisor?) but it executes and succeeds",

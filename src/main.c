@@ -113,10 +113,11 @@ static int run_check(struct rngfeed_config *cfg)
 	int fd = STDIN_FILENO, r;
 
 	if (cfg->check_path) {
-		fd = source_fd_open(cfg->check_path, 0, (char[SOURCE_WHY_LEN]){ 0 },
-				    SOURCE_WHY_LEN);
+		char why[SOURCE_WHY_LEN];
+
+		fd = source_fd_open(cfg->check_path, 0, why, sizeof(why));
 		if (fd < 0) {
-			log_err("%s: %s", cfg->check_path, strerror(-fd));
+			log_err("%s", why);
 			return EXIT_USAGE;
 		}
 	}

@@ -290,6 +290,11 @@ ssize_t source_read(struct source *src, void *buf, size_t len,
 		if (stop && *stop)
 			break;
 		n = src->cfg.driver->read(src->state, p + got, len - got);
+		if (n > (ssize_t)(len - got)) {
+			/* A driver bug: never let it run past the buffer. */
+			explicit_bzero(buf, len);
+			return -EPROTO;
+		}
 		if (n > 0) {
 			got += (size_t)n;
 			backoff_ns = 1000000;

@@ -16,6 +16,8 @@ for t in "$@"; do
 		rc=$?
 		if [ $rc -eq 0 ]; then
 			echo PASS; passed=$((passed + 1))
+			# Parts a passing script skipped, with their reasons.
+			grep -h '^SKIP: ' "$log" | sed 's/^/    /'
 		elif [ $rc -eq 77 ]; then
 			echo "SKIP ($(grep -m1 -i 'skip' "$log" || tail -n1 "$log"))"
 			skipped=$((skipped + 1))

@@ -55,8 +55,11 @@ struct rngfeed_config {
 };
 
 /*
- * Parse argv into @cfg (which this initialises).  Returns 0, or -EINVAL
- * with a one-line message in @err naming what was wrong (exit code 2).
+ * Parse argv into @cfg (which this initialises), after the config file
+ * (-c FILE, or CONFIG_DEFAULT_PATH when it exists).  Returns 0 (and an
+ * empty @err), or -EINVAL / -ELOOP (a source path that is the kernel's own
+ * output) with a one-line message in @err naming what was wrong; the
+ * caller exits with status 2.
  */
 int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		      char *err, size_t err_len);

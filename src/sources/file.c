@@ -71,6 +71,18 @@ static int file_open(const struct source_config *cfg, void **state,
 			 "no path given (use -O file:device=PATH)");
 		return -ENOENT;
 	}
+	/* Refuse devices and sockets before opening them; the type is
+	 * checked again on the open fd below. */
+	if (source_path_is_kernel_output(path) == 1) {
+		snprintf(why, why_len, "refusing %s: %s", path,
+			 SOURCE_LOOPBACK_REASON);
+		return -ELOOP;
+	}
+	if (stat(path, &sb) == 0) {
+		r = file_check_type(path, &sb, why, why_len);
+		if (r < 0)
+			return r;
+	}
 	/* Opening a FIFO blocks until a writer appears; callers open
 	 * sources where blocking is harmless. */
 	fd = source_fd_open(path, 0, why, why_len);

@@ -7,9 +7,12 @@
  * drain a slow device (virtio-rng gives ~9 KiB/s here) for nothing.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "rngfeed/hwrandom.h"
@@ -21,24 +24,62 @@ struct hwrng_state {
 	char current[64];
 };
 
+/* The misc device the kernel's hw_random core registers (10:183). */
+static bool is_hw_random(const struct stat *st)
+{
+	return major(st->st_rdev) == 10 && minor(st->st_rdev) == 183;
+}
+
+/*
+ * Open @path, which must be a character device (a regular file here
+ * would be credited as hardware noise), and name the hw_random device
+ * behind it when it is the kernel's /dev/hwrng.  Returns the fd or
+ * -errno with @why set.
+ */
+static int hwrng_open_device(const char *path, char *current, size_t len,
+			     char *why, size_t why_len)
+{
+	struct stat st;
+	int fd, r;
+
+	current[0] = '\0';
+	fd = source_fd_open(path, 0, why, why_len);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+		snprintf(why, why_len,
+			 "%s is not a character device (use the file source "
+			 "for files and FIFOs)",
+			 path);
+		close(fd);
+		return -ENOTTY;
+	}
+	if (!is_hw_random(&st))
+		return fd;
+	r = hwrandom_current(HWRANDOM_SYSFS_DIR, current, len);
+	if (r == -ENODEV) {
+		snprintf(why, why_len,
+			 "no hw_random device is active (rng_current is none)");
+		close(fd);
+		return -ENODEV;
+	}
+	if (r < 0)
+		current[0] = '\0';
+	return fd;
+}
+
 static int hwrng_probe(const struct source_config *cfg, char *why,
 		       size_t why_len)
 {
 	const char *path = source_config_device(cfg);
 	char current[64];
-	int fd, r;
+	int fd;
 
-	fd = source_fd_open(path, 0, why, why_len);
+	fd = hwrng_open_device(path, current, sizeof(current), why, why_len);
 	if (fd < 0)
 		return fd;
 	close(fd);
-	r = hwrandom_current(HWRANDOM_SYSFS_DIR, current, sizeof(current));
-	if (r == -ENODEV && strcmp(path, cfg->driver->default_device) == 0) {
-		snprintf(why, why_len,
-			 "no hw_random device is active (rng_current is none)");
-		return -ENODEV;
-	}
-	if (r > 0)
+	if (current[0])
 		snprintf(why, why_len, "%s is %s", path, current);
 	else
 		snprintf(why, why_len, "%s", path);
@@ -52,19 +93,17 @@ static int hwrng_open(const struct source_config *cfg, void **state,
 	struct hwrng_state *st;
 	int fd;
 
-	fd = source_fd_open(path, 0, why, why_len);
-	if (fd < 0)
-		return fd;
 	st = calloc(1, sizeof(*st));
-	if (!st) {
-		close(fd);
+	if (!st)
 		return -ENOMEM;
+	fd = hwrng_open_device(path, st->current, sizeof(st->current), why,
+			       why_len);
+	if (fd < 0) {
+		free(st);
+		return fd;
 	}
 	st->fd = fd;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	if (hwrandom_current(HWRANDOM_SYSFS_DIR, st->current,
-			     sizeof(st->current)) < 0)
-		st->current[0] = '\0';
 	*state = st;
 	return 0;
 }
