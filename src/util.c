@@ -117,6 +117,10 @@ ssize_t read_text_file(const char *path, char *buf, size_t len)
 	if (r < 0)
 		return r;
 	buf[n] = '\0';
+	/* Text has no NUL bytes; one would make the string shorter than
+	 * the length returned (an empty name of length 5, say). */
+	if (memchr(buf, '\0', (size_t)n))
+		return -EILSEQ;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return n;

@@ -22,7 +22,8 @@ int parse_bool(const char *s);
 /* Write all of @len bytes, retrying on EINTR and short writes; -errno. */
 int write_all(int fd, const void *buf, size_t len);
 /* Read a small text file (sysfs) into @buf, NUL-terminated, trailing
- * newline stripped; returns the length or -errno. */
+ * newline stripped; returns the length or -errno (-EILSEQ for a NUL byte
+ * in the text). */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
 
 #endif
