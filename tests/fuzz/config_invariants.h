@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What a successfully parsed configuration promises (config.h, source.h),
+ * checked by fuzz_config and fuzz_options.
+ */
+#ifndef RNGFEED_TESTS_FUZZ_CONFIG_INVARIANTS_H
+#define RNGFEED_TESTS_FUZZ_CONFIG_INVARIANTS_H
+
+#include <math.h>
+#include <stdbool.h>
+
+#include "fuzz.h"
+#include "rngfeed/config.h"
+#include "rngfeed/source.h"
+
+static bool fuzz_driver_has_key(const struct source_driver *drv,
+				const char *key)
+{
+	for (const char *const *k = drv->option_keys; k && *k; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
+static __attribute__((unused)) void
+fuzz_check_source_config(const struct source_config *sc)
+{
+	const struct source_driver *drv = sc->driver;
+
+	FUZZ_ASSERT(drv != NULL);
+	FUZZ_ASSERT(source_driver_index(drv) >= 0);
+	FUZZ_ASSERT(sc->credit == -1 ||
+		    (sc->credit >= 0 && sc->credit <= (int)SOURCE_CREDIT_MAX));
+	FUZZ_ASSERT(source_config_credit(sc) <= SOURCE_CREDIT_MAX);
+	/* min-entropy: 0 (the driver's) or above 0 and at most sample_bits */
+	FUZZ_ASSERT(sc->min_entropy == 0 ||
+		    (isfinite(sc->min_entropy) && sc->min_entropy > 0 &&
+		     sc->min_entropy <= drv->sample_bits));
+	FUZZ_ASSERT(source_config_min_entropy(sc) > 0);
+	FUZZ_ASSERT(sc->n_options <= SOURCE_MAX_OPTIONS);
+	for (unsigned int i = 0; i < sc->n_options; i++) {
+		const struct source_option *o = &sc->options[i];
+
+		FUZZ_ASSERT(memchr(o->key, '\0', sizeof(o->key)) != NULL);
+		FUZZ_ASSERT(memchr(o->value, '\0', sizeof(o->value)) != NULL);
+		FUZZ_ASSERT(o->value[0] != '\0');
+		/* Parsed keys are not kept as text; the rest are known. */
+		FUZZ_ASSERT(strcmp(o->key, "credit") != 0);
+		FUZZ_ASSERT(strcmp(o->key, "enable") != 0);
+		FUZZ_ASSERT(strcmp(o->key, "min-entropy") != 0);
+		if (strcmp(o->key, "device") == 0) {
+			FUZZ_ASSERT(drv->flags & SOURCE_F_DEVICE);
+			FUZZ_ASSERT(source_path_is_kernel_output(o->value) != 1);
+		} else {
+			FUZZ_ASSERT(fuzz_driver_has_key(drv, o->key));
+		}
+		for (unsigned int j = 0; j < i; j++)
+			FUZZ_ASSERT(strcmp(sc->options[j].key, o->key) != 0);
+		FUZZ_ASSERT(source_config_get(sc, o->key) == o->value);
+	}
+	FUZZ_ASSERT(!(drv->flags & SOURCE_F_DEVICE) ||
+		    (drv->flags & SOURCE_F_NEEDS_DEVICE) ||
+		    source_config_device(sc) != NULL);
+}
+
+static bool fuzz_seconds_ok(double d, double min_ms, double max_ms)
+{
+	return isfinite(d) && d * 1000 >= min_ms && d * 1000 <= max_ms;
+}
+
+static bool fuzz_path_ok(const char *p, size_t size, bool absolute)
+{
+	const char *nul = memchr(p, '\0', size);
+
+	if (!nul)
+		return false;
+	if (nul == p)
+		return true; /* "" = not set (metrics, pid-file, user) */
+	return !absolute || p[0] == '/';
+}
+
+/* The daemon settings (config.c's settings[] table, mirrored). */
+static __attribute__((unused)) void
+fuzz_check_config(const struct rngfeed_config *c)
+{
+	FUZZ_ASSERT(fuzz_path_ok(c->config_path, sizeof(c->config_path),
+				 false) &&
+		    c->config_path[0]);
+	FUZZ_ASSERT(fuzz_path_ok(c->random_device, sizeof(c->random_device),
+				 true) &&
+		    c->random_device[0]);
+	FUZZ_ASSERT(fuzz_path_ok(c->metrics_path, sizeof(c->metrics_path),
+				 false));
+	FUZZ_ASSERT(fuzz_path_ok(c->pid_file, sizeof(c->pid_file), false));
+	FUZZ_ASSERT(fuzz_path_ok(c->user, sizeof(c->user), false));
+	FUZZ_ASSERT(c->random_step >= 1 && c->random_step <= 4096);
+	FUZZ_ASSERT(c->fill_watermark >= 0 && c->fill_watermark <= 4096);
+	FUZZ_ASSERT(c->interval >= 1 && c->interval <= 86400);
+	FUZZ_ASSERT(c->max_failures >= 1 && c->max_failures <= 1000);
+	FUZZ_ASSERT(c->reseed_bytes >= 4096 && c->reseed_bytes <= 1LL << 30);
+	FUZZ_ASSERT(fuzz_seconds_ok(c->retry_delay, 10, 86400000));
+	FUZZ_ASSERT(fuzz_seconds_ok(c->retry_max, 10, 86400000));
+	FUZZ_ASSERT(fuzz_seconds_ok(c->reseed_seconds, 10, 3600000));
+	FUZZ_ASSERT(fuzz_seconds_ok(c->stats_interval, 100, 3600000));
+	FUZZ_ASSERT(c->n_sources == source_driver_count() ||
+		    c->n_sources == CONFIG_MAX_SOURCES);
+	for (size_t i = 0; i < c->n_sources; i++) {
+		FUZZ_ASSERT(c->sources[i].driver == source_drivers[i]);
+		fuzz_check_source_config(&c->sources[i]);
+	}
+}
+
+static bool fuzz_source_equal(const struct source_config *x,
+			      const struct source_config *y)
+{
+	if (x->driver != y->driver || x->enabled != y->enabled ||
+	    x->credit != y->credit || x->min_entropy != y->min_entropy ||
+	    x->n_options != y->n_options)
+		return false;
+	for (unsigned int j = 0; j < x->n_options; j++)
+		if (strcmp(x->options[j].key, y->options[j].key) ||
+		    strcmp(x->options[j].value, y->options[j].value))
+			return false;
+	return true;
+}
+
+/* Field-by-field equality of what a config file can set (padding and
+ * the pointers of argv-only fields left out). */
+static __attribute__((unused)) bool
+fuzz_config_equal(const struct rngfeed_config *a,
+		  const struct rngfeed_config *b)
+{
+	if (strcmp(a->random_device, b->random_device) ||
+	    strcmp(a->metrics_path, b->metrics_path) ||
+	    strcmp(a->pid_file, b->pid_file) || strcmp(a->user, b->user) ||
+	    a->random_step != b->random_step ||
+	    a->fill_watermark != b->fill_watermark ||
+	    a->interval != b->interval || a->max_failures != b->max_failures ||
+	    a->retry_delay != b->retry_delay || a->retry_max != b->retry_max ||
+	    a->reseed_bytes != b->reseed_bytes ||
+	    a->reseed_seconds != b->reseed_seconds ||
+	    a->stats_interval != b->stats_interval ||
+	    a->wait_for_source != b->wait_for_source ||
+	    a->n_sources != b->n_sources)
+		return false;
+	for (size_t i = 0; i < a->n_sources; i++)
+		if (!fuzz_source_equal(&a->sources[i], &b->sources[i]))
+			return false;
+	return true;
+}
+
+#endif

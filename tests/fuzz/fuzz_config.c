@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Fuzz the config file parser: the input is the file.  It is loaded twice,
+ * by config_load_file() over the defaults and by config_parse_args() with
+ * "-c FILE", and the two must agree.
+ *
+ * Invariants: a file that loads yields settings and source options within
+ * their documented ranges (config_invariants.h) and cannot change the
+ * mode or the config path; a file that does not load gives -EINVAL and
+ * a one-line message starting "FILE:"; "-c FILE" fails with the same
+ * message, or succeeds with the same settings unless retry-max ended up
+ * below retry-delay (a consistency error of its own).
+ */
+#include "config_invariants.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct rngfeed_config defaults, cfg, cfg2;
+	static bool have_defaults;
+	char err[256], err2[256];
+	const char *path;
+	int r, r2;
+
+	if (!have_defaults) {
+		char *argv[] = { "rngfeed", "-c", "/dev/null", NULL };
+
+		FUZZ_ASSERT(config_parse_args(&defaults, 3, argv, err,
+					      sizeof(err)) == 0);
+		fuzz_check_config(&defaults);
+		have_defaults = true;
+	}
+	path = fuzz_file("input", data, size);
+
+	cfg = defaults;
+	strcpy(err, FUZZ_ERR_UNSET);
+	r = config_load_file(&cfg, path, err, sizeof(err));
+	if (r == 0) {
+		fuzz_check_config(&cfg);
+		FUZZ_ASSERT(cfg.mode == MODE_DAEMON);
+		FUZZ_ASSERT(strcmp(cfg.config_path, "/dev/null") == 0);
+	} else {
+		FUZZ_ASSERT(r == -EINVAL);
+		fuzz_assert_message(err, sizeof(err));
+		FUZZ_ASSERT(strncmp(err, path, strlen(path)) == 0 &&
+			    err[strlen(path)] == ':');
+		FUZZ_ASSERT(strchr(err, '\n') == NULL);
+	}
+
+	char *argv[] = { "rngfeed", "-c", (char *)path, NULL };
+
+	strcpy(err2, FUZZ_ERR_UNSET);
+	r2 = config_parse_args(&cfg2, 3, argv, err2, sizeof(err2));
+	if (r < 0) {
+		FUZZ_ASSERT(r2 == -EINVAL);
+		FUZZ_ASSERT(strcmp(err, err2) == 0);
+	} else if (cfg.retry_max < cfg.retry_delay) {
+		FUZZ_ASSERT(r2 == -EINVAL);
+		fuzz_assert_message(err2, sizeof(err2));
+		FUZZ_ASSERT(strstr(err2, "retry-max") != NULL);
+	} else {
+		FUZZ_ASSERT(r2 == 0);
+		FUZZ_ASSERT(cfg2.mode == MODE_DAEMON);
+		FUZZ_ASSERT(strcmp(cfg2.config_path, path) == 0);
+		FUZZ_ASSERT(fuzz_config_equal(&cfg, &cfg2));
+		fuzz_check_config(&cfg2);
+	}
+	return 0;
+}
