@@ -70,6 +70,7 @@ static const struct setting settings[] = {
 	  "seconds from 0.1 to 3600" },
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
 	  "yes or no" },
+	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no" },
 };
 
 static const struct option long_options[] = {
@@ -104,6 +105,7 @@ static const struct option long_options[] = {
 	{ "reseed-seconds", required_argument, NULL, OPT_SETTING },
 	{ "stats-interval", required_argument, NULL, OPT_SETTING },
 	{ "wait-for-source", no_argument, NULL, OPT_SETTING },
+	{ "dumpable", no_argument, NULL, OPT_SETTING },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -135,6 +137,7 @@ void config_usage(FILE *out)
 	      "      --stats-interval S  -t: seconds between rate lines (default 1)\n"
 	      "      --wait-for-source   with no usable source, keep trying instead\n"
 	      "                          of exiting\n"
+	      "      --dumpable          allow core dumps (off: memory holds DRBG state)\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -407,15 +410,15 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 	}
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n > 0 && line[n - 1] == '\r')
+			line[--n] = '\0';
 		if (n > 1024) {
 			r = fail(err, err_len, "%s:%u: line longer than 1024 bytes",
 				 path, lineno);
 			break;
 		}
-		if (n > 0 && line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (n > 0 && line[n - 1] == '\r')
-			line[--n] = '\0';
 		for (ssize_t i = 0; i < n && r == 0; i++)
 			if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
 			    line[i] == 0x7f)

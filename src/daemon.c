@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -71,7 +72,8 @@ struct daemon {
 	struct kernel_linux kernel;
 	struct kernel_ops kops;
 	bool have_kernel;
-	bool waiting_pollout;   /* old kernels, once ready */
+	bool waiting_pollout;   /* old kernels, once ready: poll POLLOUT */
+	bool kernel_asked;      /* ...and POLLOUT came: feed one step */
 
 	uint8_t out[STDOUT_CHUNK]; /* --stdout output, wiped after each write */
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
@@ -202,14 +204,16 @@ static int generate(struct daemon *d, uint8_t *out, size_t len)
 
 static bool kernel_wants_data(struct daemon *d, double now, double *wait)
 {
-	if (d->waiting_pollout)
+	if (feeder_wants(&d->feeder, now, wait))
+		return true;
+	if (*wait >= 0)
 		return false;
-	if (!feeder_wants(&d->feeder, now, wait)) {
-		if (*wait < 0)
-			d->waiting_pollout = true;
-		return false;
-	}
-	return true;
+	/* Kernels before 5.18, once ready: feed when /dev/random says the
+	 * pool fell below the watermark (POLLOUT), one step per signal. */
+	if (d->kernel_asked)
+		return true;
+	d->waiting_pollout = true;
+	return false;
 }
 
 /* Feed one step if the ledger allows; -errno on a kernel error. */
@@ -243,8 +247,10 @@ static int feed_kernel(struct daemon *d, double now)
 	if (r == 1)
 		log_notice("kernel CRNG is ready (%llu bits credited so far)",
 			   (unsigned long long)d->feeder.credited_bits);
-	if (!d->feeder.p.modern_kernel && d->feeder.crng_ready)
+	if (!d->feeder.p.modern_kernel && d->feeder.crng_ready) {
+		d->kernel_asked = false;
 		d->waiting_pollout = true;
+	}
 	return 0;
 }
 
@@ -402,13 +408,15 @@ static void log_summary(struct daemon *d)
 			   (unsigned long long)(s->credit_units / 1024));
 	}
 	log_notice("  %s %llu bytes crediting %llu bits; DRBG %llu reseeds, "
-		   "%llu bytes generated; kernel CRNG %s",
+		   "%llu bytes generated%s",
 		   d->cfg->mode == MODE_TEST ? "would have fed" : "fed",
 		   (unsigned long long)d->feeder.fed_bytes,
 		   (unsigned long long)d->feeder.credited_bits,
 		   (unsigned long long)d->reseeds,
 		   (unsigned long long)d->generated,
-		   d->feeder.crng_ready ? "ready" : "not ready");
+		   d->cfg->mode != MODE_DAEMON ? ""
+		   : d->feeder.crng_ready      ? "; kernel CRNG ready"
+					       : "; kernel CRNG not ready");
 }
 
 static void write_metrics(struct daemon *d, double now)
@@ -440,9 +448,8 @@ static void write_metrics(struct daemon *d, double now)
 			.name = s->cfg.driver->name,
 			.stats = &st[n],
 			.credit_bits = s->credit_units / 1024,
-			.enabled = s->reader &&
-				   (st[n].state == READER_RUNNING ||
-				    st[n].state == READER_STARTUP),
+			/* In use: open and past its start-up test. */
+			.enabled = s->reader && st[n].state == READER_RUNNING,
 		};
 		n++;
 	}
@@ -779,8 +786,10 @@ static void loop(struct daemon *d)
 			handle_signals(d);
 		if (pfd[1].revents)
 			drain_eventfd(d);
-		if (nfds == 3 && (pfd[2].revents & POLLOUT))
-			d->waiting_pollout = false; /* the kernel asks */
+		if (nfds == 3 && (pfd[2].revents & POLLOUT)) {
+			d->waiting_pollout = false;
+			d->kernel_asked = true;
+		}
 	}
 }
 
@@ -812,6 +821,14 @@ static int open_kernel(struct daemon *d)
 		return r;
 	}
 	d->have_kernel = true;
+	/* Already seeded (the usual case after early boot): say so at once,
+	 * and still feed one step now, so READY=1 follows soon. */
+	if (feeder_check_ready(&d->feeder, &d->kops, now_s()) == 1) {
+		log_info("kernel CRNG is ready already; topping it up");
+		d->feeder.next_topup = now_s();
+		if (!fp.modern_kernel)
+			d->kernel_asked = true;
+	}
 	if (!fp.modern_kernel) {
 		r = kernel_set_watermark((unsigned int)d->cfg->fill_watermark);
 		if (r < 0)
@@ -914,6 +931,14 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 			log_err("cannot drop privileges: %s", why);
 			goto out;
 		}
+		/* No core dumps and no ptrace by other processes of the
+		 * same user: memory holds DRBG state and raw input.
+		 * (Switching user already cleared the flag; this also
+		 * covers staying root, and --dumpable sets it back.) */
+		if (prctl(PR_SET_DUMPABLE, cfg->dumpable ? 1L : 0L, 0L, 0L,
+			  0L) < 0)
+			log_warn("cannot set the dumpable flag: %s",
+				 strerror(errno));
 	}
 	if (cfg->pid_file[0] && write_pid_file(cfg->pid_file) < 0)
 		goto out;

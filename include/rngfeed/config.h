@@ -50,6 +50,7 @@ struct rngfeed_config {
 	double reseed_seconds;      /* --stdout: ...and at least this often */
 	double stats_interval;      /* -t: seconds between rate lines */
 	bool wait_for_source;       /* no usable source at start: keep trying */
+	bool dumpable;              /* allow core dumps and same-user ptrace */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };
