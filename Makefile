@@ -38,7 +38,7 @@ TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
 
-.PHONY: all check clean deps run bench install uninstall
+.PHONY: all check clean deps run bench install uninstall soak
 
 all: rngfeed
 
@@ -78,6 +78,10 @@ bench/bench_%: bench/bench_%.c $(LIB) $(HEADERS)
 # prints each result and one closing "N passed, N failed, N skipped" line.
 check: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 	@RNGFEED=./rngfeed tests/run-tests.sh $(UNIT_TESTS) $(TEST_SCRIPTS)
+
+# Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
+soak: rngfeed
+	RNGFEED=./rngfeed tests/soak.sh
 
 bench: rngfeed $(BENCHES)
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
