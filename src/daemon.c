@@ -73,7 +73,6 @@ struct daemon {
 	struct kernel_ops kops;
 	bool have_kernel;
 	bool waiting_pollout;   /* old kernels, once ready: poll POLLOUT */
-	bool kernel_asked;      /* ...and POLLOUT came: feed one step */
 
 	uint8_t out[STDOUT_CHUNK]; /* --stdout output, wiped after each write */
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
@@ -206,13 +205,10 @@ static bool kernel_wants_data(struct daemon *d, double now, double *wait)
 {
 	if (feeder_wants(&d->feeder, now, wait))
 		return true;
-	if (*wait >= 0)
-		return false;
-	/* Kernels before 5.18, once ready: feed when /dev/random says the
-	 * pool fell below the watermark (POLLOUT), one step per signal. */
-	if (d->kernel_asked)
-		return true;
-	d->waiting_pollout = true;
+	/* Kernels before 5.18, once ready: wait for /dev/random to say the
+	 * pool fell below the watermark (POLLOUT). */
+	if (*wait < 0)
+		d->waiting_pollout = true;
 	return false;
 }
 
@@ -247,10 +243,6 @@ static int feed_kernel(struct daemon *d, double now)
 	if (r == 1)
 		log_notice("kernel CRNG is ready (%llu bits credited so far)",
 			   (unsigned long long)d->feeder.credited_bits);
-	if (!d->feeder.p.modern_kernel && d->feeder.crng_ready) {
-		d->kernel_asked = false;
-		d->waiting_pollout = true;
-	}
 	return 0;
 }
 
@@ -788,7 +780,7 @@ static void loop(struct daemon *d)
 			drain_eventfd(d);
 		if (nfds == 3 && (pfd[2].revents & POLLOUT)) {
 			d->waiting_pollout = false;
-			d->kernel_asked = true;
+			feeder_kernel_asks(&d->feeder);
 		}
 	}
 }
@@ -826,8 +818,7 @@ static int open_kernel(struct daemon *d)
 	if (feeder_check_ready(&d->feeder, &d->kops, now_s()) == 1) {
 		log_info("kernel CRNG is ready already; topping it up");
 		d->feeder.next_topup = now_s();
-		if (!fp.modern_kernel)
-			d->kernel_asked = true;
+		feeder_kernel_asks(&d->feeder);
 	}
 	if (!fp.modern_kernel) {
 		r = kernel_set_watermark((unsigned int)d->cfg->fill_watermark);

@@ -192,6 +192,8 @@ bool feeder_wants(const struct feeder *f, double now, double *wait_s)
 	if (!f->crng_ready)
 		return true;
 	if (!f->p.modern_kernel) {
+		if (f->kernel_asked)
+			return true;
 		*wait_s = -1;
 		return false;
 	}
@@ -199,6 +201,11 @@ bool feeder_wants(const struct feeder *f, double now, double *wait_s)
 		return true;
 	*wait_s = f->next_topup - now;
 	return false;
+}
+
+void feeder_kernel_asks(struct feeder *f)
+{
+	f->kernel_asked = true;
 }
 
 static int became_ready(struct feeder *f, const struct kernel_ops *k,
@@ -237,6 +244,7 @@ int feeder_feed(struct feeder *f, const struct kernel_ops *k,
 	f->fed_bytes += len;
 	f->credited_bits += credit_bits;
 	f->calls++;
+	f->kernel_asked = false;
 	if (f->crng_ready) {
 		f->next_topup = now + f->p.interval_s;
 		return 0;

@@ -219,6 +219,34 @@ START_TEST(test_feed_until_ready_old_kernel)
 }
 END_TEST
 
+/* Old kernel, ready: each POLLOUT makes it want exactly one feed, and
+ * nothing else does (no timer, no repeated feeding on one signal). */
+START_TEST(test_old_kernel_pollout_one_feed_each)
+{
+	double w;
+
+	setup_kernel(1, false, 60);
+	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 1.0), 1);
+	ck_assert(!wants(5.0, &w));
+	ck_assert(w == -1);
+	feeder_kernel_asks(&f);
+	ck_assert(wants(5.0, &w));
+	ck_assert(wants(6.0, &w)); /* until something is fed */
+	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 6.0), 0);
+	ck_assert(!wants(6.0, &w));
+	ck_assert(w == -1);
+	/* A failed feed does not count as answering the kernel. */
+	feeder_kernel_asks(&f);
+	fk.add_error = -EIO;
+	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 7.0), -EIO);
+	ck_assert(wants(7.0, &w));
+	fk.add_error = 0;
+	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 8.0), 0);
+	ck_assert(!wants(8.0, &w));
+	ck_assert_int_eq(fk.add_ok, 3);
+}
+END_TEST
+
 START_TEST(test_check_ready_at_start)
 {
 	double w;
@@ -423,6 +451,7 @@ static Suite *feeder_suite(void)
 	tcase_add_test(tc, test_feed_until_ready_modern);
 	tcase_add_test(tc, test_interval_setting);
 	tcase_add_test(tc, test_feed_until_ready_old_kernel);
+	tcase_add_test(tc, test_old_kernel_pollout_one_feed_each);
 	tcase_add_test(tc, test_check_ready_at_start);
 	tcase_add_test(tc, test_check_ready_old_kernel);
 	tcase_add_test(tc, test_check_not_ready);

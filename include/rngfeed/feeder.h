@@ -70,6 +70,7 @@ struct feeder_params {
 struct feeder {
 	struct feeder_params p;
 	bool crng_ready;
+	bool kernel_asked;       /* old kernels: POLLOUT since the last feed */
 	double next_topup;       /* monotonic seconds; when ready */
 	uint64_t fed_bytes;
 	uint64_t credited_bits;
@@ -85,6 +86,10 @@ void feeder_init(struct feeder *f, const struct feeder_params *p);
  * to -1, meaning "when the kernel signals POLLOUT" (old kernels).
  */
 bool feeder_wants(const struct feeder *f, double now, double *wait_s);
+
+/* Old kernels: /dev/random signalled POLLOUT (the pool fell below the
+ * write wakeup threshold); feeder_wants() says yes until the next feed. */
+void feeder_kernel_asks(struct feeder *f);
 
 /*
  * Feed @len bytes crediting @credit_bits; then, until the CRNG is ready,
