@@ -32,7 +32,7 @@ static const struct {
 
 struct tally {
 	uint64_t bytes, blocks, fips_good, fips_bad, fips[5];
-	uint64_t rct, apt, permanent_90b, usable, startup_failures;
+	uint64_t rct, apt, drct, permanent_90b, usable, startup_failures;
 	bool startup_passed;
 };
 
@@ -72,6 +72,7 @@ static void count_block(struct tally *t, const struct monitor_verdict *v)
 			t->fips[i]++;
 	t->rct += !!(v->failed & MONITOR_RCT);
 	t->apt += !!(v->failed & MONITOR_APT);
+	t->drct += !!(v->failed & MONITOR_DRCT);
 	t->permanent_90b += !!(v->failed & MONITOR_PERMANENT_MASK);
 	t->usable += v->usable;
 	t->startup_failures += v->startup_failed;
@@ -107,6 +108,10 @@ static void report(FILE *out, const struct tally *t, const struct monitor_params
 		(unsigned long long)t->rct);
 	fprintf(out, "rngfeed: SP 800-90B adaptive proportion failures: %llu\n",
 		(unsigned long long)t->apt);
+	/* Developer-defined (§4.5): C equal non-zero differences in a row. */
+	fprintf(out, "rngfeed: SP 800-90B difference repetition count (developer-defined, "
+		     "cutoff %u, permanent %u) failures: %llu\n",
+		c->drct, c->drct_permanent, (unsigned long long)t->drct);
 	fprintf(out, "rngfeed: SP 800-90B permanent failures: %llu\n",
 		(unsigned long long)t->permanent_90b);
 	fprintf(out, "rngfeed: blocks usable (all tests passed, after start-up): %llu\n",
@@ -187,5 +192,5 @@ int checkmode_run(int in_fd, double min_entropy, FILE *out, FILE *err)
 		return 2;
 	}
 	/* Like rngtest, a run that tested no whole block has not passed. */
-	return t.fips_bad || t.rct || t.apt || !t.blocks || !t.startup_passed ? 1 : 0;
+	return t.fips_bad || t.rct || t.apt || t.drct || !t.blocks || !t.startup_passed ? 1 : 0;
 }

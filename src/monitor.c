@@ -77,6 +77,12 @@ struct monitor {
 	uint8_t rct_last; /* last sample: a byte, or a bit in binary mode */
 	bool rct_started;
 
+	/* Difference RCT (developer-defined, see "Arithmetic progressions"):
+	 * the current run of equal differences, and the last difference (byte
+	 * samples) or the last bit of the alternation stream (binary). */
+	uint32_t drct_run;
+	uint8_t drct_last;
+
 	/* 90B adaptive proportion test: position in the window, its first
 	 * sample and how often that sample has occurred so far. */
 	uint32_t apt_pos, apt_count;
@@ -204,11 +210,15 @@ static int compute_cutoffs(const struct monitor_params *p, struct monitor_cutoff
 	c->apt = monitor_apt_cutoff(p->min_entropy, c->apt_window, p->alpha_log2);
 	c->apt_permanent = monitor_apt_cutoff(p->min_entropy, c->apt_window,
 					      p->permanent_alpha_log2);
+	/* The difference RCT has the RCT's bound (see its banner below). */
+	c->drct = c->rct;
+	c->drct_permanent = c->rct_permanent;
 	if (!c->rct || !c->rct_permanent || !c->apt || !c->apt_permanent)
 		return -EINVAL;
 	/* The binary RCT below sees runs inside a byte only at its edges; runs
 	 * wholly inside a byte are at most 6 long, below any cutoff here
-	 * (H <= 1 and α <= 2^-8 give C >= 9). */
+	 * (H <= 1 and α <= 2^-8 give C >= 9); the same holds for the runs of
+	 * the alternation stream, whose cutoff is C + 1 bits. */
 	if (p->sample_bits == 1 && c->rct < 8)
 		return -EINVAL;
 	return 0;
@@ -257,6 +267,8 @@ void monitor_reset(struct monitor *m)
 	m->rct_run = 0;
 	m->rct_last = 0;
 	m->rct_started = false;
+	m->drct_run = 0;
+	m->drct_last = 0;
 	m->apt_pos = 0;
 	m->apt_count = 0;
 	m->apt_first = 0;
@@ -306,12 +318,6 @@ static inline uint32_t load_be32(const uint8_t *p)
 #define ONES8 0x0101010101010101ull
 #define HIGH8 0x8080808080808080ull
 #define LOW7 0x7f7f7f7f7f7f7f7full
-
-/* Nonzero iff some byte of v is zero (exact for the "any" question). */
-static inline uint64_t has_zero_byte(uint64_t v)
-{
-	return (v - ONES8) & ~v & HIGH8;
-}
 
 /* One bit (bit 7) per zero byte of v, exact. */
 static inline uint64_t zero_bytes(uint64_t v)
@@ -523,21 +529,60 @@ static unsigned runs_verdict(uint32_t n[2][7])
 }
 
 /* ------------------------------------------------------------------------ */
-/* Equal neighbouring bytes: the FIPS long run and the byte RCT             */
+/* Arithmetic progressions: the difference RCT (developer-defined)         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A counter (0, 1, 2, …, 255, 0, …) passes FIPS in most blocks and never
+ * repeats a byte, so neither the RCT nor the APT sees it.  SP 800-90B §4.5
+ * allows developer-defined continuous tests; this one is the RCT applied to
+ * the differences D_i = x_i - x_(i-1) mod 2^sample_bits of consecutive
+ * samples: C equal differences in a row, i.e. C + 1 samples in arithmetic
+ * progression, fail, with the RCT's cutoff C = 1 + ceil(-log2(α) / H).
+ *
+ * Why the same C keeps the false-positive rate at α: for an IID source with
+ * min-entropy H per sample, given x_i (and everything before it)
+ *     P(D_(i+1) = d | x_i) = P(x_(i+1) = x_i + d) <= max_v P(x = v) = 2^-H,
+ * so each difference after the first of a run repeats the previous one with
+ * probability at most 2^-H whatever came before, and a run of C equal
+ * differences has probability at most 2^(-H·(C-1)) <= α, exactly the RCT's
+ * bound (the differences are not independent of each other, but this chain
+ * of conditional bounds does not need them to be).
+ *
+ * d = 0 is left out: a run of zero differences is a run of equal samples,
+ * which the standard RCT already fails one sample earlier (C samples, not
+ * C + 1).  A constant source is thus reported once, as MONITOR_RCT, and
+ * MONITOR_DRCT always means a progression with a non-zero step.
+ *
+ * Binary samples: differences mod 2 are XORs, and the only non-zero step is
+ * d = 1, an alternation 0101….  The test applies there too: the same bound
+ * holds (P(x_(i+1) = x_i XOR 1 | x_i) <= 2^-H), and an oscillator locked to
+ * its sampling clock is a classic failure of binary sources.  FIPS catches a
+ * block that alternates throughout (runs and poker), but not a stretch of,
+ * say, 40 alternating bits inside a random block (some 20 extra runs of
+ * length 1 each way, well inside 2315..2685); at H = 1 this test fails 32.
+ */
+
+/* ------------------------------------------------------------------------ */
+/* Equal neighbouring bytes or differences: FIPS long run, byte RCT, DRCT   */
 /* ------------------------------------------------------------------------ */
 
 /*
  * A run of >= 26 equal bits always covers two whole neighbouring bytes
- * 0x00 0x00 or 0xff 0xff (at worst 7 + 8 + 8 + 3 bits), and a repetition of
- * byte samples is a pair of equal neighbouring bytes.  Random data has about
- * ten equal pairs per block, so words without one take a fast path and the
- * few others are walked byte by byte.
+ * 0x00 0x00 or 0xff 0xff (at worst 7 + 8 + 8 + 3 bits), a repetition of
+ * byte samples is a pair of equal neighbouring bytes, and a repeated
+ * difference is a pair of equal neighbouring differences.  Random data has
+ * about ten of each per block: a vector pass flags those bytes (candidates()
+ * below), and only they (and the 4-byte tail) are walked.  After a byte that
+ * is not flagged both runs are 1, as it differs from its predecessor and so
+ * does its difference; scan_bytes() restores that when it skips bytes.
  */
 struct scan {
 	const uint8_t *b;
 	struct monitor *m;
 	unsigned failed;
 	size_t run_end; /* last byte of the bit run measured most recently */
+	size_t next;    /* the byte after the last one walked */
 };
 
 /* Length of the bit run through the equal whole bytes b[j-1], b[j]. */
@@ -578,22 +623,58 @@ static inline void rct_step(struct scan *s, bool equal)
 		s->failed |= MONITOR_RCT | MONITOR_RCT_PERMANENT;
 }
 
+/* The next difference d; prev: a previous difference exists. */
+static inline void drct_step(struct scan *s, uint8_t d, bool prev)
+{
+	struct monitor *m = s->m;
+
+	if (prev && d == m->drct_last) {
+		m->drct_run++;
+	} else {
+		m->drct_run = 1;
+		m->drct_last = d;
+	}
+	/* A run of d = 0 is the RCT's to report; otherwise as rct_step(). */
+	if (d == 0)
+		return;
+	if (m->drct_run >= m->c.drct)
+		s->failed |= MONITOR_DRCT;
+	if (m->drct_run >= m->c.drct_permanent)
+		s->failed |= MONITOR_DRCT | MONITOR_DRCT_PERMANENT;
+}
+
 static void scan_bytes(struct scan *s, size_t from, size_t to)
 {
 	const uint8_t *b = s->b;
-	const bool byte_rct = s->m->p.sample_bits == 8;
+	struct monitor *m = s->m;
+	const bool byte_rct = m->p.sample_bits == 8;
 
+	/* Bytes skipped since the last walk; from >= 1 then, as byte 0 is
+	 * always flagged unless the previous block's samples are known. */
+	if (byte_rct && from != s->next) {
+		m->rct_run = 1;
+		m->drct_run = 1;
+		m->drct_last = (uint8_t)(b[from - 1] - (from >= 2 ? b[from - 2] : m->rct_last));
+	}
+	s->next = to;
 	for (size_t j = from; j < to; j++) {
 		bool equal;
 
 		if (j == 0) {
-			if (byte_rct)
-				rct_step(s, s->m->rct_started && b[0] == s->m->rct_last);
+			if (byte_rct) {
+				rct_step(s, m->rct_started && b[0] == m->rct_last);
+				/* Blocks hold >= 2 samples: a started source has
+				 * a previous difference. */
+				if (m->rct_started)
+					drct_step(s, (uint8_t)(b[0] - m->rct_last), true);
+			}
 			continue;
 		}
 		equal = b[j] == b[j - 1];
-		if (byte_rct)
+		if (byte_rct) {
 			rct_step(s, equal);
+			drct_step(s, (uint8_t)(b[j] - b[j - 1]), j >= 2 || m->rct_started);
+		}
 		if (equal && (b[j] == 0x00 || b[j] == 0xff) && j > s->run_end) {
 			if (bit_run_through(b, j, &s->run_end) >= LONGRUN_BITS)
 				s->failed |= MONITOR_FIPS_LONGRUN;
@@ -601,8 +682,68 @@ static void scan_bytes(struct scan *s, size_t from, size_t to)
 	}
 }
 
+/*
+ * Bit j % 64 of cand[j / 64] is set when byte j equals byte j - 1, or its
+ * difference equals the previous difference, for j < TAIL_OFFSET.  head
+ * holds the two samples before the block, then the block's first 64 bytes.
+ * Generic vectors here (SSE2 on x86-64, NEON on arm64, scalar elsewhere);
+ * AVX-512 below.
+ */
+#define CAND_WORDS (TAIL_OFFSET / 64)
+_Static_assert(TAIL_OFFSET % 64 == 0, "whole 64-byte chunks");
+
+typedef uint8_t v16u8 __attribute__((vector_size(16)));
+
+static inline v16u8 load_v16(const uint8_t *p)
+{
+	v16u8 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The 0x00/0xff bytes of a lane as bits 0..7, byte 0 lowest. */
+static inline uint64_t byte_mask8(uint64_t w)
+{
+	return ((w & HIGH8) * 0x0002040810204081ull) >> 56;
+}
+
+static void candidates(const uint8_t *b, const uint8_t head[66], uint64_t cand[CAND_WORDS])
+{
+	for (size_t q = 0; q < CAND_WORDS; q++) {
+		const uint8_t *x = q ? b + 64 * q : head + 2;
+		uint64_t bits = 0;
+
+		for (unsigned k = 0; k < 64; k += 16) {
+			v16u8 a = load_v16(x + k), p1 = load_v16(x + k - 1), p2 = load_v16(x + k - 2);
+			v16u8 f = (v16u8)(a == p1) | (v16u8)((v16u8)(a - p1) == (v16u8)(p1 - p2));
+			uint64_t lo, hi;
+
+			memcpy(&lo, &f, 8);
+			memcpy(&hi, (const uint8_t *)&f + 8, 8);
+			bits |= (byte_mask8(lo) | byte_mask8(hi) << 8) << k;
+		}
+		cand[q] = bits;
+	}
+}
+
+#ifdef HAVE_RUNS_AVX512
+__attribute__((target("avx512f,avx512bw"))) static void
+candidates_avx512(const uint8_t *b, const uint8_t head[66], uint64_t cand[CAND_WORDS])
+{
+	for (size_t q = 0; q < CAND_WORDS; q++) {
+		const uint8_t *x = q ? b + 64 * q : head + 2;
+		__m512i a = _mm512_loadu_si512(x), p1 = _mm512_loadu_si512(x - 1),
+			p2 = _mm512_loadu_si512(x - 2);
+
+		cand[q] = _mm512_cmpeq_epi8_mask(a, p1) |
+			  _mm512_cmpeq_epi8_mask(_mm512_sub_epi8(a, p1), _mm512_sub_epi8(p1, p2));
+	}
+}
+#endif
+
 /* ------------------------------------------------------------------------ */
-/* The FIPS block and the byte RCT in one pass                              */
+/* The FIPS block, the byte RCT and the byte DRCT in one pass              */
 /* ------------------------------------------------------------------------ */
 
 /* Nibble counts from the byte histogram: row sums give the high nibbles,
@@ -665,7 +806,8 @@ HOT static unsigned fips_and_rct(struct monitor *m, const uint8_t *b)
 	uint16_t h[2][256] = { { 0 } };
 	uint32_t last32 = m->last32, tail32, cont = 0, ones, n[2][7];
 	unsigned extra15 = 0, failed = 0;
-	uint64_t prev_byte;
+	uint64_t cand[CAND_WORDS];
+	uint8_t head[66];
 
 #ifdef HAVE_RUNS_AVX512
 	if (m->avx512)
@@ -675,23 +817,41 @@ HOT static unsigned fips_and_rct(struct monitor *m, const uint8_t *b)
 		runs_pass(b, &r);
 	hist_pass(b, h);
 
+	/* The two byte samples before the block, for the byte RCT and DRCT;
+	 * without them (binary samples, or none yet) byte 0 is compared with
+	 * itself, so that it is flagged and scan_bytes() decides. */
+	if (m->p.sample_bits == 8 && m->rct_started) {
+		head[1] = m->rct_last;
+		head[0] = (uint8_t)(m->rct_last - m->drct_last);
+	} else {
+		head[1] = b[0];
+		head[0] = 0;
+	}
+	memcpy(head + 2, b, 64);
+#ifdef HAVE_RUNS_AVX512
+	if (m->avx512)
+		candidates_avx512(b, head, cand);
+	else
+#endif
+		candidates(b, head, cand);
+	explicit_bzero(head, sizeof(head)); /* raw input */
+
 	if (!m->seeded) /* the block's first word only seeds the test */
 		last32 = ~load_le32(b);
-	/* Byte 0 is compared with the previous block by scan_bytes(); make the
-	 * fast path treat it as a candidate when the RCT needs that. */
-	prev_byte = (m->p.sample_bits == 8 && m->rct_started) ? m->rct_last : (uint8_t)~b[0];
 	for (size_t i = 0; i < TAIL_OFFSET; i += 8) {
 		uint64_t le = load_le64(b + i);
 		uint32_t lo = (uint32_t)le, hi = (uint32_t)(le >> 32);
 
 		cont |= (lo == last32) | (hi == lo);
 		last32 = hi;
-		if (has_zero_byte(le ^ (le << 8 | prev_byte)))
-			scan_bytes(&s, i, i + 8);
-		else if (m->p.sample_bits == 8)
-			m->rct_run = 1;
-		prev_byte = le >> 56;
 	}
+	/* The flagged bytes, in order. */
+	for (size_t q = 0; q < CAND_WORDS; q++)
+		for (uint64_t w = cand[q]; w; w &= w - 1) {
+			size_t j = 64 * q + (size_t)__builtin_ctzll(w);
+
+			scan_bytes(&s, j, j + 1);
+		}
 
 	/* The 4-byte tail. */
 	tail32 = load_le32(b + TAIL_OFFSET);
@@ -732,7 +892,7 @@ void monitor_seed_continuous(struct monitor *m, const uint8_t word[4])
 }
 
 /* ------------------------------------------------------------------------ */
-/* SP 800-90B on binary samples: the RCT                                    */
+/* SP 800-90B on binary samples: the RCT and the DRCT                       */
 /* ------------------------------------------------------------------------ */
 
 /* Leading ones of an 8-bit value, 0..8. */
@@ -751,34 +911,67 @@ static inline unsigned trail_ones8(uint8_t v)
  * Runs of equal bits, carried across blocks.  Per byte, the run grows by the
  * leading bits equal to it; a byte that ends it starts the next run with its
  * trailing bits.  Runs wholly inside a byte (<= 6) never reach the cutoff.
+ * Branch-free: random bits make any branch on the run length a coin toss.
+ * The longest run that reached into the block is kept in *max.
  */
-static unsigned rct_binary(struct monitor *m, const uint8_t *b)
+struct bit_runs {
+	uint32_t run, max;
+	unsigned bit; /* the bit of the current run */
+};
+
+static inline void bit_runs_byte(struct bit_runs *r, uint8_t v)
 {
-	uint32_t run = m->rct_run;
-	unsigned bit = m->rct_last, failed = 0;
+	/* v with the run's bit as ones: bit ? v : ~v */
+	const uint8_t y = v ^ (uint8_t)(r->bit - 1u), t = v ^ (uint8_t)((v & 1u) - 1u);
+	const uint32_t through = r->run + lead_ones8(y);
 
-	if (!m->rct_started) {
-		bit = b[0] >> 7;
-		run = 0;
+	r->max = through > r->max ? through : r->max;
+	r->run = y == 0xff ? through : trail_ones8(t);
+	r->bit = v & 1u;
+}
+
+/* A carried run that the block's first bit does not continue is over: it
+ * belongs to the previous block's verdict. */
+static inline void bit_runs_start(struct bit_runs *r, bool started, unsigned first)
+{
+	if (!started || r->bit != first) {
+		r->run = 0;
+		r->bit = first;
 	}
+	r->max = 0;
+}
+
+/*
+ * The RCT on the bits, and the difference RCT on them: a run of L bits
+ * alternating 0101… is a run of L equal bits in the stream XORed with
+ * 0101… (bit 8j+k of the stream flips when k is odd, i.e. byte ^ 0x55), and
+ * L - 1 equal differences; so it fails at L >= C + 1.
+ */
+static unsigned runs_binary(struct monitor *m, const uint8_t *b)
+{
+	struct bit_runs eq = { .run = m->rct_run, .bit = m->rct_last },
+			alt = { .run = m->drct_run, .bit = m->drct_last };
+	unsigned failed = 0;
+
+	bit_runs_start(&eq, m->rct_started, b[0] >> 7);
+	bit_runs_start(&alt, m->rct_started, (b[0] ^ 0x55u) >> 7);
 	for (size_t j = 0; j < MONITOR_BLOCK_BYTES; j++) {
-		const uint8_t v = b[j];
-		unsigned lead = lead_ones8(bit ? v : (uint8_t)~v);
-
-		if (lead) {
-			run += lead;
-			if (run >= m->c.rct)
-				failed |= MONITOR_RCT;
-			if (run >= m->c.rct_permanent)
-				failed |= MONITOR_RCT | MONITOR_RCT_PERMANENT;
-			if (lead == 8)
-				continue;
-		}
-		bit = v & 1u;
-		run = trail_ones8(bit ? v : (uint8_t)~v);
+		bit_runs_byte(&eq, b[j]);
+		bit_runs_byte(&alt, b[j] ^ 0x55u);
 	}
-	m->rct_run = run;
-	m->rct_last = (uint8_t)bit;
+	/* Every sample at or past a cutoff fails its block, as for bytes. */
+	if (eq.max >= m->c.rct)
+		failed |= MONITOR_RCT;
+	if (eq.max >= m->c.rct_permanent)
+		failed |= MONITOR_RCT | MONITOR_RCT_PERMANENT;
+	if (alt.max >= m->c.drct + 1)
+		failed |= MONITOR_DRCT;
+	if (alt.max >= m->c.drct_permanent + 1)
+		failed |= MONITOR_DRCT | MONITOR_DRCT_PERMANENT;
+	m->rct_run = eq.run;
+	m->rct_last = (uint8_t)eq.bit;
+	m->drct_run = alt.run;
+	m->drct_last = (uint8_t)alt.bit;
 	m->rct_started = true;
 	return failed;
 }
@@ -861,7 +1054,7 @@ int monitor_test_block(struct monitor *m, const uint8_t block[MONITOR_BLOCK_BYTE
 		return -EINVAL;
 	failed = fips_and_rct(m, block);
 	if (m->p.sample_bits == 1)
-		failed |= rct_binary(m, block);
+		failed |= runs_binary(m, block);
 	failed |= apt_block(m, block);
 
 	*v = (struct monitor_verdict){ .failed = failed };

@@ -829,6 +829,372 @@ START_TEST(test_binary_samples)
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* Difference RCT (developer-defined): arithmetic progressions              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A sample-serial reference of the RCT and the difference RCT, written from
+ * their definitions: runs of equal samples fail at C; runs of equal non-zero
+ * differences (mod 2^bits) fail at C equal differences, i.e. C + 1 samples
+ * in progression.  Every sample at or past a cutoff fails its block.
+ */
+struct ref90 {
+	bool started, have_d;
+	unsigned last, d_last, run, d_run;
+};
+
+static void ref90_sample(struct ref90 *st, unsigned x, unsigned mod, const struct monitor_cutoffs *c,
+			 unsigned *f)
+{
+	if (st->started) {
+		unsigned d = (x + mod - st->last) % mod;
+
+		st->run = x == st->last ? st->run + 1 : 1;
+		st->d_run = st->have_d && d == st->d_last ? st->d_run + 1 : 1;
+		st->d_last = d;
+		st->have_d = true;
+		if (d && st->d_run >= c->drct)
+			*f |= MONITOR_DRCT;
+		if (d && st->d_run >= c->drct_permanent)
+			*f |= MONITOR_DRCT_PERMANENT;
+	} else {
+		st->run = 1;
+	}
+	if (st->run >= c->rct)
+		*f |= MONITOR_RCT;
+	if (st->run >= c->rct_permanent)
+		*f |= MONITOR_RCT_PERMANENT;
+	st->last = x;
+	st->started = true;
+}
+
+static unsigned ref90_block(struct ref90 *st, const uint8_t *b, unsigned bits,
+			    const struct monitor_cutoffs *c)
+{
+	unsigned f = 0;
+
+	if (bits == 8)
+		for (size_t i = 0; i < B; i++)
+			ref90_sample(st, b[i], 256, c, &f);
+	else
+		for (size_t i = 0; i < NBITS; i++)
+			ref90_sample(st, get_bit(b, i), 2, c, &f);
+	return f;
+}
+
+#define RCT_DRCT_BITS (MONITOR_RCT | MONITOR_RCT_PERMANENT | MONITOR_DRCT | MONITOR_DRCT_PERMANENT)
+
+/* Random bytes with planted progressions of random step (0 included) and
+ * of lengths around the cutoffs, some across block boundaries. */
+static void planted_stream(struct rng *r, uint8_t *s, size_t n, unsigned bits,
+			   const struct monitor_cutoffs *c)
+{
+	rng_fill(r, s, n);
+	for (unsigned k = 0; k < n / 700; k++) {
+		unsigned len = c->drct - 1 + (unsigned)(rng_next(r) % (c->drct_permanent - c->drct + 4));
+		size_t at = (size_t)(rng_next(r) % (n - 200));
+
+		if (bits == 8) {
+			uint8_t x = (uint8_t)rng_next(r), d = (uint8_t)rng_next(r);
+
+			if (k % 5 == 0)
+				d = 0;
+			else if (k % 5 == 1)
+				d = k % 2 ? 1 : 255;
+			for (unsigned i = 0; i < len; i++)
+				s[at + i] = (uint8_t)(x + i * d);
+		} else {
+			/* bit runs and alternations of len + 1 bits */
+			unsigned x = rng_next(r) & 1, d = k % 2;
+			size_t bit = 8 * at + rng_next(r) % 8;
+
+			for (unsigned i = 0; i <= len; i++)
+				set_bit(s, bit + i, (x + i * d) & 1);
+		}
+	}
+}
+
+static void check_against_reference(unsigned bits, double h, bool portable)
+{
+	struct rng r = { 4242 + bits };
+	struct monitor_cutoffs c;
+	unsigned hits = 0;
+
+	for (unsigned seq = 0; seq < 40; seq++) {
+		struct monitor *m = new_monitor(bits, h, portable, MONITOR_FIPS_STANDARD);
+		struct ref90 st = { .started = false };
+		const size_t nb = 12;
+		uint8_t *s = malloc(nb * B);
+
+		ck_assert_ptr_nonnull(s);
+		monitor_get_cutoffs(m, &c);
+		planted_stream(&r, s, nb * B, bits, &c);
+		for (size_t k = 0; k < nb; k++) {
+			unsigned want = ref90_block(&st, s + k * B, bits, &c);
+			unsigned got = test_block(m, s + k * B) & RCT_DRCT_BITS;
+
+			if (want & MONITOR_DRCT_PERMANENT)
+				want |= MONITOR_DRCT;
+			if (want & MONITOR_RCT_PERMANENT)
+				want |= MONITOR_RCT;
+			REQUIRE(got == want, "bits=%u portable=%d seq %u block %zu: got %#x want %#x",
+				bits, portable, seq, k, got, want);
+			hits += !!(want & MONITOR_DRCT);
+		}
+		free(s);
+		monitor_free(m);
+	}
+	/* the planted data exercises both verdicts */
+	ck_assert_uint_gt(hits, 40);
+}
+
+START_TEST(test_drct_reference_bytes_simd)
+{
+	check_against_reference(8, 8, false);
+	check_against_reference(8, 4, false);
+}
+END_TEST
+
+START_TEST(test_drct_reference_bytes_portable)
+{
+	check_against_reference(8, 8, true);
+	check_against_reference(8, 4, true);
+}
+END_TEST
+
+START_TEST(test_drct_reference_binary)
+{
+	check_against_reference(1, 1, false);
+	check_against_reference(1, 0.5, true);
+}
+END_TEST
+
+/* Same formula as the RCT; values from the mpmath table above (rct30, rct60). */
+START_TEST(test_drct_cutoffs_pinned)
+{
+	static const struct {
+		unsigned bits;
+		double h;
+		unsigned c30, c60;
+	} t[] = {
+		{ 8, 8, 5, 9 },  { 8, 7, 6, 10 },  { 8, 6, 6, 11 },    { 8, 4, 9, 16 },
+		{ 8, 2, 16, 31 }, { 1, 1, 31, 61 }, { 1, 0.5, 61, 121 }, { 1, 0.1, 301, 601 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct monitor *m = new_monitor(t[i].bits, t[i].h, false, MONITOR_FIPS_STANDARD);
+		struct monitor_cutoffs c;
+
+		monitor_get_cutoffs(m, &c);
+		REQUIRE(c.drct == t[i].c30 && c.drct_permanent == t[i].c60, "H=%g: %u %u", t[i].h,
+			c.drct, c.drct_permanent);
+		REQUIRE(c.drct == c.rct && c.drct_permanent == c.rct_permanent, "H=%g", t[i].h);
+		monitor_free(m);
+	}
+}
+END_TEST
+
+/*
+ * Random bytes without equal neighbours and without equal neighbouring
+ * differences, so that planted progressions are the only ones.
+ */
+static bool clean_at(const uint8_t *b, size_t n, size_t i)
+{
+	for (size_t j = i; j <= i + 2 && j < n; j++) {
+		if (j >= 1 && b[j] == b[j - 1])
+			return false;
+		if (j >= 2 && (uint8_t)(b[j] - b[j - 1]) == (uint8_t)(b[j - 1] - b[j - 2]))
+			return false;
+	}
+	return true;
+}
+
+static void clean_fix(uint8_t *b, size_t n, size_t i)
+{
+	for (size_t lo = i >= 2 ? i - 2 : 0; lo <= i; lo++)
+		if (!clean_at(b, n, lo))
+			for (unsigned k = 0; k < 256 && !clean_at(b, n, lo); k++)
+				b[lo] = (uint8_t)(b[lo] + 37); /* odd: visits all 256 values */
+}
+
+static void clean_diffs(struct rng *r, uint8_t *b, size_t n)
+{
+	rng_fill(r, b, n);
+	for (size_t i = 1; i < n; i++) /* b[i] against the bytes before it */
+		while (b[i] == b[i - 1] ||
+		       (i >= 2 && (uint8_t)(b[i] - b[i - 1]) == (uint8_t)(b[i - 1] - b[i - 2])))
+			b[i] = (uint8_t)(b[i] + 37);
+}
+
+/* len samples x, x+d, … at b[at], with the neighbours kept clean. */
+static void plant_progression(uint8_t *b, size_t at, unsigned len, uint8_t x, uint8_t d)
+{
+	for (unsigned i = 0; i < len; i++)
+		b[at + i] = (uint8_t)(x + i * d);
+	/* b[at-1]: not continuing the progression, clean against the bytes before */
+	for (unsigned k = 0; at > 0 && k < 256; k++) {
+		if (clean_at(b, at, at >= 3 ? at - 3 : 0) && b[at - 1] != b[at] &&
+		    (uint8_t)(b[at] - b[at - 1]) != d &&
+		    (at < 2 || (uint8_t)(b[at] - b[at - 1]) != (uint8_t)(b[at - 1] - b[at - 2])))
+			break;
+		b[at - 1] = (uint8_t)(b[at - 1] + 37);
+	}
+	if (at + len < B) {
+		for (unsigned k = 0; k < 256; k++) {
+			if (b[at + len] != b[at + len - 1] &&
+			    (uint8_t)(b[at + len] - b[at + len - 1]) != d &&
+			    (at + len + 1 >= B || (b[at + len + 1] != b[at + len] &&
+						   (uint8_t)(b[at + len + 1] - b[at + len]) !=
+							   (uint8_t)(b[at + len] - b[at + len - 1]))) &&
+			    (at + len + 2 >= B || (uint8_t)(b[at + len + 2] - b[at + len + 1]) !=
+							  (uint8_t)(b[at + len + 1] - b[at + len])))
+				break;
+			b[at + len] = (uint8_t)(b[at + len] + 37);
+		}
+	}
+}
+
+START_TEST(test_drct_bytes)
+{
+	/* H = 8: C = 5 equal differences (6 samples) fail, permanent 9 (10). */
+	static const struct {
+		double h;
+		unsigned samples, want;
+	} cases[] = {
+		{ 8, 5, 0 },
+		{ 8, 6, MONITOR_DRCT },
+		{ 8, 9, MONITOR_DRCT },
+		{ 8, 10, MONITOR_DRCT | MONITOR_DRCT_PERMANENT },
+		{ 4, 9, 0 }, /* H = 4: C = 9, permanent 16 */
+		{ 4, 10, MONITOR_DRCT },
+		{ 4, 16, MONITOR_DRCT },
+		{ 4, 17, MONITOR_DRCT | MONITOR_DRCT_PERMANENT },
+	};
+	static const uint8_t steps[] = { 1, 3, 255, 128, 0x6d };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (size_t k = 0; k < sizeof(steps); k++)
+			for (int portable = 0; portable < 2; portable++) {
+				struct monitor *m = new_monitor(8, cases[i].h, portable,
+								MONITOR_FIPS_STANDARD);
+				struct rng r = { 17 + i };
+				uint8_t b[B];
+
+				clean_diffs(&r, b, B);
+				plant_progression(b, 777 + 5 * k, cases[i].samples, 0xf0,
+						  steps[k]);
+				REQUIRE((test_block(m, b) & MONITOR_90B_MASK) == cases[i].want,
+					"H=%g %u samples step %u", cases[i].h, cases[i].samples,
+					steps[k]);
+				monitor_free(m);
+			}
+}
+END_TEST
+
+START_TEST(test_drct_zero_step_is_rct)
+{
+	/* A constant run is a progression with d = 0: reported by the RCT only. */
+	struct monitor *m = new_monitor(8, 8, false, MONITOR_FIPS_STANDARD);
+	struct rng r = { 8 };
+	uint8_t b[B];
+
+	clean_diffs(&r, b, B);
+	plant_progression(b, 1000, 12, 0x42, 0);
+	ck_assert_uint_eq(test_block(m, b) & MONITOR_90B_MASK, MONITOR_RCT | MONITOR_RCT_PERMANENT);
+	memset(b, 0x37, B);
+	ck_assert_uint_eq(test_block(m, b) & (MONITOR_DRCT | MONITOR_DRCT_PERMANENT), 0);
+	monitor_free(m);
+}
+END_TEST
+
+START_TEST(test_drct_across_blocks_and_reset)
+{
+	struct monitor *m = new_monitor(8, 8, true, MONITOR_FIPS_STANDARD);
+	struct monitor_verdict v;
+	struct rng r = { 31 };
+	uint8_t b[B], b2[B];
+
+	/* 3 + 3 samples across a boundary (5 equal differences): the second
+	 * block fails, the first not. */
+	clean_diffs(&r, b, B);
+	clean_diffs(&r, b2, B);
+	plant_progression(b, B - 3, 3, 10, 7);
+	plant_progression(b2, 0, 3, 31, 7);
+	ck_assert_uint_eq(test_block(m, b) & MONITOR_90B_MASK, 0);
+	ck_assert_uint_eq(test_block(m, b2) & MONITOR_90B_MASK, MONITOR_DRCT);
+
+	/* Reset forgets the previous samples: the same pair after a reset
+	 * passes (the start-up test then passes on the second block). */
+	monitor_reset(m);
+	ck_assert_uint_eq(test_block(m, b) & MONITOR_90B_MASK, 0);
+	monitor_reset(m);
+	monitor_test_block(m, b2, &v);
+	ck_assert(v.usable && v.startup_passed && !(v.failed & MONITOR_90B_MASK));
+
+	/* A failing progression that goes on into the next block fails it too;
+	 * a permanent failure latches until monitor_reset(). */
+	monitor_reset(m);
+	clean_diffs(&r, b, B);
+	clean_diffs(&r, b2, B);
+	plant_progression(b, B - 10, 10, 0, 3);
+	b2[0] = 30;
+	b2[1] = 40; /* step 10 after 3: the progression ends at b2[0] */
+	clean_fix(b2, B, 2);
+	monitor_test_block(m, b, &v);
+	ck_assert_uint_eq(v.failed & MONITOR_90B_MASK, MONITOR_DRCT | MONITOR_DRCT_PERMANENT);
+	ck_assert(v.startup_failed && !v.usable);
+	ck_assert_int_eq(v.class, MONITOR_PERMANENT);
+	monitor_test_block(m, b2, &v);
+	ck_assert_uint_eq(v.failed & MONITOR_90B_MASK, MONITOR_DRCT | MONITOR_DRCT_PERMANENT);
+	ck_assert_int_eq(v.class, MONITOR_PERMANENT);
+	monitor_reset(m);
+	clean_diffs(&r, b, B);
+	monitor_test_block(m, b, &v);
+	ck_assert(v.usable && v.class == MONITOR_OK);
+	monitor_free(m);
+}
+END_TEST
+
+START_TEST(test_drct_binary)
+{
+	/* H = 1 per bit: C = 31 equal differences, i.e. 32 alternating bits
+	 * fail, 31 pass; permanent at 62 bits (C = 61). */
+	static const struct {
+		unsigned bits, want;
+	} cases[] = {
+		{ 31, 0 },
+		{ 32, MONITOR_DRCT },
+		{ 61, MONITOR_DRCT },
+		{ 62, MONITOR_DRCT | MONITOR_DRCT_PERMANENT },
+	};
+	struct rng r = { 6 };
+	uint8_t b[B];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (unsigned at = 3001; at < 3009; at++) {
+			struct monitor *m = new_monitor(1, 1, false, MONITOR_FIPS_STANDARD);
+
+			/* random bits with no alternation of 8 or more near it */
+			rng_fill(&r, b, B);
+			for (unsigned k = at - 20; k < at + cases[i].bits + 20; k += 4) {
+				set_bit(b, k, 0);
+				set_bit(b, k + 1, 0);
+				set_bit(b, k + 2, 1);
+				set_bit(b, k + 3, 1);
+			}
+			for (unsigned k = 0; k < cases[i].bits; k++)
+				set_bit(b, at + k, k & 1);
+			/* the neighbours repeat their next bit: no longer alternation */
+			set_bit(b, at - 1, get_bit(b, at));
+			set_bit(b, at + cases[i].bits, get_bit(b, at + cases[i].bits - 1));
+			REQUIRE((test_block(m, b) & MONITOR_90B_MASK) == cases[i].want,
+				"%u alternating bits at %u", cases[i].bits, at);
+			monitor_free(m);
+		}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* Start-up test, failure classes, reset                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -900,13 +1266,18 @@ END_TEST
 /* A bad source is caught in its first block, by FIPS or by the start-up test. */
 static void first_block_caught(const uint8_t *b, unsigned must)
 {
-	struct monitor *m = new_monitor(8, 8, false, MONITOR_FIPS_STANDARD);
-	struct monitor_verdict v;
+	for (int portable = 0; portable < 2; portable++) {
+		struct monitor *m = new_monitor(8, 8, portable, MONITOR_FIPS_STANDARD);
+		struct monitor_verdict v;
 
-	monitor_test_block(m, b, &v);
-	ck_assert(!v.usable);
-	ck_assert_uint_eq(v.failed & must, must);
-	monitor_free(m);
+		monitor_test_block(m, b, &v);
+		ck_assert(!v.usable);
+		ck_assert_uint_eq(v.failed & must, must);
+		/* a 90B failure also fails the start-up test */
+		if (must & MONITOR_90B_MASK)
+			ck_assert(v.startup_failed && !v.startup_passed);
+		monitor_free(m);
+	}
 }
 
 START_TEST(test_bad_sources_caught)
@@ -919,10 +1290,23 @@ START_TEST(test_bad_sources_caught)
 	for (size_t i = 0; i < B; i++) /* two values, random choice */
 		b[i] = rng_next(&r) & 1 ? 0x5a : 0xa5;
 	first_block_caught(b, MONITOR_APT_PERMANENT);
-	/* 16-bit counter, little-endian. (A plain 8-bit counter is NOT caught
-	 * in its first block: its nibbles and runs pass FIPS, and RCT/APT at
-	 * H = 8 see no repetition; see the report on issue 3.) */
-	for (size_t i = 0; i < B; i += 2) {
+	/* 8-bit counters: FIPS passes most of their blocks and RCT/APT see no
+	 * repetition at H = 8; the difference RCT fails them at once, and
+	 * permanently (2,500 samples in progression).  Start 0 and random
+	 * starts; steps 1, 3, 255 (counting down) and 128 (two values). */
+	{
+		static const uint8_t steps[] = { 1, 3, 255, 128, 2 };
+
+		for (size_t k = 0; k < sizeof(steps); k++)
+			for (unsigned t = 0; t < 4; t++) {
+				uint8_t x = t ? (uint8_t)rng_next(&r) : 0;
+
+				for (size_t i = 0; i < B; i++)
+					b[i] = (uint8_t)(x + i * steps[k]);
+				first_block_caught(b, MONITOR_DRCT | MONITOR_DRCT_PERMANENT);
+			}
+	}
+	for (size_t i = 0; i < B; i += 2) { /* 16-bit counter, little-endian */
 		uint16_t c = (uint16_t)(i / 2 + 12345);
 
 		memcpy(b + i, &c, 2);
@@ -945,13 +1329,15 @@ END_TEST
  * [1, 45] holds with overwhelming probability for any healthy generator, and
  * this fixed seed makes the run repeatable.  The 90B tests at H = 8 fire on
  * random data with probability ~2^-32 per byte (RCT) and < 2^-30 per window
- * (APT): at most 2 in 50 MB.
+ * (APT): at most 2 in 50 MB.  The difference RCT likewise: four repeats of a
+ * difference, each 2^-8 given the past, start at a byte with probability
+ * 2^-32, so 5e7 bytes expect 0.012 failures; P(>= 2) ≈ 7e-5.
  */
 START_TEST(test_random_failure_rate)
 {
 	struct monitor *m = new_monitor(8, 8, false, MONITOR_FIPS_STANDARD);
 	struct rng r = { 0x0123456789abcdefull };
-	unsigned fips = 0, sp90b = 0;
+	unsigned fips = 0, sp90b = 0, drct = 0;
 	uint8_t b[B];
 
 	for (unsigned n = 0; n < 20000; n++) {
@@ -961,11 +1347,14 @@ START_TEST(test_random_failure_rate)
 		f = test_block(m, b);
 		fips += !!(f & MONITOR_FIPS_MASK);
 		sp90b += !!(f & MONITOR_90B_MASK);
+		drct += !!(f & MONITOR_DRCT);
 	}
-	printf("random: %u of 20000 blocks failed FIPS, %u failed 90B\n", fips, sp90b);
+	printf("random: %u of 20000 blocks failed FIPS, %u failed 90B (%u the difference RCT)\n",
+	       fips, sp90b, drct);
 	ck_assert_uint_ge(fips, 1);
 	ck_assert_uint_le(fips, 45);
 	ck_assert_uint_le(sp90b, 2);
+	ck_assert_uint_le(drct, 1);
 	monitor_free(m);
 }
 END_TEST
@@ -993,6 +1382,15 @@ static Suite *monitor_suite(void)
 	tcase_add_test(sp, test_apt_bytes);
 	tcase_add_test(sp, test_apt_window_across_blocks);
 	tcase_add_test(sp, test_binary_samples);
+	tcase_add_test(sp, test_drct_reference_bytes_simd);
+	tcase_add_test(sp, test_drct_reference_bytes_portable);
+	tcase_add_test(sp, test_drct_reference_binary);
+	tcase_add_test(sp, test_drct_cutoffs_pinned);
+	tcase_add_test(sp, test_drct_bytes);
+	tcase_add_test(sp, test_drct_zero_step_is_rct);
+	tcase_add_test(sp, test_drct_across_blocks_and_reset);
+	tcase_add_test(sp, test_drct_binary);
+	tcase_set_timeout(sp, 60);
 	suite_add_tcase(s, sp);
 
 	tcase_add_test(pol, test_startup_and_classes);

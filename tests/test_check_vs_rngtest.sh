@@ -45,6 +45,9 @@ rnd $((2 * LEN)) | perl -e 'local $/; my $d = <STDIN>; my $n = length($d) / 2;
 # Bit 0 of every byte stuck at 1.
 rnd "$LEN" | perl -e 'local $/; my $d = <STDIN>; print $d | ("\x01" x length($d))' \
 	>"$dir/stuck-bit"
+# An 8-bit counter 0, 1, …, 255, 0, …: FIPS passes most of its blocks; the
+# difference RCT (developer-defined) fails every one.
+perl -e 'print map { chr($_ % 256) } 0 .. $ARGV[0] - 1' "$LEN" >"$dir/counter8"
 # plant FILE OFFSET HEXBYTES: overwrite bytes in place.
 plant() { perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f; seek($f, $ARGV[1], 0);
 	print $f pack("H*", $ARGV[2]); close($f)' "$@"; }
@@ -64,7 +67,7 @@ counters() { grep -E 'bits received from input|FIPS 140-2' | sed -E 's/^(rngtest
 
 fail=0
 for f in random random-partial all-ones all-zeros 0xaa bias25 block-repeated stuck-bit \
-	long-run run-across repeated-word; do
+	long-run run-across repeated-word counter8; do
 	peer=$(rngtest <"$dir/$f" 2>&1 >/dev/null)
 	peer_rc=$?
 	ours=$("$RNGFEED" --check "$dir/$f" 2>&1)
@@ -81,8 +84,13 @@ for f in random random-partial all-ones all-zeros 0xaa bias25 block-repeated stu
 		continue
 	fi
 	echo "ok   $f: $(counters <<<"$ours" | sed -n 's/FIPS 140-2 failures: //p') of $N blocks" \
-		"failed FIPS, exit $ours_rc; $(grep -E 'repetition count failures|adaptive proportion failures' <<<"$ours" | sed 's/rngfeed: SP 800-90B //' | tr '\n' ' ')"
+		"failed FIPS, exit $ours_rc; $(grep -E 'repetition count.*failures|adaptive proportion failures' <<<"$ours" | sed -E 's/rngfeed: SP 800-90B //; s/ \(developer-defined, [^)]*\)//' | tr '\n' ' ')"
 done
+
+# The counter is caught in every block by the difference RCT, so never usable.
+if ! "$RNGFEED" --check "$dir/counter8" | grep -Eq "difference repetition count .* failures: $N\$"; then
+	echo "FAIL counter8: not every block failed the difference repetition count test"; fail=1
+fi
 
 # stdin works the same as a file.
 if ! diff <("$RNGFEED" --check <"$dir/bias25" | counters) \

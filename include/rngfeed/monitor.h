@@ -34,10 +34,18 @@ enum {
 	MONITOR_APT = 1u << 6,           /* adaptive proportion, cutoff at alpha */
 	MONITOR_RCT_PERMANENT = 1u << 7, /* cutoff at permanent_alpha; implies RCT */
 	MONITOR_APT_PERMANENT = 1u << 8, /* cutoff at permanent_alpha; implies APT */
+	/* Developer-defined (SP 800-90B §4.5): repetition count test on the
+	 * differences of consecutive samples, i.e. an arithmetic progression
+	 * such as a counter (monitor.c); cutoff at alpha. */
+	MONITOR_DRCT = 1u << 9,
+	MONITOR_DRCT_PERMANENT = 1u << 10, /* cutoff at permanent_alpha; implies DRCT */
 };
 #define MONITOR_FIPS_MASK 0x1fu
-#define MONITOR_90B_MASK 0x1e0u
-#define MONITOR_PERMANENT_MASK (MONITOR_RCT_PERMANENT | MONITOR_APT_PERMANENT)
+/* The 90B tests, the developer-defined one included: a failure fails the
+ * start-up test and makes its block unusable. */
+#define MONITOR_90B_MASK 0x7e0u
+#define MONITOR_PERMANENT_MASK \
+	(MONITOR_RCT_PERMANENT | MONITOR_APT_PERMANENT | MONITOR_DRCT_PERMANENT)
 
 enum monitor_class {
 	MONITOR_OK = 0,           /* no test failed in this block */
@@ -75,6 +83,9 @@ struct monitor_cutoffs {
 	unsigned rct, rct_permanent;
 	unsigned apt, apt_permanent;
 	unsigned apt_window;
+	/* Difference RCT: this many equal consecutive non-zero differences
+	 * (C + 1 samples in arithmetic progression) fail; same formula as rct. */
+	unsigned drct, drct_permanent;
 };
 
 struct monitor_verdict {
@@ -104,10 +115,11 @@ struct monitor *monitor_free(struct monitor *m);
 void monitor_get_cutoffs(const struct monitor *m, struct monitor_cutoffs *c);
 
 /*
- * On source (re)open: the start-up test runs again, the 90B and the FIPS
- * continuous-test state restart, the failure count and a latched permanent
- * failure are cleared.  After a reset the first 32-bit word of the next block
- * only seeds the continuous test, unless monitor_seed_continuous() gave one.
+ * On source (re)open: the start-up test runs again, the 90B (the difference
+ * RCT included) and the FIPS continuous-test state restart, the failure
+ * count and a latched permanent failure are cleared.  After a reset the
+ * first 32-bit word of the next block only seeds the continuous test, unless
+ * monitor_seed_continuous() gave one.
  */
 void monitor_reset(struct monitor *m);
 
