@@ -5,16 +5,23 @@
  * was wrong; the caller exits with status 2.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "rngfeed/config.h"
 #include "rngfeed/util.h"
+
+/* Longest config line, newline excluded. */
+#define CONFIG_LINE_MAX 1024
 
 enum {
 	OPT_RAW = 0x100,
@@ -391,32 +398,70 @@ static int load_line(struct rngfeed_config *cfg, char *line,
 	return r;
 }
 
+/*
+ * Read one line of at most @max bytes (the newline excluded) into @buf
+ * (@max + 2 bytes).  Returns its length, -1 at end of file, or -E2BIG for
+ * a longer line (the rest of it is not read: a file without newlines
+ * cannot make us allocate).
+ */
+static ssize_t read_line(FILE *f, char *buf, size_t max)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n') {
+			buf[n] = '\0';
+			return (ssize_t)n;
+		}
+		if (n == max)
+			return -E2BIG;
+		buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	return n ? (ssize_t)n : -1;
+}
+
 int config_load_file(struct rngfeed_config *cfg, const char *path,
 		     char *err, size_t err_len)
 {
 	struct source_config *section = NULL;
-	char *line = NULL, msg[400];
-	size_t cap = 0;
+	char line[CONFIG_LINE_MAX + 2], msg[400];
 	unsigned int lineno = 0;
+	struct stat st;
 	ssize_t n;
 	FILE *f;
-	int r = 0;
+	int fd, r = 0;
 
-	f = fopen(path, "re");
-	if (!f) {
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		r = -errno;
 		fail(err, err_len, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	/* A device or FIFO could feed us forever, or block; /dev/null (1:3)
+	 * is the usual way to say "no config file". */
+	if (fstat(fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) ||
+	      (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
+		close(fd);
+		return fail(err, err_len, "%s: not a regular file", path);
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		fail(err, err_len, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	while ((n = read_line(f, line, CONFIG_LINE_MAX + 1)) != -1) {
 		lineno++;
-		if (n > 0 && line[n - 1] == '\n')
+		if (n >= 0 && n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
-		if (n > 0 && line[n - 1] == '\r')
-			line[--n] = '\0';
-		if (n > 1024) {
-			r = fail(err, err_len, "%s:%u: line longer than 1024 bytes",
-				 path, lineno);
+		if (n == -E2BIG || n > CONFIG_LINE_MAX) {
+			r = fail(err, err_len, "%s:%u: line longer than %d bytes",
+				 path, lineno, CONFIG_LINE_MAX);
 			break;
 		}
 		for (ssize_t i = 0; i < n && r == 0; i++)
@@ -434,7 +479,7 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 	}
 	if (r == 0 && ferror(f))
 		r = fail(err, err_len, "%s: read error", path);
-	free(line);
+	explicit_bzero(line, sizeof(line));
 	fclose(f);
 	return r;
 }

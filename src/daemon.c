@@ -327,6 +327,7 @@ static void slot_stats(struct slot *s, struct reader_stats *out)
 		out->fips_failures[i] += cur.fips_failures[i];
 	out->rct_failures += cur.rct_failures;
 	out->apt_failures += cur.apt_failures;
+	out->drct_failures += cur.drct_failures;
 	out->errors += cur.errors;
 	out->disables += cur.disables;
 	memcpy(out->reason, cur.reason, sizeof(out->reason));
@@ -382,8 +383,9 @@ static void log_summary(struct daemon *d)
 		slot_stats(s, &st);
 		log_notice("  %s: %llu raw bytes, %llu blocks passed, %llu "
 			   "failed (monobit %llu, poker %llu, runs %llu, long "
-			   "run %llu, continuous %llu, RCT %llu, APT %llu), "
-			   "%llu errors, %llu disables, %llu credit bits",
+			   "run %llu, continuous %llu, RCT %llu, APT %llu, "
+			   "difference RCT %llu), %llu errors, %llu disables, "
+			   "%llu credit bits",
 			   s->cfg.driver->name,
 			   (unsigned long long)st.raw_bytes,
 			   (unsigned long long)st.blocks_passed,
@@ -395,6 +397,7 @@ static void log_summary(struct daemon *d)
 			   (unsigned long long)st.fips_failures[4],
 			   (unsigned long long)st.rct_failures,
 			   (unsigned long long)st.apt_failures,
+			   (unsigned long long)st.drct_failures,
 			   (unsigned long long)st.errors,
 			   (unsigned long long)st.disables,
 			   (unsigned long long)(s->credit_units / 1024));

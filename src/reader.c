@@ -23,7 +23,7 @@ struct reader {
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
-	bool demand;
+	unsigned int requested;   /* blocks the main loop asked for */
 	unsigned int queued;
 	uint8_t queue[READER_QUEUE][MONITOR_BLOCK_BYTES];
 	struct reader_stats stats;
@@ -56,6 +56,8 @@ void reader_failure_names(unsigned int failed, char *buf, size_t len)
 		{ MONITOR_APT_PERMANENT, "SP 800-90B adaptive proportion (permanent)" },
 		{ MONITOR_RCT, "SP 800-90B repetition count" },
 		{ MONITOR_APT, "SP 800-90B adaptive proportion" },
+		{ MONITOR_DRCT_PERMANENT, "repetition count of differences (permanent)" },
+		{ MONITOR_DRCT, "repetition count of differences" },
 	};
 	size_t used = 0;
 
@@ -67,7 +69,9 @@ void reader_failure_names(unsigned int failed, char *buf, size_t len)
 		if ((tests[i].bit == MONITOR_RCT &&
 		     (failed & MONITOR_RCT_PERMANENT)) ||
 		    (tests[i].bit == MONITOR_APT &&
-		     (failed & MONITOR_APT_PERMANENT)))
+		     (failed & MONITOR_APT_PERMANENT)) ||
+		    (tests[i].bit == MONITOR_DRCT &&
+		     (failed & MONITOR_DRCT_PERMANENT)))
 			continue;
 		used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
 					 "%s%s", used ? ", " : "",
@@ -138,7 +142,7 @@ static bool rest(struct reader *r, double seconds)
 static bool wait_demand(struct reader *r)
 {
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && (!r->demand || r->queued == READER_QUEUE))
+	while (!r->stop && (r->requested == 0 || r->queued == READER_QUEUE))
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
 	return !r->stop;
@@ -158,6 +162,7 @@ static void count_failures(struct reader_stats *s, unsigned int failed)
 			s->fips_failures[i]++;
 	s->rct_failures += !!(failed & MONITOR_RCT);
 	s->apt_failures += !!(failed & MONITOR_APT);
+	s->drct_failures += !!(failed & MONITOR_DRCT);
 }
 
 /*
@@ -204,6 +209,8 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (v.usable) {
 			memcpy(r->queue[r->queued++], block,
 			       MONITOR_BLOCK_BYTES);
+			if (r->requested > 0)
+				r->requested--;
 			r->stats.blocks_passed++;
 			if (r->stats.state != READER_RUNNING) {
 				r->stats.state = READER_RUNNING;
@@ -352,8 +359,12 @@ int reader_start(struct reader **out, const struct reader_params *p)
 void reader_set_demand(struct reader *r, bool want)
 {
 	pthread_mutex_lock(&r->lock);
-	if (r->demand != want) {
-		r->demand = want;
+	/* One block at a time: the main loop asks again when it has used
+	 * it, so a fast source is never read ahead of what is needed. */
+	if (!want) {
+		r->requested = 0;
+	} else if (r->requested == 0 && r->queued == 0) {
+		r->requested = 1;
 		pthread_cond_broadcast(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);

@@ -447,6 +447,31 @@ START_TEST(test_long_line)
 }
 END_TEST
 
+/* Files that are not regular: a device could feed an endless line, a
+ * FIFO could block.  Both are refused before anything is read; /dev/null
+ * stays the way to say "no config". */
+START_TEST(test_not_a_regular_file)
+{
+	char fifo[] = "/tmp/rngfeed-conf-fifo-XXXXXX";
+	int fd = mkstemp(fifo);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	fresh_config();
+	ck_assert_int_eq(config_load_file(&cfg, "/dev/zero", err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "/dev/zero: not a regular file"));
+	ck_assert_int_eq(config_load_file(&cfg, fifo, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+	unlink(fifo);
+	ck_assert_int_eq(config_load_file(&cfg, "/dev/null", err, sizeof(err)),
+			 0);
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	static const char text[] = "interval = 5\ninterval = 6\0 7\nmax-failures = 2\n";
@@ -678,6 +703,7 @@ static Suite *conffile_suite(void)
 	tcase_add_test(tc, test_bad_paths);
 	tcase_add_test(tc, test_config_key_in_file);
 	tcase_add_test(tc, test_long_line);
+	tcase_add_test(tc, test_not_a_regular_file);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_control_characters);
 	tcase_add_test(tc, test_device_link_to_urandom);

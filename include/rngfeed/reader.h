@@ -47,6 +47,7 @@ struct reader_stats {
 	uint64_t blocks_failed;      /* failed any test; discarded */
 	uint64_t fips_failures[5];   /* monobit, poker, runs, long run, cont. */
 	uint64_t rct_failures, apt_failures;
+	uint64_t drct_failures;      /* difference repetition count */
 	uint64_t errors;             /* open/read errors */
 	uint64_t disables;
 	char reason[200];            /* why it is not running, when it is not */
@@ -57,7 +58,8 @@ struct reader;
 
 /* Start the thread.  0 or -errno. */
 int reader_start(struct reader **out, const struct reader_params *p);
-/* Ask for blocks (true) or let the source rest (false). */
+/* Ask for one more tested block when none is asked for or waiting (true),
+ * or let the source rest (false). */
 void reader_set_demand(struct reader *r, bool want);
 /* Take one tested block if one is ready: 1 (copied to @block), or 0. */
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES]);
