@@ -36,7 +36,7 @@ TEST_TOOLS  := $(if $(wildcard tests/cavp-ctr-drbg.c),tests/cavp-ctr-drbg)
 TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
                 $(if $(wildcard tests/fault_drivers.c),tests/rngfeed-faulty)
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
-BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
+BENCHES     := $(patsubst %.c,%,$(wildcard tests/bench/bench_*.c))
 
 .PHONY: all check clean deps run bench install uninstall soak
 
@@ -71,7 +71,7 @@ tests/rngfeed-faulty: build/src/main.o tests/fault_drivers.c $(LIB) $(HEADERS)
 tests/cavp-ctr-drbg: tests/cavp-ctr-drbg.c $(wildcard tests/cavp.c tests/cavp.h) $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
 
-bench/bench_%: bench/bench_%.c $(LIB) $(HEADERS)
+tests/bench/bench_%: tests/bench/bench_%.c $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Every unit test program and integration script runs; tests/run-tests.sh
