@@ -179,10 +179,10 @@ static void check_current(const char *dir, bool present,
 
 	FUZZ_ASSERT(name != NULL);
 	r = hwrandom_current(dir, name, len);
-	if (!present) {
+	if (len == 0) {
+		FUZZ_ASSERT(r == -EINVAL); /* before looking at the file */
+	} else if (!present) {
 		FUZZ_ASSERT(r == -ENOENT);
-	} else if (len == 0) {
-		FUZZ_ASSERT(r == -EINVAL);
 	} else if (memchr(content, '\0', size < len - 1 ? size : len - 1)) {
 		FUZZ_ASSERT(r == -EILSEQ);
 	} else if (r == -ENODEV) {
