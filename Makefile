@@ -89,7 +89,7 @@ bench: rngfeed $(BENCHES)
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
             libcap-dev check rng-tools5 swtpm swtpm-tools strace \
-            man-db groff-base
+            man-db groff-base clang libclang-rt-14-dev
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_DEPS)

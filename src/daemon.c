@@ -39,6 +39,7 @@
 #include "rngfeed/reader.h"
 #include "rngfeed/service.h"
 #include "rngfeed/util.h"
+#include "rngfeed/vmgenid.h"
 
 #define ADDITIONAL_LEN 16      /* kernel bytes mixed into every generate */
 #define STDOUT_CHUNK DRBG_MAX_REQUEST_LEN
@@ -65,6 +66,7 @@ struct daemon {
 	struct drbg *drbg;
 	struct ledger ledger;
 	uint64_t reseeds;
+	uint64_t discards;      /* DRBG states thrown away (VM clone, USR2) */
 	double last_reseed;
 	uint64_t bytes_since_reseed;
 
@@ -78,7 +80,7 @@ struct daemon {
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
 	uint64_t out_bytes;     /* --stdout */
 	struct service service;
-	int sigfd, evfd;
+	int sigfd, evfd, genfd;
 	double start, last_stats, last_metrics, last_status;
 	uint64_t last_generated;
 	bool stop;
@@ -424,6 +426,7 @@ static void write_metrics(struct daemon *d, double now)
 					 ? d->feeder.credited_bits
 					 : 0,
 		.drbg_reseeds = d->reseeds,
+		.drbg_discards = d->discards,
 		.crng_ready = d->feeder.crng_ready,
 		.uptime_s = now - d->start,
 		.sources = ms,
@@ -660,6 +663,22 @@ static int setup_signals(struct daemon *d)
 	return reader_setup_signals();
 }
 
+/*
+ * Forget the DRBG state, what the ledger credited to it, and the tested
+ * blocks waiting in the readers: a copy of this VM holds the same.  The
+ * next tested block instantiates a fresh DRBG.
+ */
+static void discard_state(struct daemon *d, const char *why)
+{
+	log_notice("%s: discarding the DRBG state and waiting blocks", why);
+	drbg_uninstantiate(d->drbg);
+	ledger_discard(&d->ledger);
+	for (size_t i = 0; i < d->n_slots; i++)
+		if (d->slots[i].reader)
+			reader_discard(d->slots[i].reader);
+	d->discards++;
+}
+
 static void handle_signals(struct daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -677,11 +696,8 @@ static void handle_signals(struct daemon *d)
 			break;
 		case SIGUSR2:
 			/* An explicit request (e.g. after restoring a VM
-			 * snapshot): forget the state, credit nothing it
-			 * held, reseed from fresh tested input. */
-			log_notice("SIGUSR2: discarding the DRBG state");
-			drbg_uninstantiate(d->drbg);
-			ledger_discard(&d->ledger);
+			 * snapshot without vmgenid). */
+			discard_state(d, "SIGUSR2");
 			break;
 		case SIGHUP:
 			reload(d);
@@ -713,8 +729,8 @@ static void loop(struct daemon *d)
 
 	while (!d->stop) {
 		double now = now_s(), wait = 3600;
-		struct pollfd pfd[3];
-		nfds_t nfds = 2;
+		struct pollfd pfd[4];
+		nfds_t nfds = 3;
 		bool want = false;
 
 		absorb_ready_blocks(d);
@@ -766,10 +782,12 @@ static void loop(struct daemon *d)
 
 		pfd[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = d->evfd, .events = POLLIN };
+		/* A negative fd is ignored by poll(2). */
+		pfd[2] = (struct pollfd){ .fd = d->genfd, .events = POLLIN };
 		if (d->waiting_pollout) {
-			pfd[2] = (struct pollfd){ .fd = d->kernel.fd,
+			pfd[3] = (struct pollfd){ .fd = d->kernel.fd,
 						  .events = POLLOUT };
-			nfds = 3;
+			nfds = 4;
 		}
 		if (poll(pfd, nfds, next_timeout_ms(fmax(wait, 0))) < 0 &&
 		    errno != EINTR) {
@@ -781,7 +799,10 @@ static void loop(struct daemon *d)
 			handle_signals(d);
 		if (pfd[1].revents)
 			drain_eventfd(d);
-		if (nfds == 3 && (pfd[2].revents & POLLOUT)) {
+		if (pfd[2].revents && vmgenid_drain(d->genfd) > 0)
+			discard_state(d, "VM generation changed (snapshot "
+					 "restored or VM cloned)");
+		if (nfds == 4 && (pfd[3].revents & POLLOUT)) {
 			d->waiting_pollout = false;
 			feeder_kernel_asks(&d->feeder);
 		}
@@ -888,7 +909,7 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		return EXIT_FAILURE;
 	*d = (struct daemon){
 		.cfg = cfg, .argc = argc, .argv = argv, .sigfd = -1,
-		.evfd = -1, .kernel = { .fd = -1 },
+		.evfd = -1, .genfd = -1, .kernel = { .fd = -1 },
 	};
 	d->start = d->last_stats = d->last_metrics = now_s();
 	ledger_init(&d->ledger);
@@ -936,6 +957,11 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	}
 	if (cfg->pid_file[0] && write_pid_file(cfg->pid_file) < 0)
 		goto out;
+	d->genfd = vmgenid_open();
+	if (d->genfd < 0)
+		log_info("VM generation changes will go unnoticed (uevent "
+			 "socket: %s); SIGUSR2 discards the DRBG state by hand",
+			 strerror(-d->genfd));
 	d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->evfd < 0 || setup_signals(d) < 0) {
 		log_err("cannot set up signals: %s", strerror(errno));
@@ -969,6 +995,8 @@ out:
 		close(d->sigfd);
 	if (d->evfd >= 0)
 		close(d->evfd);
+	if (d->genfd >= 0)
+		close(d->genfd);
 	if (cfg->pid_file[0])
 		unlink(cfg->pid_file);
 	explicit_bzero(d, sizeof(*d));

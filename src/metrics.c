@@ -78,6 +78,10 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 		      "CTR_DRBG (re)seeds from tested raw input.");
 	fprintf(f, "rngfeed_drbg_reseeds_total %llu\n",
 		(unsigned long long)m->drbg_reseeds);
+	metric_header(f, "rngfeed_drbg_discards_total", "counter",
+		      "DRBG states discarded (VM generation change, SIGUSR2).");
+	fprintf(f, "rngfeed_drbg_discards_total %llu\n",
+		(unsigned long long)m->drbg_discards);
 	metric_header(f, "rngfeed_uptime_seconds", "gauge",
 		      "Seconds since rngfeed started.");
 	fprintf(f, "rngfeed_uptime_seconds %.3f\n", m->uptime_s);

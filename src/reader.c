@@ -24,6 +24,7 @@ struct reader {
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
 	unsigned int requested;   /* blocks the main loop asked for */
+	unsigned int generation;  /* bumped by reader_discard() */
 	unsigned int queued;
 	uint8_t queue[READER_QUEUE][MONITOR_BLOCK_BYTES];
 	struct reader_stats stats;
@@ -181,8 +182,13 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		struct monitor_verdict v;
 		ssize_t n;
 
+		unsigned int generation;
+
 		if (!wait_demand(r))
 			return READER_STOPPED;
+		pthread_mutex_lock(&r->lock);
+		generation = r->generation;
+		pthread_mutex_unlock(&r->lock);
 		n = source_read(src, block, MONITOR_BLOCK_BYTES, &r->stop);
 		if (r->stop)
 			return READER_STOPPED;
@@ -206,7 +212,11 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		monitor_test_block(mon, block, &v);
 
 		pthread_mutex_lock(&r->lock);
-		if (v.usable) {
+		if (v.usable && generation != r->generation) {
+			/* Read before a discard (a VM clone may hold the
+			 * same block): never used. */
+			v.usable = false;
+		} else if (v.usable) {
 			memcpy(r->queue[r->queued++], block,
 			       MONITOR_BLOCK_BYTES);
 			if (r->requested > 0)
@@ -386,6 +396,16 @@ int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES])
 	}
 	pthread_mutex_unlock(&r->lock);
 	return got;
+}
+
+void reader_discard(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	explicit_bzero(r->queue, sizeof(r->queue));
+	r->queued = 0;
+	r->generation++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
 }
 
 void reader_get_stats(struct reader *r, struct reader_stats *out)

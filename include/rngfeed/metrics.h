@@ -24,6 +24,7 @@ struct metrics_snapshot {
 	uint64_t fed_bytes;
 	uint64_t credited_bits;
 	uint64_t drbg_reseeds;
+	uint64_t drbg_discards;
 	bool crng_ready;
 	double uptime_s;
 	size_t n_sources;

@@ -63,6 +63,8 @@ int reader_start(struct reader **out, const struct reader_params *p);
 void reader_set_demand(struct reader *r, bool want);
 /* Take one tested block if one is ready: 1 (copied to @block), or 0. */
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES]);
+/* Drop (and wipe) the tested blocks waiting to be taken. */
+void reader_discard(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);
 const struct reader_params *reader_params(const struct reader *r);
 /* Stop and join the thread, wipe and free; NULL is ok. */

@@ -1,0 +1,47 @@
+#!/bin/bash
+# A VM generation change (snapshot restored, VM cloned) makes the daemon
+# discard its DRBG state and the tested blocks it holds, and start again
+# from fresh tested input.  The change is the uevent the kernel's vmgenid
+# driver sends, injected through the uevent socket.
+set -u
+RNGFEED=${RNGFEED:-./rngfeed}
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+"$RNGFEED" --list | grep -q '^rdrand *available' || { echo "SKIP: needs rdrand"; exit 77; }
+
+tmp=$(mktemp -d) || exit 1
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/m" 2>/dev/null; }
+wait_for() { # METRIC MIN
+	for _ in $(seq 100); do
+		v=$(metric "$1")
+		[ -n "$v" ] && [ "$v" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 did not reach $2 (is ${v:-unset})"
+}
+
+"$RNGFEED" -f -v -n rdrand --interval 1 --metrics "$tmp/m" 2>"$tmp/log" &
+pid=$!
+wait_for rngfeed_fed_bytes_total 1
+[ "$(metric rngfeed_drbg_discards_total)" = 0 ] || fail "discards before any change"
+fed=$(metric rngfeed_fed_bytes_total)
+
+tests/helper_uevent
+rc=$?
+[ $rc -eq 77 ] && { echo "SKIP: the kernel refuses injected uevents"; exit 77; }
+[ $rc -eq 0 ] || fail "helper_uevent failed"
+sleep 0.5
+grep -q 'VM generation changed (snapshot restored or VM cloned): discarding the DRBG state' "$tmp/log" ||
+	fail "no discard logged: $(cat "$tmp/log")"
+# Metrics are written every 5 s; SIGUSR1 does not write them, so wait.
+wait_for rngfeed_drbg_discards_total 1
+# Fresh tested input instantiates a new DRBG, and feeding goes on.
+n=$(grep -c 'CTR_DRBG instantiated from a tested' "$tmp/log")
+[ "$n" -ge 2 ] || fail "the DRBG was not instantiated again ($n)"
+wait_for rngfeed_fed_bytes_total $((fed + 64))
+kill -TERM "$pid"; wait "$pid" || fail "exit status $?"
+pid=
+echo "vmgenid uevent: DRBG discarded and re-instantiated, feeding went on"
+exit 0
