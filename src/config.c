@@ -206,7 +206,7 @@ static void config_init(struct rngfeed_config *cfg)
 		.reseed_seconds = 1,
 		.stats_interval = 1,
 	};
-	for (size_t i = 0; source_drivers[i] && i < CONFIG_MAX_SOURCES; i++)
+	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
 				   source_drivers[i]);
 }
@@ -356,7 +356,7 @@ static bool split_key_value(char *line, char **key, char **value)
 static int load_line(struct rngfeed_config *cfg, char *line,
 		     struct source_config **section, char *msg, size_t len)
 {
-	char *key, *value, *end, name[64];
+	char *key, *value, *end;
 	int r;
 
 	line[strcspn(line, "#")] = '\0';
@@ -370,7 +370,7 @@ static int load_line(struct rngfeed_config *cfg, char *line,
 	if (!*line)
 		return 0;
 	if (*line == '[') {
-		char close_br;
+		char name[64], close_br;
 
 		if (sscanf(line, "[source %63[a-z0-9_-]%c", name, &close_br) != 2 ||
 		    close_br != ']' || line[strlen(line) - 1] != ']' ||
@@ -457,7 +457,7 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 	}
 	while ((n = read_line(f, line, CONFIG_LINE_MAX + 1)) != -1) {
 		lineno++;
-		if (n >= 0 && n > 0 && line[n - 1] == '\r')
+		if (n > 0 && line[n - 1] == '\r')
 			line[--n] = '\0';
 		if (n == -E2BIG || n > CONFIG_LINE_MAX) {
 			r = fail(err, err_len, "%s:%u: line longer than %d bytes",
@@ -616,8 +616,13 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			r = config_set(cfg, "user", optarg, err, err_len);
 			break;
 		case OPT_SETTING:
+			/* A flag (no_argument) means "yes"; getopt_long gives
+			 * every other option its value. */
 			r = config_set(cfg, long_options[idx].name,
-				       optarg ? optarg : "yes", err, err_len);
+				       long_options[idx].has_arg == no_argument
+					       ? "yes"
+					       : optarg,
+				       err, err_len);
 			break;
 		case 'f':
 			cfg->foreground = true;
