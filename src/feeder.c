@@ -98,11 +98,11 @@ int kernel_linux_open(struct kernel_linux *k, struct kernel_ops *ops,
 		      const char *path, char *why, size_t why_len)
 {
 	struct stat st;
-	int r;
 
 	k->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (k->fd < 0) {
-		r = -errno;
+		int r = -errno;
+
 		snprintf(why, why_len, "cannot open %s: %s", path,
 			 strerror(-r));
 		return r;
