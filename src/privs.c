@@ -31,6 +31,9 @@ static int lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
 	if (colon)
 		*colon++ = '\0';
 	errno = 0;
+	/* Not getpwnam_r: privs_drop() runs before any thread exists (it
+	 * must, capabilities are per thread; see daemon_run()). */
+	// cppcheck-suppress getpwnamCalled
 	pw = getpwnam(name);
 	if (!pw) {
 		snprintf(why, len, "unknown user '%s'", name);
@@ -39,6 +42,7 @@ static int lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
 	*uid = pw->pw_uid;
 	*gid = pw->pw_gid;
 	if (colon) {
+		// cppcheck-suppress getgrnamCalled ; single-threaded, as above
 		gr = getgrnam(colon);
 		if (!gr) {
 			snprintf(why, len, "unknown group '%s'", colon);

@@ -293,9 +293,9 @@ size_t tpm2_get_random_command(uint8_t cmd[TPM2_GET_RANDOM_CMD_SIZE],
 __attribute__((format(printf, 4, 5)))
 static int fail(int err, char *why, size_t why_len, const char *fmt, ...)
 {
-	va_list ap;
-
 	if (why && why_len) {
+		va_list ap;
+
 		va_start(ap, fmt);
 		vsnprintf(why, why_len, fmt, ap);
 		va_end(ap);
