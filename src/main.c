@@ -56,6 +56,10 @@ static int run_raw(struct rngfeed_config *cfg)
 	for (size_t i = 0; i < cfg->n_sources; i++)
 		if (cfg->sources[i].enabled)
 			sc = &cfg->sources[i];
+	if (!sc) { /* config_parse_args() refuses --raw without -n */
+		log_err("--raw needs a source (-n NAME)");
+		return EXIT_FAILURE;
+	}
 	/* A reader that goes away is the normal end of a pipe, not an
 	 * error: see EPIPE below. */
 	signal(SIGPIPE, SIG_IGN);
