@@ -31,7 +31,10 @@ static double now(void)
 
 static void print_message(char *msg)
 {
-	for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
+	char *save;
+
+	for (char *line = strtok_r(msg, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
 		printf("notify: %s\n", line);
 	fflush(stdout);
 }
