@@ -78,8 +78,10 @@ check_caps() { # PID USER-ID
 	done
 }
 
+# TEST_TIME_SCALE (an integer, default 1) stretches the wait for a slow
+# daemon: make valgrind sets it.
 wait_metric() { # FILE NAME → waits until the metric is > 0
-	for _ in $(seq 50); do
+	for _ in $(seq $((50 * ${TEST_TIME_SCALE:-1}))); do
 		v=$(awk -v m="$2" '$1 == m { print $2 }' "$1" 2>/dev/null)
 		[ -n "$v" ] && [ "$v" != 0 ] && return 0
 		sleep 0.1
