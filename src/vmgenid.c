@@ -13,14 +13,15 @@ int vmgenid_open(void)
 		.nl_family = AF_NETLINK,
 		.nl_groups = 1, /* the kernel's own uevents, not udev's */
 	};
-	int fd, r;
+	int fd;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 		    NETLINK_KOBJECT_UEVENT);
 	if (fd < 0)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		r = -errno;
+		int r = -errno;
+
 		close(fd);
 		return r;
 	}
