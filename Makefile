@@ -89,7 +89,7 @@ bench: rngfeed $(BENCHES)
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
             libcap-dev check rng-tools5 swtpm swtpm-tools strace \
-            man-db groff-base clang libclang-rt-14-dev
+            man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_DEPS)
@@ -114,6 +114,105 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
 	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+
+# ---- sanitize, valgrind, analyze ----
+# make sanitize: all of "make check" (unit tests and integration scripts;
+# ./rngfeed and the test programs are the sanitized ones) built with
+# AddressSanitizer and UBSan.  It builds in build/sanitize/tree, a copy of
+# the working tree without build/ and .git: sanitized objects never meet the
+# normal ones, the tree's own build is neither cleaned nor rebuilt (so
+# "make check" after it relinks nothing), and a failed run is left to look
+# into.  Every sanitizer report also goes to build/sanitize/reports/
+# (log_path): a report from a process whose exit status a script ignores
+# still fails the target.
+# LeakSanitizer checks at exit by stopping the process with ptrace.  The
+# daemon's privilege drop does not prevent that (setresuid sets all three
+# uids alike, and LSan makes the process dumpable for the check); a process
+# strace already traces does, so test_daemon.sh turns leak checks off for
+# its strace runs only.  ASan makes mlock() a no-op, so test_security.sh
+# skips its locked-memory part when RNGFEED_SANITIZED is set.
+SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all \
+               -fno-omit-frame-pointer -O1 -g
+SAN_DIR     := build/sanitize
+SAN_REPORTS := $(CURDIR)/$(SAN_DIR)/reports
+SAN_ENV     := ASAN_OPTIONS=log_path=$(SAN_REPORTS)/asan:detect_stack_use_after_return=1:strict_string_checks=1 \
+               UBSAN_OPTIONS=log_path=$(SAN_REPORTS)/ubsan:print_stacktrace=1 \
+               RNGFEED_SANITIZED=1
+
+# make valgrind: the normal build under valgrind's memcheck.  The unit tests
+# with CK_FORK=no (so the checks run in the process valgrind watches), and
+# the scripts that drive the daemon, with RNGFEED=tests/valgrind-rngfeed.
+# TEST_TIME_SCALE stretches the scripts' waits.  Left out: test_faults.sh
+# (35 daemons at once on second-scale deadlines, and it asserts each uses
+# under 10 % CPU, which memcheck's 20-50x cost breaks by design),
+# test_security.sh (it inspects the process's descriptors and locked
+# memory, which valgrind's own add to), and the scripts that do not run the
+# daemon (cavp, install, fuzz regressions: the DRBG and parsers they use are
+# in the unit tests).
+VG          := valgrind --error-exitcode=1 --leak-check=full
+VG_DIR      := build/valgrind
+VG_SCRIPTS  := $(filter $(addprefix tests/,test_daemon.sh test_service.sh \
+                 test_sources.sh test_tpm.sh test_virtio.sh test_vmgenid.sh \
+                 test_check_vs_rngtest.sh test_man.sh),$(TEST_SCRIPTS))
+
+# make analyze: cppcheck and the clang static analyzer, zero findings.
+# cppcheck sees the x86-64 Linux GCC build (without the defines it skips the
+# code under #if __x86_64__ and reports what only that code uses as unused).
+# The tests are checked for warnings and portability, not style.
+# Suppressions, each with its reason:
+#   readdirCalled: cppcheck recommends readdir_r, which glibc deprecates;
+#     readdir is safe on a DIR that one thread uses.
+#   varFuncNullUB in check_config.c: its argument lists end with NULL, which
+#     glibc defines as ((void *)0), a pointer that va_arg may read as a
+#     const char * (C11 7.16.1.1).
+#   In the code: // cppcheck-suppress comments, each with its reason.
+# scan-build builds a copy of the tree (build/analyze/tree) like sanitize.
+CPPCHECK    := cppcheck --error-exitcode=1 --inline-suppr -q \
+               --platform=unix64 --library=posix -D_GNU_SOURCE -D__GNUC__=12 \
+               -D__x86_64__ -D__linux__ -Iinclude -Itests
+SCAN_BUILD  ?= $(firstword $(shell command -v scan-build scan-build-14 2>/dev/null) scan-build)
+
+.PHONY: sanitize valgrind analyze
+
+# A copy of the working tree, without build/ and .git, built from clean.
+copy_tree = rm -rf $(1) && mkdir -p $(1) && \
+	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(1) && \
+	$(MAKE) -s -C $(1) clean
+
+sanitize:
+	@$(call copy_tree,$(SAN_DIR)/tree)
+	@mkdir -p $(SAN_REPORTS)
+	@rc=0; $(SAN_ENV) $(MAKE) -C $(SAN_DIR)/tree check \
+		CFLAGS='$(SAN_FLAGS)' LDFLAGS='-fsanitize=address,undefined' || rc=$$?; \
+	for f in $(SAN_REPORTS)/*; do \
+		[ -e "$$f" ] || continue; rc=1; echo "==== $$f"; cat "$$f"; \
+	done; \
+	[ $$rc -eq 0 ] && echo "sanitize: no sanitizer reports" || echo "sanitize: FAILED"; \
+	exit $$rc
+
+valgrind: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
+	@rm -rf $(VG_DIR) && mkdir -p $(VG_DIR)
+	@rc=0; for t in $(UNIT_TESTS); do \
+		n=$${t##*/}; \
+		CK_FORK=no $(VG) --log-file=$(VG_DIR)/$$n.%p.log ./$$t >$(VG_DIR)/$$n.out 2>&1 || rc=1; \
+		printf '%-44s %s\n' "$$t" "$$(grep -E '^[0-9]+%: Checks' $(VG_DIR)/$$n.out || echo 'no Check summary')"; \
+	done; \
+	RNGFEED=tests/valgrind-rngfeed RNGFEED_VG_LOGS=$(CURDIR)/$(VG_DIR) \
+		TEST_TIME_SCALE=4 tests/run-tests.sh $(VG_SCRIPTS) || rc=1; \
+	for f in $(VG_DIR)/*.log; do \
+		grep -q 'ERROR SUMMARY: 0 errors' "$$f" && continue; \
+		rc=1; echo "==== $$f"; cat "$$f"; \
+	done; \
+	[ $$rc -eq 0 ] && echo "valgrind: no errors, no leaks" || echo "valgrind: FAILED"; \
+	exit $$rc
+
+analyze:
+	$(CPPCHECK) --enable=warning,style,performance,portability src include
+	$(CPPCHECK) --enable=warning,performance,portability \
+		--suppress=readdirCalled --suppress=varFuncNullUB:tests/check_config.c tests
+	@$(call copy_tree,build/analyze/tree)
+	$(SCAN_BUILD) --status-bugs -o $(CURDIR)/build/analyze/reports \
+		$(MAKE) -s -C build/analyze/tree rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 
 clean:
 	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES)
