@@ -15,8 +15,8 @@
  *                word check, which only compares neighbours)
  *     underflow  carry clear (RDSEED underflow) for secs=S seconds after
  *                the first open, then good
- *     flip       good for secs=S seconds after the first open, then
- *                all-ones for ever
+ *     flip       good for words=N words (counted, not timed, so a slow
+ *                run sees the same), then all-ones for ever
  *   tries=N: attempts per word before cpu_rng_fill() gives up (default
  *   1000, RDSEED's budget).
  *
@@ -95,6 +95,8 @@ static const char *const cpu_modes[] = { "good", "ones", "repeat", "cycle",
 static struct {
 	enum cpu_mode mode;
 	double secs;
+	long long flip_words; /* flip: good words before the fault */
+	long long served;     /* flip: good words given so far */
 	double first_open; /* 0 until the first open */
 	uint64_t counter;
 	uint64_t fixed[4];
@@ -119,10 +121,11 @@ static int fake_insn(uint64_t *v)
 			return 0;
 		break;
 	case CPU_FLIP:
-		if (t >= fakecpu.secs) {
+		if (fakecpu.served >= fakecpu.flip_words) {
 			*v = UINT64_MAX;
 			return 1;
 		}
+		fakecpu.served++;
 		break;
 	case CPU_GOOD:
 		break;
@@ -131,7 +134,8 @@ static int fake_insn(uint64_t *v)
 	return 1;
 }
 
-static const char *const fakecpu_keys[] = { "mode", "secs", "tries", NULL };
+static const char *const fakecpu_keys[] = { "mode", "secs", "words", "tries",
+					    NULL };
 
 static int fakecpu_probe(const struct source_config *cfg, char *why,
 			 size_t why_len)
@@ -163,6 +167,16 @@ static int fakecpu_open(const struct source_config *cfg, void **state,
 	}
 	if (get_double(cfg, "secs", 3, &fakecpu.secs, why, why_len) < 0)
 		return -EINVAL;
+	{
+		const char *words = source_config_get(cfg, "words");
+
+		fakecpu.flip_words = 640; /* two 2,500-byte blocks */
+		if (words && parse_ll(words, 0, 1LL << 40,
+				      &fakecpu.flip_words) < 0) {
+			snprintf(why, why_len, "fakecpu: bad words '%s'", words);
+			return -EINVAL;
+		}
+	}
 	fakecpu.mode = mode ? (enum cpu_mode)i : CPU_GOOD;
 	if (!fakecpu.first_open) {
 		uint64_t seed = 0xfa6ecb0;

@@ -257,7 +257,7 @@ CASES=(
 	"cpu_ones|CPU: success with all-ones (AMD)|fake_case cpu_ones fakecpu mode=ones"
 	"cpu_repeat|CPU: success, same word each time|fake_case cpu_repeat fakecpu mode=repeat"
 	"cpu_cycle|CPU: success, 4 words in turn|fake_case cpu_cycle fakecpu mode=cycle"
-	"cpu_flip|CPU: good 3 s, then all-ones|fake_case cpu_flip fakecpu mode=flip secs=3"
+	"cpu_flip|CPU: good 2 blocks, then all-ones|fake_case cpu_flip fakecpu mode=flip words=640"
 	"cpu_under|CPU: RDSEED underflow for 6 s|fake_case cpu_under fakecpu mode=underflow secs=6"
 	"cpu_under_ever|CPU: RDSEED underflow for ever|fake_case cpu_under_ever fakecpu mode=underflow secs=100000"
 	"dev_short|I/O: short reads (1-7 bytes)|fake_case dev_short fakedev fault=short"
