@@ -29,7 +29,8 @@ enum {
 	OPT_CHECK,
 	OPT_MIN_ENTROPY,
 	OPT_STDOUT,
-	OPT_SETTING, /* a long option that is also a config-file key */
+	/* Settings without a short option: OPT_SETTING + their index. */
+	OPT_SETTING = 0x200,
 };
 
 /*
@@ -45,42 +46,44 @@ struct setting {
 	size_t size;          /* SET_PATH, SET_USER: buffer size */
 	long long min, max;   /* SET_INT; SET_SECONDS in milliseconds */
 	const char *what;     /* for messages */
+	int short_opt;        /* its short option, or 0 */
 };
 
 #define FIELD(f) offsetof(struct rngfeed_config, f), \
 		 sizeof(((struct rngfeed_config *)0)->f)
 
 static const struct setting settings[] = {
-	{ "config", SET_PATH, FIELD(config_path), 0, 0, "a path" },
-	{ "random-device", SET_PATH, FIELD(random_device), 0, 0, "a path" },
-	{ "metrics", SET_PATH, FIELD(metrics_path), 0, 0, "a path" },
-	{ "pid-file", SET_PATH, FIELD(pid_file), 0, 0, "a path" },
-	{ "user", SET_USER, FIELD(user), 0, 0, "USER[:GROUP]" },
+	{ "config", SET_PATH, FIELD(config_path), 0, 0, "a path", 'c' },
+	{ "random-device", SET_PATH, FIELD(random_device), 0, 0, "a path", 'o' },
+	{ "metrics", SET_PATH, FIELD(metrics_path), 0, 0, "a path", 0 },
+	{ "pid-file", SET_PATH, FIELD(pid_file), 0, 0, "a path", 'p' },
+	{ "user", SET_USER, FIELD(user), 0, 0, "USER[:GROUP]", 'D' },
 	/* RNDADDENTROPY takes any size; 4096 bounds our buffer. */
 	{ "random-step", SET_INT, FIELD(random_step), 1, 4096,
-	  "bytes from 1 to 4096" },
+	  "bytes from 1 to 4096", 's' },
 	{ "fill-watermark", SET_INT, FIELD(fill_watermark), 0, 4096,
-	  "bits from 0 to 4096" },
+	  "bits from 0 to 4096", 'W' },
 	{ "interval", SET_INT, FIELD(interval), 1, 86400,
-	  "seconds from 1 to 86400" },
+	  "seconds from 1 to 86400", 0 },
 	{ "max-failures", SET_INT, FIELD(max_failures), 1, 1000,
-	  "a count from 1 to 1000" },
+	  "a count from 1 to 1000", 0 },
 	{ "reseed-bytes", SET_INT, FIELD(reseed_bytes), 4096, 1LL << 30,
-	  "bytes from 4096 to 1Gi" },
+	  "bytes from 4096 to 1Gi", 0 },
 	{ "retry-delay", SET_SECONDS, FIELD(retry_delay), 10, 86400000,
-	  "seconds from 0.01 to 86400" },
+	  "seconds from 0.01 to 86400", 0 },
 	{ "retry-max", SET_SECONDS, FIELD(retry_max), 10, 86400000,
-	  "seconds from 0.01 to 86400" },
+	  "seconds from 0.01 to 86400", 0 },
 	{ "reseed-seconds", SET_SECONDS, FIELD(reseed_seconds), 10, 3600000,
-	  "seconds from 0.01 to 3600" },
+	  "seconds from 0.01 to 3600", 0 },
 	{ "stats-interval", SET_SECONDS, FIELD(stats_interval), 100, 3600000,
-	  "seconds from 0.1 to 3600" },
+	  "seconds from 0.1 to 3600", 0 },
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
-	  "yes or no" },
-	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no" },
+	  "yes or no", 0 },
+	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no", 0 },
 };
 
-static const struct option long_options[] = {
+/* Options that are not settings; make_long_options() adds the settings. */
+static const struct option base_options[] = {
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "list", no_argument, NULL, 'l' },
 	{ "include", required_argument, NULL, 'n' },
@@ -97,24 +100,39 @@ static const struct option long_options[] = {
 	{ "min-entropy", required_argument, NULL, OPT_MIN_ENTROPY },
 	{ "test", no_argument, NULL, 't' },
 	{ "stdout", no_argument, NULL, OPT_STDOUT },
-	{ "config", required_argument, NULL, 'c' },
-	{ "random-device", required_argument, NULL, 'o' },
-	{ "random-step", required_argument, NULL, 's' },
-	{ "fill-watermark", required_argument, NULL, 'W' },
-	{ "pid-file", required_argument, NULL, 'p' },
-	{ "user", required_argument, NULL, 'D' },
-	{ "metrics", required_argument, NULL, OPT_SETTING },
-	{ "interval", required_argument, NULL, OPT_SETTING },
-	{ "max-failures", required_argument, NULL, OPT_SETTING },
-	{ "reseed-bytes", required_argument, NULL, OPT_SETTING },
-	{ "retry-delay", required_argument, NULL, OPT_SETTING },
-	{ "retry-max", required_argument, NULL, OPT_SETTING },
-	{ "reseed-seconds", required_argument, NULL, OPT_SETTING },
-	{ "stats-interval", required_argument, NULL, OPT_SETTING },
-	{ "wait-for-source", no_argument, NULL, OPT_SETTING },
-	{ "dumpable", no_argument, NULL, OPT_SETTING },
-	{ NULL, 0, NULL, 0 },
 };
+
+#define N_BASE_OPTIONS (sizeof(base_options) / sizeof(base_options[0]))
+#define N_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+/*
+ * Every setting is also a long option of the same name (a flag for the
+ * yes/no ones), so each is named once: in settings[].
+ */
+static void make_long_options(struct option out[N_BASE_OPTIONS + N_SETTINGS + 1])
+{
+	memcpy(out, base_options, sizeof(base_options));
+	for (size_t i = 0; i < N_SETTINGS; i++)
+		out[N_BASE_OPTIONS + i] = (struct option){
+			.name = settings[i].name,
+			.has_arg = settings[i].type == SET_BOOL ? no_argument
+							      : required_argument,
+			.val = settings[i].short_opt ? settings[i].short_opt
+						     : OPT_SETTING + (int)i,
+		};
+	out[N_BASE_OPTIONS + N_SETTINGS] = (struct option){ 0 };
+}
+
+/* The setting getopt_long() returned @c for, or NULL. */
+static const struct setting *setting_for_option(int c)
+{
+	if (c >= OPT_SETTING && c < OPT_SETTING + (int)N_SETTINGS)
+		return &settings[c - OPT_SETTING];
+	for (size_t i = 0; i < N_SETTINGS; i++)
+		if (settings[i].short_opt && settings[i].short_opt == c)
+			return &settings[i];
+	return NULL;
+}
 
 void config_usage(FILE *out)
 {
@@ -551,9 +569,11 @@ static int set_mode(struct rngfeed_config *cfg, enum rngfeed_mode mode,
 static int load_config_file(struct rngfeed_config *cfg, int argc,
 			    char **argv, char *err, size_t err_len)
 {
+	struct option long_options[N_BASE_OPTIONS + N_SETTINGS + 1];
 	bool named = false;
 	int c, r;
 
+	make_long_options(long_options);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, SHORT_OPTIONS, long_options,
@@ -576,9 +596,11 @@ static int load_config_file(struct rngfeed_config *cfg, int argc,
 int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		      char *err, size_t err_len)
 {
+	struct option long_options[N_BASE_OPTIONS + N_SETTINGS + 1];
 	struct source_config *hw;
-	int c, idx, r = 0;
+	int c, r = 0;
 
+	make_long_options(long_options);
 	config_init(cfg);
 	r = load_config_file(cfg, argc, argv, err, err_len);
 	if (r < 0)
@@ -587,42 +609,24 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 	opterr = 0;
 	while (r == 0 &&
 	       (c = getopt_long(argc, argv, SHORT_OPTIONS, long_options,
-				&idx)) != -1) {
+				NULL)) != -1) {
+		const struct setting *st = setting_for_option(c);
+
+		if (st) {
+			/* -c was read above.  A flag (no_argument) means
+			 * "yes"; every other setting has its value. */
+			if (strcmp(st->name, "config") != 0)
+				r = config_set(cfg, st->name,
+					       st->type == SET_BOOL ? "yes" : optarg,
+					       err, err_len);
+			continue;
+		}
 		switch (c) {
-		case 'c':
-			break; /* read above */
 		case 't':
 			r = set_mode(cfg, MODE_TEST, err, err_len);
 			break;
 		case OPT_STDOUT:
 			r = set_mode(cfg, MODE_STDOUT, err, err_len);
-			break;
-		case 'o':
-			r = config_set(cfg, "random-device", optarg, err,
-				       err_len);
-			break;
-		case 's':
-			r = config_set(cfg, "random-step", optarg, err,
-				       err_len);
-			break;
-		case 'W':
-			r = config_set(cfg, "fill-watermark", optarg, err,
-				       err_len);
-			break;
-		case 'p':
-			r = config_set(cfg, "pid-file", optarg, err, err_len);
-			break;
-		case 'D':
-			r = config_set(cfg, "user", optarg, err, err_len);
-			break;
-		case OPT_SETTING:
-			/* A flag (no_argument) means "yes"; getopt_long gives
-			 * every other option its value. */
-			r = config_set(cfg, long_options[idx].name,
-				       long_options[idx].has_arg == no_argument
-					       ? "yes"
-					       : optarg,
-				       err, err_len);
 			break;
 		case 'f':
 			cfg->foreground = true;
