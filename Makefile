@@ -147,13 +147,13 @@ SAN_ENV     := ASAN_OPTIONS=log_path=$(SAN_REPORTS)/asan:detect_stack_use_after_
 # under 10 % CPU, which memcheck's 20-50x cost breaks by design),
 # test_security.sh (it inspects the process's descriptors and locked
 # memory, which valgrind's own add to), and the scripts that do not run the
-# daemon (cavp, install, fuzz regressions: the DRBG and parsers they use are
-# in the unit tests).
+# daemon beyond printing text (cavp, install, man, fuzz regressions: the
+# DRBG and parsers they use are in the unit tests).
 VG          := valgrind --error-exitcode=1 --leak-check=full
 VG_DIR      := build/valgrind
 VG_SCRIPTS  := $(filter $(addprefix tests/,test_daemon.sh test_service.sh \
                  test_sources.sh test_tpm.sh test_virtio.sh test_vmgenid.sh \
-                 test_check_vs_rngtest.sh test_man.sh),$(TEST_SCRIPTS))
+                 test_check_vs_rngtest.sh),$(TEST_SCRIPTS))
 
 # make analyze: cppcheck and the clang static analyzer, zero findings.
 # cppcheck sees the x86-64 Linux GCC build (without the defines it skips the
@@ -182,7 +182,7 @@ copy_tree = rm -rf $(1) && mkdir -p $(1) && \
 sanitize:
 	@$(call copy_tree,$(SAN_DIR)/tree)
 	@mkdir -p $(SAN_REPORTS)
-	@rc=0; $(SAN_ENV) $(MAKE) -C $(SAN_DIR)/tree check \
+	@rc=0; $(SAN_ENV) $(MAKE) -j2 -C $(SAN_DIR)/tree check \
 		CFLAGS='$(SAN_FLAGS)' LDFLAGS='-fsanitize=address,undefined' || rc=$$?; \
 	for f in $(SAN_REPORTS)/*; do \
 		[ -e "$$f" ] || continue; rc=1; echo "==== $$f"; cat "$$f"; \
@@ -212,7 +212,7 @@ analyze:
 		--suppress=readdirCalled --suppress=varFuncNullUB:tests/check_config.c tests
 	@$(call copy_tree,build/analyze/tree)
 	$(SCAN_BUILD) --status-bugs -o $(CURDIR)/build/analyze/reports \
-		$(MAKE) -s -C build/analyze/tree rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
+		$(MAKE) -s -j2 -C build/analyze/tree rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 
 clean:
 	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES)
