@@ -754,9 +754,9 @@ static void loop(struct daemon *d)
 			want = true;
 			test_consume(d);
 		}
-		for (size_t i = 0; i < d->n_slots; i++)
+		for (size_t i = 0; want && i < d->n_slots; i++)
 			if (d->slots[i].reader)
-				reader_set_demand(d->slots[i].reader, want);
+				reader_request_block(d->slots[i].reader);
 
 		if (mode == MODE_TEST &&
 		    now - d->last_stats >= d->cfg->stats_interval)

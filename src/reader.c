@@ -366,14 +366,14 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	return 0;
 }
 
-void reader_set_demand(struct reader *r, bool want)
+void reader_request_block(struct reader *r)
 {
 	pthread_mutex_lock(&r->lock);
-	/* One block at a time: the main loop asks again when it has used
-	 * it, so a fast source is never read ahead of what is needed. */
-	if (!want) {
-		r->requested = 0;
-	} else if (r->requested == 0 && r->queued == 0) {
+	/* One block at a time, and a request stands until it is met: a
+	 * fast source is never read ahead of need, and a slow one is not
+	 * starved by a fast one answering first (its block is absorbed when
+	 * it comes). */
+	if (r->requested == 0 && r->queued == 0) {
 		r->requested = 1;
 		pthread_cond_broadcast(&r->cond);
 	}

@@ -58,9 +58,9 @@ struct reader;
 
 /* Start the thread.  0 or -errno. */
 int reader_start(struct reader **out, const struct reader_params *p);
-/* Ask for one more tested block when none is asked for or waiting (true),
- * or let the source rest (false). */
-void reader_set_demand(struct reader *r, bool want);
+/* Ask for one more tested block, unless one is asked for or waiting
+ * already; the request stands until the block is delivered. */
+void reader_request_block(struct reader *r);
 /* Take one tested block if one is ready: 1 (copied to @block), or 0. */
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES]);
 /* Drop (and wipe) the tested blocks waiting to be taken. */
