@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -440,6 +441,51 @@ static ssize_t read_line(FILE *f, char *buf, size_t max)
 	return n ? (ssize_t)n : -1;
 }
 
+/*
+ * Is @s (@len bytes) well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF)?  A config file is text; bytes that
+ * are not would end up in paths and messages unseen.
+ */
+static bool valid_utf8(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= n)
+			return false;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
 int config_load_file(struct rngfeed_config *cfg, const char *path,
 		     char *err, size_t err_len)
 {
@@ -490,6 +536,11 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 					 line[i] ? "control" : "NUL");
 		if (r < 0)
 			break;
+		if (!valid_utf8((const unsigned char *)line, (size_t)n)) {
+			r = fail(err, err_len, "%s:%u: not valid UTF-8", path,
+				 lineno);
+			break;
+		}
 		if (load_line(cfg, line, &section, msg, sizeof(msg)) < 0) {
 			r = fail(err, err_len, "%s:%u: %s", path, lineno, msg);
 			break;

@@ -472,6 +472,31 @@ START_TEST(test_not_a_regular_file)
 }
 END_TEST
 
+/* Text only: malformed UTF-8 anywhere (comment or value) is refused with
+ * the line; well-formed non-ASCII passes. */
+START_TEST(test_utf8)
+{
+	static const char *const bad[] = {
+		"# caf\xe9 (Latin-1)\n",          /* lone continuation-less byte */
+		"metrics = /run/\xc3\n",          /* truncated 2-byte form */
+		"metrics = /run/\xc0\xaf\n",      /* overlong '/' */
+		"# \xed\xa0\x80 surrogate\n",    /* U+D800 */
+		"# \xf4\x90\x80\x80 too high\n", /* U+110000 */
+		"# \x80 stray continuation\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "interval = 5\n%s", bad[i]);
+		load_bad(text, 2, "not valid UTF-8");
+	}
+	ck_assert_msg(load("# caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x94\x91\n"
+			   "interval = 9\n") == 0, "%s", err);
+	ck_assert_int_eq(cfg.interval, 9);
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	static const char text[] = "interval = 5\ninterval = 6\0 7\nmax-failures = 2\n";
@@ -704,6 +729,7 @@ static Suite *conffile_suite(void)
 	tcase_add_test(tc, test_config_key_in_file);
 	tcase_add_test(tc, test_long_line);
 	tcase_add_test(tc, test_not_a_regular_file);
+	tcase_add_test(tc, test_utf8);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_control_characters);
 	tcase_add_test(tc, test_device_link_to_urandom);
