@@ -350,7 +350,9 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		    value);
 }
 
-/* Split "  key = value  " in place; false if there is no '='. */
+/* Split "key = value" in place around its first '='; the caller has
+ * trimmed the line's own leading and trailing blanks.  False if there is
+ * no '='. */
 static bool split_key_value(char *line, char **key, char **value)
 {
 	char *eq = strchr(line, '='), *end;
@@ -360,15 +362,10 @@ static bool split_key_value(char *line, char **key, char **value)
 	*eq = '\0';
 	*key = line;
 	*value = eq + 1;
-	while (**key == ' ' || **key == '\t')
-		(*key)++;
 	for (end = eq; end > *key && (end[-1] == ' ' || end[-1] == '\t');)
 		*--end = '\0';
 	while (**value == ' ' || **value == '\t')
 		(*value)++;
-	for (end = *value + strlen(*value);
-	     end > *value && (end[-1] == ' ' || end[-1] == '\t');)
-		*--end = '\0';
 	return true;
 }
 
