@@ -29,10 +29,13 @@ static int file_check_type(const char *path, const struct stat *st,
 	return -EINVAL;
 }
 
-static int file_probe(const struct source_config *cfg, char *why,
-		      size_t why_len)
+/*
+ * What probe and open both check before anything is opened: a path is
+ * given, it exists, it is not the kernel's own output (that reason wins
+ * over the type), and it is a FIFO or a regular file.
+ */
+static int file_check_path(const char *path, char *why, size_t why_len)
 {
-	const char *path = source_config_device(cfg);
 	struct stat st;
 	int r;
 
@@ -43,7 +46,7 @@ static int file_probe(const struct source_config *cfg, char *why,
 	}
 	if (stat(path, &st) < 0) {
 		r = -errno;
-		snprintf(why, why_len, "cannot use %s: %s", path,
+		snprintf(why, why_len, "cannot open %s: %s", path,
 			 strerror(-r));
 		return r;
 	}
@@ -52,7 +55,15 @@ static int file_probe(const struct source_config *cfg, char *why,
 			 SOURCE_LOOPBACK_REASON);
 		return -ELOOP;
 	}
-	r = file_check_type(path, &st, why, why_len);
+	return file_check_type(path, &st, why, why_len);
+}
+
+static int file_probe(const struct source_config *cfg, char *why,
+		      size_t why_len)
+{
+	const char *path = source_config_device(cfg);
+	int r = file_check_path(path, why, why_len);
+
 	if (r == 0)
 		snprintf(why, why_len, "%s", path);
 	return r;
@@ -66,23 +77,11 @@ static int file_open(const struct source_config *cfg, void **state,
 	struct stat sb;
 	int fd, r;
 
-	if (!path) {
-		snprintf(why, why_len,
-			 "no path given (use -O file:device=PATH)");
-		return -ENOENT;
-	}
 	/* Refuse devices and sockets before opening them; the type is
 	 * checked again on the open fd below. */
-	if (source_path_is_kernel_output(path) == 1) {
-		snprintf(why, why_len, "refusing %s: %s", path,
-			 SOURCE_LOOPBACK_REASON);
-		return -ELOOP;
-	}
-	if (stat(path, &sb) == 0) {
-		r = file_check_type(path, &sb, why, why_len);
-		if (r < 0)
-			return r;
-	}
+	r = file_check_path(path, why, why_len);
+	if (r < 0)
+		return r;
 	/* Opening a FIFO blocks until a writer appears; callers open
 	 * sources where blocking is harmless. */
 	fd = source_fd_open(path, 0, why, why_len);
