@@ -37,7 +37,6 @@ static int file_check_type(const char *path, const struct stat *st,
 static int file_check_path(const char *path, char *why, size_t why_len)
 {
 	struct stat st;
-	int r;
 
 	if (!path) {
 		snprintf(why, why_len,
@@ -45,7 +44,8 @@ static int file_check_path(const char *path, char *why, size_t why_len)
 		return -ENOENT;
 	}
 	if (stat(path, &st) < 0) {
-		r = -errno;
+		int r = -errno;
+
 		snprintf(why, why_len, "cannot open %s: %s", path,
 			 strerror(-r));
 		return r;
