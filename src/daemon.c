@@ -214,12 +214,15 @@ static bool kernel_wants_data(struct daemon *d, double now, double *wait)
 	return false;
 }
 
-/* Feed one step if the ledger allows; -errno on a kernel error. */
-static int feed_kernel(struct daemon *d, double now)
+/*
+ * One credited step: @step bytes of DRBG output into @buf and the credit
+ * the ledger allows for them (spent).  0 when the ledger allows nothing
+ * yet, 1 with a step, and on a DRBG failure the state is dropped (nothing
+ * it held is credited) and 0 returned.
+ */
+static int credited_step(struct daemon *d, uint8_t *buf, size_t step,
+			 unsigned int *credit)
 {
-	uint8_t buf[4096];
-	size_t step = (size_t)d->cfg->random_step;
-	unsigned int credit;
 	int r;
 
 	if (ledger_available(&d->ledger) == 0)
@@ -231,7 +234,20 @@ static int feed_kernel(struct daemon *d, double now)
 		ledger_discard(&d->ledger);
 		return 0;
 	}
-	credit = ledger_spend(&d->ledger, step);
+	*credit = ledger_spend(&d->ledger, step);
+	return 1;
+}
+
+/* Feed one step if the ledger allows; -errno on a kernel error. */
+static int feed_kernel(struct daemon *d, double now)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)d->cfg->random_step;
+	unsigned int credit;
+	int r;
+
+	if (!credited_step(d, buf, step, &credit))
+		return 0;
 	r = feeder_feed(&d->feeder, &d->kops, buf, step, credit, now);
 	explicit_bzero(buf, sizeof(buf));
 	if (r < 0) {
@@ -301,11 +317,8 @@ static void test_consume(struct daemon *d)
 	size_t step = (size_t)d->cfg->random_step;
 	unsigned int credit;
 
-	if (ledger_available(&d->ledger) == 0)
+	if (!credited_step(d, buf, step, &credit))
 		return;
-	if (generate(d, buf, step) < 0)
-		return;
-	credit = ledger_spend(&d->ledger, step);
 	explicit_bzero(buf, sizeof(buf));
 	d->feeder.fed_bytes += step; /* "would have fed" */
 	d->feeder.credited_bits += credit;
