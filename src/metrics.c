@@ -15,92 +15,85 @@ static void metric_header(FILE *f, const char *name, const char *type,
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void per_source(FILE *f, const struct metrics_snapshot *m,
-		       const char *name, const char *type, const char *help,
-		       uint64_t (*value)(const struct metrics_source *))
+/* One unlabelled sample with its HELP and TYPE lines. */
+static void metric(FILE *f, const char *name, const char *type,
+		   const char *help, uint64_t value)
 {
 	metric_header(f, name, type, help);
-	for (size_t i = 0; i < m->n_sources; i++)
-		fprintf(f, "%s{source=\"%s\"} %llu\n", name,
-			m->sources[i].name,
-			(unsigned long long)value(&m->sources[i]));
+	fprintf(f, "%s %llu\n", name, (unsigned long long)value);
 }
 
-static uint64_t raw_bytes(const struct metrics_source *s)
-{
-	return s->stats->raw_bytes;
-}
+enum source_field { RAW_BYTES, PASSED, FAILED, CREDIT, ENABLED, DISABLES,
+		    ERRORS };
 
-static uint64_t passed(const struct metrics_source *s)
-{
-	return s->stats->blocks_passed;
-}
+static const struct {
+	const char *name, *type, *help;
+	enum source_field field;
+} source_metrics[] = {
+	{ "rngfeed_source_raw_bytes_total", "counter",
+	  "Raw bytes read from the source.", RAW_BYTES },
+	{ "rngfeed_source_blocks_passed_total", "counter",
+	  "20000-bit blocks that passed every health test.", PASSED },
+	{ "rngfeed_source_blocks_failed_total", "counter",
+	  "Blocks that failed a health test and were discarded.", FAILED },
+	{ "rngfeed_source_credit_bits_total", "counter",
+	  "Entropy bits this source's tested blocks carried.", CREDIT },
+	{ "rngfeed_source_enabled", "gauge", "1 while the source is in use.",
+	  ENABLED },
+	{ "rngfeed_source_disables_total", "counter",
+	  "Times the source was disabled by its health tests.", DISABLES },
+	{ "rngfeed_source_errors_total", "counter",
+	  "Open or read errors of the source.", ERRORS },
+};
 
-static uint64_t failed(const struct metrics_source *s)
+static uint64_t source_value(const struct metrics_source *s,
+			     enum source_field field)
 {
-	return s->stats->blocks_failed;
-}
-
-static uint64_t enabled(const struct metrics_source *s)
-{
-	return s->enabled;
-}
-
-static uint64_t credit(const struct metrics_source *s)
-{
-	return s->credit_bits;
-}
-
-static uint64_t disables(const struct metrics_source *s)
-{
-	return s->stats->disables;
-}
-
-static uint64_t errors(const struct metrics_source *s)
-{
-	return s->stats->errors;
+	switch (field) {
+	case RAW_BYTES:
+		return s->stats->raw_bytes;
+	case PASSED:
+		return s->stats->blocks_passed;
+	case FAILED:
+		return s->stats->blocks_failed;
+	case CREDIT:
+		return s->credit_bits;
+	case ENABLED:
+		return s->enabled;
+	case DISABLES:
+		return s->stats->disables;
+	case ERRORS:
+		return s->stats->errors;
+	}
+	return 0;
 }
 
 static void write_body(FILE *f, const struct metrics_snapshot *m)
 {
-	metric_header(f, "rngfeed_fed_bytes_total", "counter",
-		      "Bytes given to the kernel with RNDADDENTROPY.");
-	fprintf(f, "rngfeed_fed_bytes_total %llu\n",
-		(unsigned long long)m->fed_bytes);
-	metric_header(f, "rngfeed_credited_bits_total", "counter",
-		      "Entropy bits credited to the kernel.");
-	fprintf(f, "rngfeed_credited_bits_total %llu\n",
-		(unsigned long long)m->credited_bits);
-	metric_header(f, "rngfeed_kernel_crng_ready", "gauge",
-		      "1 once the kernel's CRNG is seeded.");
-	fprintf(f, "rngfeed_kernel_crng_ready %d\n", m->crng_ready);
-	metric_header(f, "rngfeed_drbg_reseeds_total", "counter",
-		      "CTR_DRBG (re)seeds from tested raw input.");
-	fprintf(f, "rngfeed_drbg_reseeds_total %llu\n",
-		(unsigned long long)m->drbg_reseeds);
-	metric_header(f, "rngfeed_drbg_discards_total", "counter",
-		      "DRBG states discarded (VM generation change, SIGUSR2).");
-	fprintf(f, "rngfeed_drbg_discards_total %llu\n",
-		(unsigned long long)m->drbg_discards);
+	metric(f, "rngfeed_fed_bytes_total", "counter",
+	       "Bytes given to the kernel with RNDADDENTROPY.", m->fed_bytes);
+	metric(f, "rngfeed_credited_bits_total", "counter",
+	       "Entropy bits credited to the kernel.", m->credited_bits);
+	metric(f, "rngfeed_kernel_crng_ready", "gauge",
+	       "1 once the kernel's CRNG is seeded.", m->crng_ready);
+	metric(f, "rngfeed_drbg_reseeds_total", "counter",
+	       "CTR_DRBG (re)seeds from tested raw input.", m->drbg_reseeds);
+	metric(f, "rngfeed_drbg_discards_total", "counter",
+	       "DRBG states discarded (VM generation change, SIGUSR2).",
+	       m->drbg_discards);
 	metric_header(f, "rngfeed_uptime_seconds", "gauge",
 		      "Seconds since rngfeed started.");
 	fprintf(f, "rngfeed_uptime_seconds %.3f\n", m->uptime_s);
-	per_source(f, m, "rngfeed_source_raw_bytes_total", "counter",
-		   "Raw bytes read from the source.", raw_bytes);
-	per_source(f, m, "rngfeed_source_blocks_passed_total", "counter",
-		   "20000-bit blocks that passed every health test.", passed);
-	per_source(f, m, "rngfeed_source_blocks_failed_total", "counter",
-		   "Blocks that failed a health test and were discarded.",
-		   failed);
-	per_source(f, m, "rngfeed_source_credit_bits_total", "counter",
-		   "Entropy bits this source's tested blocks carried.", credit);
-	per_source(f, m, "rngfeed_source_enabled", "gauge",
-		   "1 while the source is in use.", enabled);
-	per_source(f, m, "rngfeed_source_disables_total", "counter",
-		   "Times the source was disabled by its health tests.",
-		   disables);
-	per_source(f, m, "rngfeed_source_errors_total", "counter",
-		   "Open or read errors of the source.", errors);
+	for (size_t k = 0; k < sizeof(source_metrics) / sizeof(source_metrics[0]);
+	     k++) {
+		metric_header(f, source_metrics[k].name, source_metrics[k].type,
+			      source_metrics[k].help);
+		for (size_t i = 0; i < m->n_sources; i++)
+			fprintf(f, "%s{source=\"%s\"} %llu\n",
+				source_metrics[k].name, m->sources[i].name,
+				(unsigned long long)source_value(
+					&m->sources[i], source_metrics[k].field));
+	}
 }
 
 int metrics_write(const char *path, const struct metrics_snapshot *m)
