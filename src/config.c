@@ -30,6 +30,7 @@ enum {
 	OPT_CHECK,
 	OPT_MIN_ENTROPY,
 	OPT_STDOUT,
+	OPT_BENCH_FILL,
 	/* Settings without a short option: OPT_SETTING + their index. */
 	OPT_SETTING = 0x200,
 };
@@ -101,6 +102,7 @@ static const struct option base_options[] = {
 	{ "min-entropy", required_argument, NULL, OPT_MIN_ENTROPY },
 	{ "test", no_argument, NULL, 't' },
 	{ "stdout", no_argument, NULL, OPT_STDOUT },
+	{ "bench-fill", required_argument, NULL, OPT_BENCH_FILL },
 };
 
 #define N_BASE_OPTIONS (sizeof(base_options) / sizeof(base_options[0]))
@@ -178,6 +180,10 @@ void config_usage(FILE *out)
 	      "      --check [FILE]      run the health tests on FILE (default stdin)\n"
 	      "                          and print rngtest-style counters\n"
 	      "      --min-entropy H     claimed min-entropy per byte for --check\n"
+	      "      --bench-fill S      benchmarks, with -f: stay in the fill phase for\n"
+	      "                          S seconds, feeding DRBG output back to back\n"
+	      "                          (credited only as the sources allow), then\n"
+	      "                          print the totals and exit\n"
 	      "  -v, --verbose           more messages (repeat for debug)\n"
 	      "  -q, --quiet             errors only\n"
 	      "  -V, --version           print the version and exit\n"
@@ -593,6 +599,11 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 			    cfg->retry_max, cfg->retry_delay);
 	if (cfg->min_entropy > 0 && cfg->mode != MODE_CHECK)
 		return fail(err, err_len, "--min-entropy needs --check");
+	if (cfg->bench_fill > 0 &&
+	    (cfg->mode != MODE_DAEMON || !cfg->foreground))
+		return fail(err, err_len,
+			    "--bench-fill is for benchmarks: it needs -f and "
+			    "no other mode");
 	return 0;
 }
 
@@ -723,6 +734,14 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		case OPT_MIN_ENTROPY:
 			r = parse_min_entropy(optarg, &cfg->min_entropy, err,
 					      err_len);
+			break;
+		case OPT_BENCH_FILL:
+			if (parse_seconds(optarg, &cfg->bench_fill) < 0 ||
+			    cfg->bench_fill <= 0 || cfg->bench_fill > 3600)
+				r = fail(err, err_len,
+					 "--bench-fill needs seconds from "
+					 "0.001 to 3600, not '%s'",
+					 optarg);
 			break;
 		case ':':
 			r = fail(err, err_len, "option '%s' needs a value",

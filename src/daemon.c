@@ -44,6 +44,7 @@
 #define ADDITIONAL_LEN 16      /* kernel bytes mixed into every generate */
 #define STDOUT_CHUNK DRBG_MAX_REQUEST_LEN
 #define METRICS_PERIOD_S 5.0
+#define BENCH_BURST 32         /* --bench-fill steps between polls */
 #define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8u)
 
 struct slot {
@@ -238,18 +239,9 @@ static int credited_step(struct daemon *d, uint8_t *buf, size_t step,
 	return 1;
 }
 
-/* Feed one step if the ledger allows; -errno on a kernel error. */
-static int feed_kernel(struct daemon *d, double now)
+/* Log the outcome @r of feeder_feed(); -errno on a kernel error. */
+static int fed(struct daemon *d, int r, size_t step, unsigned int credit)
 {
-	uint8_t buf[4096];
-	size_t step = (size_t)d->cfg->random_step;
-	unsigned int credit;
-	int r;
-
-	if (!credited_step(d, buf, step, &credit))
-		return 0;
-	r = feeder_feed(&d->feeder, &d->kops, buf, step, credit, now);
-	explicit_bzero(buf, sizeof(buf));
 	if (r < 0) {
 		log_err("RNDADDENTROPY on %s failed: %s%s", d->kernel.path,
 			strerror(-r),
@@ -262,6 +254,57 @@ static int feed_kernel(struct daemon *d, double now)
 		log_notice("kernel CRNG is ready (%llu bits credited so far)",
 			   (unsigned long long)d->feeder.credited_bits);
 	return 0;
+}
+
+/* Feed one step if the ledger allows; -errno on a kernel error. */
+static int feed_kernel(struct daemon *d, double now)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)d->cfg->random_step;
+	unsigned int credit;
+	int r;
+
+	if (!credited_step(d, buf, step, &credit))
+		return 0;
+	r = feeder_feed(&d->feeder, &d->kops, buf, step, credit, now);
+	explicit_bzero(buf, sizeof(buf));
+	return fed(d, r, step, credit);
+}
+
+/*
+ * --bench-fill: up to BENCH_BURST steps of DRBG output back to back, each
+ * credited only with what the ledger allows (mostly nothing), so that a
+ * benchmark sees how fast the pipeline could fill the kernel.  The
+ * shipped fill phase feeds credited steps only.  -errno on a kernel error.
+ */
+static int bench_feed(struct daemon *d, double now)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)d->cfg->random_step;
+	int r = 0;
+
+	for (int i = 0; i < BENCH_BURST && drbg_is_instantiated(d->drbg);
+	     i++) {
+		unsigned int credit = 0;
+
+		if (ledger_available(&d->ledger)) {
+			if (!credited_step(d, buf, step, &credit))
+				break;
+		} else if ((r = generate(d, buf, step)) < 0) {
+			log_err("CTR_DRBG generate failed: %s", strerror(-r));
+			drbg_uninstantiate(d->drbg);
+			ledger_discard(&d->ledger);
+			r = 0;
+			break;
+		}
+		r = fed(d, feeder_feed(&d->feeder, &d->kops, buf, step, credit,
+				       now),
+			step, credit);
+		if (r < 0)
+			break;
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return r;
 }
 
 static bool stdout_may_write(const struct daemon *d, double now)
@@ -747,7 +790,20 @@ static void loop(struct daemon *d)
 		bool want = false;
 
 		absorb_ready_blocks(d);
-		if (mode == MODE_DAEMON) {
+		if (mode == MODE_DAEMON && d->cfg->bench_fill > 0) {
+			if (now - d->start >= d->cfg->bench_fill)
+				break;
+			want = true;
+			if (bench_feed(d, now) < 0) {
+				d->exit_code = EXIT_FAILURE;
+				break;
+			}
+			/* Until the first block seeds the DRBG, the reader's
+			 * eventfd wakes the loop. */
+			wait = drbg_is_instantiated(d->drbg)
+				       ? 0
+				       : d->start + d->cfg->bench_fill - now;
+		} else if (mode == MODE_DAEMON) {
 			want = kernel_wants_data(d, now, &wait);
 			if (want && ledger_available(&d->ledger)) {
 				if (feed_kernel(d, now) < 0) {
@@ -999,6 +1055,14 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	stop_sources(d);
 	if (cfg->mode != MODE_STDOUT || cfg->verbosity > 1)
 		log_summary(d);
+	/* For the benchmark scripts, whatever the verbosity. */
+	if (cfg->bench_fill > 0)
+		fprintf(stderr,
+			"bench-fill: seconds=%.3f calls=%llu bytes=%llu "
+			"credited_bits=%llu\n",
+			now_s() - d->start, (unsigned long long)d->feeder.calls,
+			(unsigned long long)d->feeder.fed_bytes,
+			(unsigned long long)d->feeder.credited_bits);
 out:
 	stop_sources(d);
 	drbg_free(d->drbg);

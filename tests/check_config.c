@@ -386,6 +386,28 @@ START_TEST(test_check_mode)
 }
 END_TEST
 
+START_TEST(test_bench_fill)
+{
+	static const char *const bad[] = { "0", "-1", "abc", "", "3601",
+					   "nan", "5x" };
+	char culprit[64];
+
+	parse_ok(NULL);
+	ck_assert(cfg.bench_fill == 0);
+	parse_ok("-f", "--bench-fill", "2.5", NULL);
+	ck_assert(fabs(cfg.bench_fill - 2.5) < 1e-12);
+	ck_assert_int_eq(cfg.mode, MODE_DAEMON);
+	/* Only a foreground daemon: never a detached one or another mode. */
+	BAD("--bench-fill", "--bench-fill", "1");
+	BAD("--bench-fill", "-f", "-t", "--bench-fill", "1");
+	BAD("--bench-fill", "-f", "--stdout", "--bench-fill", "1");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(culprit, sizeof(culprit), "'%s'", bad[i]);
+		BAD(culprit, "-f", "--bench-fill", bad[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_verbosity)
 {
 	parse_ok("-v", NULL);
@@ -509,6 +531,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_verbosity);
 	tcase_add_test(tc, test_help_version);
 	tcase_add_test(tc, test_usage_text);
+	tcase_add_test(tc, test_bench_fill);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reparse");

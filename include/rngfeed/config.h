@@ -33,6 +33,8 @@ struct rngfeed_config {
 	const char *check_path; /* --check FILE; NULL = stdin */
 	double min_entropy;     /* --min-entropy; 0 = default */
 	bool sources_named;     /* some -n was given: only those run */
+	double bench_fill;      /* --bench-fill S: fill phase for S seconds
+				 * whatever the CRNG state; 0 = off */
 
 	/* Daemon settings: long options and config-file keys alike. */
 	char config_path[CONFIG_PATH_LEN];  /* -c; default CONFIG_DEFAULT_PATH */

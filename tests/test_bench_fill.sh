@@ -1,0 +1,86 @@
+#!/bin/bash
+# --bench-fill (issue 9's fill-phase benchmark option), end to end as root:
+#   1. rdrand, 512-byte steps: feeds, bytes = calls x step, exits 0 on
+#      time, and credits no more than the ledger took in from the source
+#      (metrics), far below 8 bits per byte;
+#   2. a source credited 0: feeds, credits nothing;
+#   3. a dead source (a file of 0xFF): the DRBG is never seeded from it,
+#      so nothing at all is fed or credited.
+# Exit 0 pass, 1 fail, 77 skip.
+set -u
+
+RNGFEED=${RNGFEED:-./rngfeed}
+failures=0
+say() { printf '%s\n' "$*"; }
+skip() { say "SKIP: $*"; exit 77; }
+fail() { say "FAIL: $*"; failures=$((failures + 1)); }
+ok() { say "ok: $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (RNDADDENTROPY needs CAP_SYS_ADMIN)"
+[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
+"$RNGFEED" --list 2>/dev/null | grep -q '^rdrand *available' ||
+	skip "no RDRAND on this CPU"
+tmp=$(mktemp -d /tmp/test_bench_fill.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+field() { # name line
+	sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"
+}
+metric() { # name file: summed over labels
+	awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2 } END { print s + 0 }' "$2"
+}
+
+# 1.
+m=$tmp/m1.prom
+timeout 20 "$RNGFEED" -f -q -c /dev/null -n rdrand -s 512 --bench-fill 1 \
+	--metrics "$m" 2>"$tmp/err1" </dev/null
+rc=$?
+line=$(grep '^bench-fill:' "$tmp/err1")
+calls=$(field calls "$line") bytes=$(field bytes "$line")
+credited=$(field credited_bits "$line") secs=$(field seconds "$line")
+if [ $rc != 0 ] || [ -z "$line" ]; then
+	fail "rdrand: exit $rc, no totals line: $(head -3 "$tmp/err1")"
+elif [ "$calls" -eq 0 ] || [ "$bytes" != $((calls * 512)) ]; then
+	fail "rdrand: calls=$calls bytes=$bytes (want calls > 0, bytes = 512 x calls)"
+elif awk -v s="$secs" 'BEGIN { exit !(s < 1 || s > 5) }'; then
+	fail "rdrand: ran $secs s for --bench-fill 1"
+else
+	ok "rdrand: $calls calls of 512 bytes in $secs s"
+fi
+deposited=$(metric rngfeed_source_credit_bits_total "$m")
+if [ "$(metric rngfeed_credited_bits_total "$m")" != "$credited" ]; then
+	fail "metrics credited $(metric rngfeed_credited_bits_total "$m"), totals line $credited"
+elif [ "$credited" -le 0 ] || [ "$credited" -gt "$deposited" ]; then
+	fail "rdrand: credited $credited bits, ledger took in $deposited"
+elif [ $((credited * 64)) -gt "$bytes" ]; then
+	fail "rdrand: credited $credited bits for $bytes bytes (over 1/8 bit per byte)"
+else
+	ok "rdrand: credited $credited bits <= $deposited taken in, for $bytes bytes"
+fi
+
+# 2.
+timeout 20 "$RNGFEED" -f -q -c /dev/null -n rdrand -O rdrand:credit=0 \
+	--bench-fill 0.5 2>"$tmp/err2" </dev/null
+line=$(grep '^bench-fill:' "$tmp/err2")
+if [ "$(field calls "$line")" -gt 0 ] 2>/dev/null &&
+   [ "$(field credited_bits "$line")" = 0 ]; then
+	ok "credit 0: fed $(field bytes "$line") bytes, credited nothing"
+else
+	fail "credit 0: $line $(head -3 "$tmp/err2")"
+fi
+
+# 3.
+head -c 200000 /dev/zero | tr '\0' '\377' >"$tmp/ones"
+timeout 20 "$RNGFEED" -f -q -c /dev/null -n file -O "file:device=$tmp/ones" \
+	-O file:credit=1024 --bench-fill 0.5 2>"$tmp/err3" </dev/null
+line=$(grep '^bench-fill:' "$tmp/err3")
+if [ "$line" = "" ]; then
+	ok "dead source: exited before feeding: $(grep -m1 -i 'fail\|disabl\|no usable' "$tmp/err3")"
+elif [ "$(field calls "$line")" = 0 ] && [ "$(field credited_bits "$line")" = 0 ]; then
+	ok "dead source: nothing fed or credited"
+else
+	fail "dead source: $line"
+fi
+
+[ $failures -eq 0 ] || exit 1
+exit 0
