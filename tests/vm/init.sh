@@ -1,0 +1,62 @@
+#!/bin/sh
+# /init of the whole-boot test initramfs (tests/vm/mkinitrd.sh puts it there).
+# Runs the one case named by vmtest.case= on the kernel command line, prints
+# "VMTEST ..." lines on the serial console for tests/vm/boot-matrix.sh to parse,
+# and powers off. Every case ends within vmtest.timeout guest seconds.
+PATH=/bin
+export PATH
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /run
+exec </dev/console >/dev/console 2>&1
+
+tc=none
+timeout=20
+for w in $(cat /proc/cmdline); do
+	case $w in
+	vmtest.case=*) tc=${w#*=} ;;
+	vmtest.timeout=*) timeout=${w#*=} ;;
+	esac
+done
+
+# A watchdog in case anything below hangs: the boot must end, whatever happens.
+(sleep $((timeout + 15)); echo "VMTEST guest-watchdog fired"; poweroff -f) &
+
+echo "VMTEST case=$tc kernel=$(uname -r) uptime=$(cut -d' ' -f1 /proc/uptime)"
+
+rngd_cmd="/bin/rngd -f -p /tmp/rngd.pid"
+log=/tmp/daemon.log
+# -o: the command's output goes to a file, printed after the measurement, so
+# writing to the slow emulated serial port costs the command nothing.
+# -e: a daemon that exits before the CRNG is ready has failed; stop there.
+w="waiter -t $timeout -o $log"
+case $tc in
+none)		$w ;;
+rngfeed-rdrand)	$w -e -- /bin/rngfeed -f -v -n rdrand ;;
+rngfeed-tpm)	$w -e -- /bin/rngfeed -f -v -n tpm -O tpm:device=/dev/tpmrm0 ;;
+rngfeed-hwrng)	$w -e -- /bin/rngfeed -f -v -n hwrng -O hwrng:device=/dev/hwrng ;;
+# rngd: -n 1 no TPM, -d 1 no RDRAND/RDSEED ("drng"); -r the hw_random device
+rngd-rdrand)	$w -e -- $rngd_cmd -n 1 -r /dev/nonexistent ;;
+rngd-hwrng)	$w -e -- $rngd_cmd -n 1 -d 1 -r /dev/hwrng ;;
+rngd-tpm)	$w -e -- $rngd_cmd -v -d 1 -r /dev/nonexistent ;;
+minfeed-rdrand)	$w -- /bin/minfeed rdrand ;;
+minfeed-hwrng)	$w -- /bin/minfeed /dev/hwrng ;;
+# the kernel alone: loading the driver is the "daemon start"
+virtio-kernel)	$w -- /bin/sh -c "modprobe virtio_pci && modprobe virtio_rng" ;;
+# no source: must exit non-zero soon; -e stops when it exits
+nosource)	$w -e -t 10 -- /bin/rngfeed -f -v ;;
+# no source but --wait-for-source: must keep running without spinning
+nosource-wait)	$w -t 5 -- /bin/rngfeed -f -v --wait-for-source ;;
+*)		echo "VMTEST error unknown case $tc" ;;
+esac
+
+# What the kernel saw, on the printk clock (the waiter's markers and the CRNG)
+dmesg | grep -E 'vmtest: |crng init done|random:|tpm|TPM|virtio_rng|hwrng' |
+	sed 's/^/VMTEST kmsg /'
+[ -f /sys/class/misc/hw_random/rng_current ] &&
+	echo "VMTEST hwrng current=$(cat /sys/class/misc/hw_random/rng_current)" \
+	     "quality=$(cat /sys/class/misc/hw_random/rng_quality 2>/dev/null)"
+[ -f $log ] && sed 's/^/VMTEST log /' $log
+echo "VMTEST done"
+poweroff -f
