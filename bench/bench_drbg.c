@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * bench_drbg: libgcrypt's raw AES-256-CTR rate against drbg_generate(), so
- * the DRBG's overhead shows as one ratio.  Each figure runs about a second.
- *   raw AES-256-CTR, 1 MiB buffers        the ceiling
- *   raw AES-256-CTR, 64 KiB buffers       the same at the DRBG's request size
- *   drbg_generate, 64 KiB requests         bulk (--stdout)
- *   drbg_generate, 64 B + 64 B additional  what the feeder does per write
+ * the DRBG's overhead shows as one ratio.
+ *   aes_ctr buffer=1048576      raw AES-256-CTR, 1 MiB buffers: the ceiling
+ *   aes_ctr buffer=65536        the same at the DRBG's request size
+ *   drbg request=65536 add=0    drbg_generate, bulk (--stdout)
+ *   drbg request=64 add=64      what the feeder does per write
+ * Usage: bench_drbg [-r RUNS] [-t SECONDS]   (default 5 runs of 0.3 s each)
+ * Prints one line per figure, the median of RUNS, for bench/stages.sh:
+ *   NAME key=value ... bytes_per_s=N calls_per_s=N
  */
 #include "rngfeed/drbg.h"
 
@@ -15,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define RUN_SECONDS 1.0
+#define MAX_RUNS 99
+
+static double run_seconds = 0.3;
 
 static double now(void)
 {
@@ -26,7 +32,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Calls step(ctx, buf, len) in batches until RUN_SECONDS have passed;
+/* Calls step(ctx, buf, len) in batches until run_seconds have passed;
  * returns bytes per second, or -1 if step failed. */
 typedef int (*step_fn)(void *ctx, uint8_t *buf, size_t len);
 
@@ -46,7 +52,7 @@ static double measure(step_fn step, void *ctx, uint8_t *buf, size_t len)
 			bytes += len;
 		}
 		t = now() - start;
-	} while (t < RUN_SECONDS);
+	} while (t < run_seconds);
 	return (double)bytes / t;
 }
 
@@ -76,24 +82,48 @@ static int gen(void *ctx, uint8_t *buf, size_t len)
 	return r;
 }
 
-static void report(const char *what, double bps, double raw)
+static int cmp_double(const void *a, const void *b)
 {
-	printf("%-42s %9.1f MB/s", what, bps / 1e6);
-	if (raw > 0)
-		printf("   %.3f x raw (1 MiB)", bps / raw);
-	printf("\n");
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
-int main(void)
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void report(const char *what, double *bps, int runs, size_t len)
+{
+	double m = median(bps, runs);
+
+	printf("%s bytes_per_s=%.0f calls_per_s=%.0f\n", what, m, m / (double)len);
+}
+
+int main(int argc, char **argv)
 {
 	static uint8_t key[32], seed[48], add[64];
 	const size_t big = 1u << 20;
 	struct gen_ctx g = { .seed = seed };
 	gcry_cipher_hd_t hd = NULL;
 	uint8_t *buf = NULL;
-	double raw, raw64, bulk, small;
-	int r, status = 1;
+	double raw[MAX_RUNS], raw64[MAX_RUNS], bulk[MAX_RUNS], small[MAX_RUNS];
+	int r, status = 1, runs = 5, opt;
 
+	while ((opt = getopt(argc, argv, "r:t:")) != -1) {
+		if (opt == 'r')
+			runs = atoi(optarg);
+		else if (opt == 't')
+			run_seconds = atof(optarg);
+		else
+			runs = 0;
+	}
+	if (runs < 1 || runs > MAX_RUNS || !(run_seconds > 0) || optind != argc) {
+		fprintf(stderr, "usage: bench_drbg [-r RUNS] [-t SECONDS]\n");
+		return 2;
+	}
 	r = drbg_library_init();
 	if (r) {
 		fprintf(stderr, "bench_drbg: libgcrypt: %s\n", strerror(-r));
@@ -112,9 +142,6 @@ int main(void)
 	    gcry_cipher_setkey(hd, key, sizeof(key)) ||
 	    gcry_cipher_setctr(hd, NULL, 0))
 		goto out;
-	raw = measure(raw_ctr, hd, buf, big);
-	raw64 = measure(raw_ctr, hd, buf, DRBG_MAX_REQUEST_LEN);
-
 	r = drbg_new(&g.d, NULL);
 	if (!r)
 		r = drbg_instantiate(g.d, seed, 32, seed + 32, 16, NULL, 0);
@@ -122,20 +149,26 @@ int main(void)
 		fprintf(stderr, "bench_drbg: drbg: %s\n", strerror(-r));
 		goto out;
 	}
-	bulk = measure(gen, &g, buf, DRBG_MAX_REQUEST_LEN);
-	g.add = add;
-	g.add_len = sizeof(add);
-	small = measure(gen, &g, buf, 64);
-	if (raw < 0 || raw64 < 0 || bulk < 0 || small < 0) {
-		fprintf(stderr, "bench_drbg: an operation failed\n");
-		goto out;
+	/* Interleaved, so noise from elsewhere on the machine falls on the
+	 * ceiling and the DRBG alike and their ratio stays meaningful. */
+	for (int i = 0; i < runs; i++) {
+		raw[i] = measure(raw_ctr, hd, buf, big);
+		raw64[i] = measure(raw_ctr, hd, buf, DRBG_MAX_REQUEST_LEN);
+		g.add = NULL;
+		g.add_len = 0;
+		bulk[i] = measure(gen, &g, buf, DRBG_MAX_REQUEST_LEN);
+		g.add = add;
+		g.add_len = sizeof(add);
+		small[i] = measure(gen, &g, buf, 64);
+		if (raw[i] < 0 || raw64[i] < 0 || bulk[i] < 0 || small[i] < 0) {
+			fprintf(stderr, "bench_drbg: an operation failed\n");
+			goto out;
+		}
 	}
-
-	report("libgcrypt AES-256-CTR, 1 MiB buffers", raw, 0);
-	report("libgcrypt AES-256-CTR, 64 KiB buffers", raw64, raw);
-	report("drbg_generate, 64 KiB requests", bulk, raw);
-	report("drbg_generate, 64 B + 64 B additional", small, raw);
-	printf("%-42s %9.2f us per request\n", "", 64e6 / small);
+	report("aes_ctr buffer=1048576", raw, runs, big);
+	report("aes_ctr buffer=65536", raw64, runs, DRBG_MAX_REQUEST_LEN);
+	report("drbg request=65536 add=0", bulk, runs, DRBG_MAX_REQUEST_LEN);
+	report("drbg request=64 add=64", small, runs, 64);
 	status = 0;
 out:
 	drbg_free(g.d);

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Throughput of monitor_test_block() (FIPS 140-2 + SP 800-90B, the
- * developer-defined difference RCT included) on random
- * data, and of the peer, rngtest, over the same bytes in the same run.
- * Usage: bench_monitor [MiB]   (default 64)
+ * developer-defined difference RCT included) on random data, one core, and
+ * of the peer, rngtest, over the same bytes in the same run.
+ * Usage: bench_monitor [-r RUNS] [-p] [MiB]   (default 5 runs, 64 MiB;
+ *        -p: no peer)
+ * Output, one line per figure (medians of RUNS), for bench/stages.sh:
+ *   monitor dispatch=default|portable simd=avx512|none samples=8|1
+ *           bytes_per_s=N blocks=N failed=N
+ *   rngtest bytes_per_s=N bytes=N        or  rngtest unavailable reason=...
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/monitor.h"
 
-#define RUNS 5
+#define MAX_RUNS 99
 
 static double now_s(void)
 {
@@ -33,6 +39,12 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int fill_random(uint8_t *buf, size_t len)
 {
 	for (size_t off = 0; off < len;) {
@@ -46,101 +58,161 @@ static int fill_random(uint8_t *buf, size_t len)
 	return 0;
 }
 
-/* Median MB/s of monitor_test_block() over all blocks, and the failures seen. */
-static double bench_monitor(const uint8_t *data, size_t blocks, unsigned sample_bits,
-			    bool portable, unsigned long *failures)
+/* The condition monitor.c dispatches on, repeated here only to label the
+ * default row; the monitor itself does not say which code it chose. */
+static bool have_avx512(void)
 {
-	struct monitor_params p;
-	struct monitor *m;
-	double mbs[RUNS];
-
-	monitor_params_default(&p);
-	p.sample_bits = sample_bits;
-	p.min_entropy = sample_bits;
-	p.portable = portable;
-	if (monitor_new(&p, &m) < 0)
-		return 0;
-	for (int r = 0; r < RUNS; r++) {
-		double t0 = now_s();
-
-		*failures = 0;
-		monitor_reset(m);
-		for (size_t i = 0; i < blocks; i++) {
-			struct monitor_verdict v;
-
-			monitor_test_block(m, data + i * MONITOR_BLOCK_BYTES, &v);
-			*failures += v.failed != 0;
-		}
-		mbs[r] = (double)blocks * MONITOR_BLOCK_BYTES / (now_s() - t0) / 1e6;
-	}
-	monitor_free(m);
-	qsort(mbs, RUNS, sizeof(mbs[0]), cmp_double);
-	return mbs[RUNS / 2];
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vpopcntdq");
+#else
+	return false;
+#endif
 }
 
-/* Median MB/s of "rngtest < file"; 0 when rngtest is missing or fails oddly. */
-static double bench_rngtest(const uint8_t *data, size_t len)
+struct config {
+	unsigned sample_bits;
+	bool portable;
+	struct monitor *m;
+	double bps[MAX_RUNS];
+	unsigned long failures;
+};
+
+/* One pass of monitor_test_block() over every block; bytes per second. */
+static double pass(struct config *c, const uint8_t *data, size_t blocks)
 {
-	char path[] = "/tmp/bench_monitor.XXXXXX", cmd[256];
-	double mbs[3];
-	int fd;
+	double t0 = now_s();
 
-	if (system("command -v rngtest >/dev/null 2>&1") != 0)
-		return 0;
-	fd = mkstemp(path);
-	if (fd < 0)
-		return 0;
-	if (write(fd, data, len) != (ssize_t)len) {
-		close(fd);
-		unlink(path);
+	c->failures = 0;
+	monitor_reset(c->m);
+	for (size_t i = 0; i < blocks; i++) {
+		struct monitor_verdict v;
+
+		monitor_test_block(c->m, data + i * MONITOR_BLOCK_BYTES, &v);
+		c->failures += v.failed != 0;
+	}
+	return (double)blocks * MONITOR_BLOCK_BYTES / (now_s() - t0);
+}
+
+/* Bytes per second of "rngtest < FILE", or 0 with @why set. */
+static double rngtest_once(const char *path, size_t len, char *why, size_t why_len)
+{
+	char cmd[256];
+	double t0;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "exec rngtest < %s 2>/dev/null", path);
+	t0 = now_s();
+	st = system(cmd);
+	/* rngtest exits 1 when a block failed, as random data does now and
+	 * then; only "could not run" (127, a signal) disqualifies the run. */
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) > 1) {
+		snprintf(why, why_len, "rngtest did not run (status %d)", st);
 		return 0;
 	}
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "rngtest < %s 2>/dev/null", path);
-	for (int r = 0; r < 3; r++) {
-		double t0 = now_s();
-		FILE *f = popen(cmd, "r");
-		int st;
+	return (double)len / (now_s() - t0);
+}
 
-		if (!f)
-			break;
-		st = pclose(f);
-		mbs[r] = st == -1 ? 0 : (double)len / (now_s() - t0) / 1e6;
-	}
-	unlink(path);
-	qsort(mbs, 3, sizeof(mbs[0]), cmp_double);
-	return mbs[1];
+static int usage(void)
+{
+	fprintf(stderr, "usage: bench_monitor [-r RUNS] [-p] [MiB]\n");
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
-	size_t blocks = mib * 1024 * 1024 / MONITOR_BLOCK_BYTES;
-	size_t len = 4 + blocks * MONITOR_BLOCK_BYTES;
-	unsigned long fails8, fails1, failsp;
-	double ours, ours_port, ours_bin, peer;
+	struct config cfg[3] = {
+		{ .sample_bits = 8, .portable = false },
+		{ .sample_bits = 8, .portable = true },
+		{ .sample_bits = 1, .portable = false },
+	};
+	const char *simd = have_avx512() ? "avx512" : "none";
+	char path[] = "/tmp/bench_monitor.XXXXXX", why[128] = "";
+	size_t mib = 64, blocks, len;
+	double peer[MAX_RUNS];
+	bool no_peer = false;
+	int runs = 5, opt, status = 1, fd = -1;
 	uint8_t *data;
 
+	while ((opt = getopt(argc, argv, "r:p")) != -1) {
+		if (opt == 'r')
+			runs = atoi(optarg);
+		else if (opt == 'p')
+			no_peer = true;
+		else
+			return usage();
+	}
+	if (optind < argc)
+		mib = strtoul(argv[optind], NULL, 10);
+	if (runs < 1 || runs > MAX_RUNS)
+		return usage();
+	blocks = mib * 1024 * 1024 / MONITOR_BLOCK_BYTES;
+	/* rngtest takes its first 4 bytes to seed the continuous test. */
+	len = 4 + blocks * MONITOR_BLOCK_BYTES;
 	if (!blocks)
-		return 2;
+		return usage();
 	data = malloc(len);
 	if (!data || fill_random(data, len) < 0) {
 		fprintf(stderr, "bench_monitor: cannot prepare %zu bytes\n", len);
 		return 1;
 	}
-	ours = bench_monitor(data + 4, blocks, 8, false, &fails8);
-	ours_port = bench_monitor(data + 4, blocks, 8, true, &failsp);
-	ours_bin = bench_monitor(data + 4, blocks, 1, false, &fails1);
-	printf("monitor FIPS+90B, byte samples:   %8.1f MB/s (%zu blocks, %lu failed)\n",
-	       ours, blocks, fails8);
-	printf("  same, portable code (no AVX-512): %8.1f MB/s (%lu failed)\n", ours_port, failsp);
-	printf("monitor FIPS+90B, binary samples: %8.1f MB/s (%lu failed)\n", ours_bin, fails1);
-	peer = bench_rngtest(data, len);
-	if (peer > 0)
-		printf("rngtest (peer, FIPS only):        %8.1f MB/s, ours/peer = %.1fx\n", peer,
-		       ours / peer);
-	else
-		printf("rngtest (peer): skipped, rngtest not found or failed\n");
+	for (int i = 0; i < 3; i++) {
+		struct monitor_params p;
+
+		monitor_params_default(&p);
+		p.sample_bits = cfg[i].sample_bits;
+		p.min_entropy = cfg[i].sample_bits;
+		p.portable = cfg[i].portable;
+		if (monitor_new(&p, &cfg[i].m) < 0) {
+			fprintf(stderr, "bench_monitor: monitor_new failed\n");
+			goto out;
+		}
+	}
+	/* One untimed pass each first: page faults, caches, branch history. */
+	for (int i = 0; i < 3; i++)
+		pass(&cfg[i], data + 4, blocks);
+	/* Round-robin, so a burst of load from elsewhere on the machine hits
+	 * every configuration alike rather than one. */
+	for (int r = 0; r < runs; r++)
+		for (int i = 0; i < 3; i++)
+			cfg[i].bps[r] = pass(&cfg[i], data + 4, blocks);
+	for (int i = 0; i < 3; i++)
+		printf("monitor dispatch=%s simd=%s samples=%u bytes_per_s=%.0f blocks=%zu "
+		       "failed=%lu\n",
+		       cfg[i].portable ? "portable" : "default",
+		       cfg[i].portable ? "none" : simd, cfg[i].sample_bits,
+		       median(cfg[i].bps, runs), blocks, cfg[i].failures);
+	fflush(stdout);
+
+	if (no_peer) {
+		printf("rngtest unavailable reason=not run (-p)\n");
+	} else if (system("command -v rngtest >/dev/null 2>&1") != 0) {
+		printf("rngtest unavailable reason=rngtest not installed\n");
+	} else {
+		fd = mkstemp(path);
+		if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
+			fprintf(stderr, "bench_monitor: cannot write %s\n", path);
+			goto out;
+		}
+		for (int r = 0; r < runs; r++) {
+			peer[r] = rngtest_once(path, len, why, sizeof(why));
+			if (peer[r] == 0)
+				break;
+		}
+		if (why[0])
+			printf("rngtest unavailable reason=%s\n", why);
+		else
+			printf("rngtest bytes_per_s=%.0f bytes=%zu\n", median(peer, runs), len);
+	}
+	status = 0;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	for (int i = 0; i < 3; i++)
+		monitor_free(cfg[i].m);
 	free(data);
-	return 0;
+	return status;
 }
