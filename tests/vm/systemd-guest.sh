@@ -1,0 +1,35 @@
+#!/bin/bash
+# Runs inside the guest of tests/vm/systemd-boot.sh, started by
+# rngfeed-vmtest.service (installed as /usr/local/sbin/rngfeed-vmtest).
+# Waits for the boot to finish, prints every fact the host checks as
+# "@@ SECTION: line" (a prefix the host can pick out of the kernel's and
+# systemd's own console output), then powers off.
+export SYSTEMD_PAGER= SYSTEMD_COLORS=0 LC_ALL=C
+
+out() {
+	local section=$1
+	shift
+	"$@" 2>&1 | sed "s/^/@@ $section: /"
+}
+
+# The boot is finished once systemd's job queue is empty; bounded so that a
+# job stuck for ever still gives the host a report.
+state=$(timeout 200 systemctl is-system-running --wait 2>&1)
+echo "@@ begin: system state: $state"
+out enabled systemctl is-enabled rngfeed.service
+out show systemctl show rngfeed.service -p ActiveState,SubState,Result,NRestarts,StatusText,ExecMainStartTimestampMonotonic,ActiveEnterTimestampMonotonic
+out sysinit systemctl show sysinit.target -p ActiveEnterTimestampMonotonic
+out deps systemctl show rngfeed.service -p After,Before,RequiresMountsFor
+out status systemctl status --no-pager -l -n 0 rngfeed.service
+out journal journalctl -b -u rngfeed.service --no-pager -o short-monotonic
+out dmesg bash -c "dmesg | grep -E 'random: |crng'"
+# One clock for both: the journal's monotonic time of rngfeed's, systemd's
+# and the kernel's random lines.
+out timeline bash -c "journalctl -b --no-pager -o short-monotonic | grep -E 'rngfeed|random: |random-seed'"
+out analyze systemd-analyze
+out blame bash -c 'systemd-analyze blame --no-pager | head -n 12'
+out chain systemd-analyze critical-chain --no-pager rngfeed.service
+out failed systemctl --failed --no-legend --no-pager
+out version rngfeed --version
+echo "@@ end: report complete"
+systemctl poweroff --no-block
