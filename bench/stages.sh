@@ -25,7 +25,7 @@ done
 [ -x "$RNGFEED" ] || { note "stages: $RNGFEED missing (make rngfeed)"; exit 1; }
 
 if [ -n "${BENCH_SMOKE:-}" ]; then
-	MON_ARGS=(-r 1 -p 1) DRBG_ARGS=(-r 1 -t 0.02)
+	MON_ARGS=(-r 1 -p 1) DRBG_ARGS=(-r 1 -t 0.05)
 	N_RDRAND=$((4 << 20)) N_RDSEED=$((16 << 10)) T_CPU=0.05 T_HWRNG=0.2
 else
 	# 32 MiB: rngtest takes about a second over it, the monitor ~30 ms.
@@ -213,7 +213,10 @@ if drbg=$("$DRBG" "${DRBG_ARGS[@]}"); then
 	calls=$(field "$small_line" calls_per_s)
 	ref="AES-256-CTR, 1 MiB buffers: $(rate "$aes") (same run, interleaved)"
 	goal="≥ 50 % of AES-256-CTR"
-	if awk -v a="$bulk" -v b="$aes" 'BEGIN { exit !(a >= 0.5 * b) }'; then
+	# Smoke figures last 50 ms each: one preemption decides them.
+	if [ -n "${BENCH_SMOKE:-}" ]; then
+		target="$goal: not judged (smoke)"
+	elif awk -v a="$bulk" -v b="$aes" 'BEGIN { exit !(a >= 0.5 * b) }'; then
 		target="$goal: met"
 	else
 		target="$goal: MISSED"
