@@ -119,14 +119,16 @@ run_one() {
 # Median of column COL of $W/NAME.rates.
 med() { awk -v c="$2" '{ print $c }' "$W/$1.rates" | median; }
 
-# The kernel's RNDADDENTROPY ceiling at STEP bytes, bytes/s (median), or "".
-ceiling() {
-	local step=$1 i secs=1
-	[ -x "$CEILINGS" ] || return 0
-	[ -n "$SMOKE" ] && secs=0.2
-	for ((i = 0; i < BENCH_RUNS; i++)); do
-		"$CEILINGS" rndaddentropy "$step" "$secs" | sed -n 's/.*bytes_per_s=\([0-9.]*\).*/\1/p'
-	done | median
+# One run of the kernel's RNDADDENTROPY ceiling at STEP bytes per call:
+# appends bytes/s to $W/ceiling-STEP.rates.
+ceiling_one() {
+	local step=$1 secs=0.5 out
+	[ -n "$SMOKE" ] && secs=0.1
+	out=$("$CEILINGS" rndaddentropy "$step" "$secs") || {
+		note "fill: bench_ceilings rndaddentropy $step $secs failed: $out"
+		return 1
+	}
+	sed -n 's/.*bytes_per_s=\([0-9.]*\).*/\1/p' <<<"$out" >>"$W/ceiling-$step.rates"
 }
 
 # 12.3 MB/s style: NUMBER UNIT-SUFFIX (e.g. "B/s", "bit/s").
@@ -134,6 +136,13 @@ human() {
 	awk -v x="$1" -v u="$2" 'BEGIN { s = ""; if (x >= 1e9) { x /= 1e9; s = "G" }
 		else if (x >= 1e6) { x /= 1e6; s = "M" } else if (x >= 1e3) { x /= 1e3; s = "k" }
 		printf (x >= 100 ? "%.0f %s%s\n" : "%.3g %s%s\n"), x, s, u }'
+}
+
+# ours/reference like lib.sh's ratio, with two significant digits below
+# 0.1 (credit ratios are far below it, and "0.00×" says nothing).
+rat() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == a && b + 0 == b && b != 0) {
+		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
 }
 
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
@@ -152,24 +161,30 @@ else
 		 rf-hwrng-4096:rngfeed:hwrng:4096 rngd-hwrng-2500:rngd:hwrng:2500)
 	command -v rngd >/dev/null || { note "fill: rngd (rng-tools5) missing"; exit 1; }
 fi
+if [ -n "$SMOKE" ]; then STEPS=(4096); else STEPS=(64 4096); fi
+if [ ! -x "$CEILINGS" ]; then
+	make -s -C "$BENCH_DIR/.." bench/bench_ceilings >&2 ||
+		note "fill: $CEILINGS missing and make failed: no ceiling rows"
+fi
 note "fill: ${#CONFIGS[@]} configurations x $BENCH_RUNS runs x $FILL_SECONDS s"
 failed=0
 for ((run = 0; run < BENCH_RUNS; run++)); do
-	# Round robin, so drift in the machine's load hits every one alike.
+	# Round robin, the ceilings too, so drift in the machine's load hits
+	# every one alike.
 	for c in "${CONFIGS[@]}"; do
 		run_one "$c" || failed=1
 	done
+	if [ -x "$CEILINGS" ]; then
+		for s in "${STEPS[@]}"; do ceiling_one "$s" || failed=1; done
+	fi
 done
 [ $failed = 0 ] || exit 1
 
 # ---- the rows ----------------------------------------------------------------
 declare -A CEIL
-if [ -n "$SMOKE" ]; then
-	steps=(4096)
-else
-	steps=(64 4096)
-fi
-for s in "${steps[@]}"; do CEIL[$s]=$(ceiling "$s"); done
+for s in "${STEPS[@]}"; do
+	[ -s "$W/ceiling-$s.rates" ] && CEIL[$s]=$(median <"$W/ceiling-$s.rates")
+done
 
 # rows SOURCE OURS-NAME STEP REF-NAME REF-LABEL
 rows() {
@@ -189,10 +204,10 @@ rows() {
 		row 3 "$what: bytes fed per CPU-second" "$(human "$o_cpu" B/CPU-s)" \
 			"$(human "$r_cpu" B/CPU-s) ($label)" "$(ratio "$o_cpu" "$r_cpu")" \
 			"≥ 20× rngd's on the same source: $(verdict ge "$o_cpu" "$(awk -v r="$r_cpu" 'BEGIN { print 20 * r }')")"
-		row 3 "$what: credited bits per second" "$(human "$o_bits" bit/s)" \
-			"$(human "$r_bits" bit/s) ($label)" "$(ratio "$o_bits" "$r_bits")"
+		row 3 "$what: credited bits per second (ours: at most 256 per reseed, the DRBG's state)" "$(human "$o_bits" bit/s)" \
+			"$(human "$r_bits" bit/s) ($label)" "$(rat "$o_bits" "$r_bits")"
 		row 3 "$what: credited bits per byte fed" "$(printf '%.4g' "$o_bpb")" \
-			"$(printf '%.4g' "$r_bpb") ($label)" "$(ratio "$o_bpb" "$r_bpb")" \
+			"$(printf '%.4g' "$r_bpb") ($label)" "$(rat "$o_bpb" "$r_bpb")" \
 			"$([ "$src" = rdrand ] && echo "< 8 (RDRAND output is not full entropy): $(verdict ge 8 "$o_bpb")")"
 	fi
 	# Against the kernel's own ceiling at this step (rdrand rows only:
