@@ -145,6 +145,7 @@ rat() {
 		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
 }
 
+# shellcheck disable=SC2317 # called through verdict
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
 verdict() { if "$@"; then echo met; else echo MISSED; fi; }
 
