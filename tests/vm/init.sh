@@ -48,6 +48,32 @@ virtio-kernel)	$w -- /bin/sh -c "modprobe virtio_pci && modprobe virtio_rng" ;;
 nosource)	$w -e -t 10 -- /bin/rngfeed -f -v ;;
 # no source but --wait-for-source: must keep running without spinning
 nosource-wait)	$w -t 5 -- /bin/rngfeed -f -v --wait-for-source ;;
+# where rngfeed's time goes: each step timed on its own, then the daemon with
+# debug messages (not in the matrix; VM_CASES=diag tests/vm/boot-matrix.sh)
+diag | diag-tpm | diag-hwrng)
+	src=rdrand
+	case $tc in diag-*) src=${tc#diag-} ;; esac
+	step() {
+		echo "VMTEST diag step: $*"
+		waiter -e -t 10 -o $log -- "$@"
+	}
+	step /bin/true
+	step /bin/sh -c true
+	step /bin/rngd --version
+	step /bin/rngfeed --version
+	step /bin/minfeed
+	step /bin/sh -c "LD_DEBUG=statistics /bin/rngfeed --version"
+	step /bin/sh -c "LD_BIND_NOW= /bin/rngfeed --version"
+	step /bin/rngfeed --list
+	step /bin/sh -c "/bin/rngfeed -n rdrand --raw --bytes 2500 >/dev/null"
+	step /bin/sh -c "/bin/rngfeed -n rdrand --stdout --bytes 64 >/dev/null"
+	if [ -x /bin/strace ]; then
+		# which calls the start-up spends its guest time in (-r: relative stamps)
+		step /bin/strace -f -tt -o /tmp/strace.log /bin/rngfeed -f -vv -n $src
+		sed 's/^/VMTEST strace /' /tmp/strace.log
+	else
+		step /bin/rngfeed -f -vv -n $src
+	fi ;;
 *)		echo "VMTEST error unknown case $tc" ;;
 esac
 

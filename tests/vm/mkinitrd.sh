@@ -3,7 +3,8 @@
 # uncompressed) from what tests/vm/fetch.sh cached (the VM_* variables must be set:
 # eval "$(tests/vm/fetch.sh)") and from the host: $RNGFEED (default ./rngfeed), the
 # host's shared libraries that rngfeed and rngd link, and the waiter and minfeed
-# programs (built here, static). /init is tests/vm/init.sh.
+# programs (built here, static). /init is tests/vm/init.sh. VM_EXTRA_BINS: more host
+# programs to put in /bin with their libraries (for debugging, e.g. /usr/bin/strace).
 set -eu
 
 out=$1
@@ -27,13 +28,16 @@ for p in waiter minfeed; do
 	$CC -static -O2 -Wall -Wextra -Werror -o "$stage/bin/$p" "$here/$p.c"
 done
 cp "$RNGFEED" "$stage/bin/rngfeed"
+for p in ${VM_EXTRA_BINS:-}; do
+	cp "$p" "$stage/bin/"
+done
 cp "$VM_RNGD" "$stage/bin/rngd"
 cp "$here/init.sh" "$stage/init"
 chmod 755 "$stage/init"
 
 # The host's libraries, at the paths the loader looks for them (ldd prints
 # "name => /path (addr)" for libraries and "/path (addr)" for the loader).
-for lib in $(ldd "$RNGFEED" "$VM_RNGD" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+for lib in $(ldd "$RNGFEED" "$VM_RNGD" ${VM_EXTRA_BINS:-} | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
                                             $1 ~ /^\// && NF == 2 { print $1 }' | sort -u); do
 	mkdir -p "$stage$(dirname "$lib")"
 	cp -L "$lib" "$stage$lib"

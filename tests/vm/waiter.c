@@ -15,7 +15,11 @@
  * -t  give up after SECONDS (default 20)
  * -e  also stop when COMMAND exits before the CRNG is ready (default: only
  *     when ready, for commands that hand the work to the kernel and exit)
- * -o  COMMAND's stdout and stderr go to FILE (appended)
+ * -o  COMMAND's stdout and stderr go to FILE (appended), each line prefixed
+ *     with "[+S.SSSS]", seconds since the start: a pipe the waiter reads
+ *     between polls, so the command never waits on the slow serial console
+ *     and its log shows where its time went (the pipe closes when the waiter
+ *     exits; a command still writing then gets EPIPE or SIGPIPE)
  *
  * Prints one line, "VMTEST waiter key=value ...":
  *   start=T            when COMMAND was started (or the waiter began)
@@ -28,8 +32,10 @@
  *   waited=S           seconds from start to this line
  * Exit status 0 when ready, 1 on timeout, 2 on a usage or system error.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,11 +90,31 @@ static double proc_cpu(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Copy what the command wrote to @out, stamping each line with its arrival.
+ * Returns -1 once the pipe is at its end. */
+static int copy_lines(int fd, FILE *out, double start, int *at_line_start)
+{
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	for (ssize_t i = 0; i < n; i++) {
+		if (*at_line_start)
+			fprintf(out, "[+%.4f] ", now() - start);
+		fputc(buf[i], out);
+		*at_line_start = buf[i] == '\n';
+	}
+	fflush(out);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double timeout = 20.0, start, ready = -1.0, exited = -1.0, cpu = -1.0, cpu1 = -1.0;
-	int stop_on_exit = 0, status = 0, opt;
+	int stop_on_exit = 0, status = 0, opt, pipefd[2] = { -1, -1 }, bol = 1;
 	const char *out = NULL;
+	FILE *outf = NULL;
 	pid_t child = -1;
 	unsigned char b;
 
@@ -109,6 +135,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (out && optind < argc) {
+		outf = fopen(out, "ae");
+		if (!outf || pipe2(pipefd, O_CLOEXEC) < 0) {
+			perror(out);
+			return 2;
+		}
+	}
 	start = now();
 	kmsg("<6>vmtest: start\n");
 	if (optind < argc) {
@@ -118,23 +151,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (child == 0) {
-			if (out) {
-				int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-				if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-					perror(out);
-					_exit(127);
-				}
-				close(fd);
-			}
+			if (outf && (dup2(pipefd[1], 1) < 0 || dup2(pipefd[1], 2) < 0))
+				_exit(127);
 			execv(argv[optind], &argv[optind]);
 			perror("waiter: exec");
 			_exit(127);
 		}
+		if (outf) {
+			close(pipefd[1]);
+			fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+		}
 	}
 
 	for (;;) {
-		const struct timespec ms = { 0, 1000000 };
+		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
 		double t;
 
 		if (ready < 0 && getrandom(&b, 1, GRND_NONBLOCK) == 1) {
@@ -163,7 +193,22 @@ int main(int argc, char **argv)
 			cpu1 = proc_cpu(child);
 		if (t - start >= timeout)
 			break;
-		nanosleep(&ms, NULL);
+		/* one millisecond between polls, copying output meanwhile */
+		if (pipefd[0] >= 0 && poll(&pfd, 1, 1) > 0 &&
+		    copy_lines(pipefd[0], outf, start, &bol) < 0) {
+			close(pipefd[0]);
+			pipefd[0] = -1;
+		} else if (pipefd[0] < 0) {
+			poll(NULL, 0, 1);
+		}
+	}
+	/* what is already in the pipe; a command still running may write on */
+	if (pipefd[0] >= 0) {
+		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+
+		while (poll(&pfd, 1, 0) > 0 &&
+		       copy_lines(pipefd[0], outf, start, &bol) == 0)
+			;
 	}
 
 	printf("VMTEST waiter start=%.6f", start);
