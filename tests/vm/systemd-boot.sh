@@ -76,6 +76,7 @@ done
 
 tmp=$(mktemp -d /tmp/rngfeed-vm.XXXXXX) || exit 2
 swtpm_pid='' qemu_pid=''
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
 	# Only what this script started, by PID.
 	[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null
@@ -141,7 +142,7 @@ if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$include" ]; the
 fi
 if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER" ]; then
 	phase "modules and initramfs for $VM_KVER in the cached tree"
-	rm -rf "$base/usr/lib/modules" "$base"/boot/*
+	rm -rf "${base:?}/usr/lib/modules" "${base:?}"/boot/*
 	mkdir -p "$base/usr/lib/modules"
 	cp -a "$VM_MODROOT/lib/modules/$VM_KVER" "$base/usr/lib/modules/" || die "copying the modules failed"
 	cp "$VM_KCONFIG" "$base/boot/config-$VM_KVER"
@@ -170,7 +171,8 @@ fi
 (cd "$src" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) \
 	>"$work/build.log" 2>&1 ||
 	{ tail -n 40 "$work/build.log"; die "dpkg-buildpackage failed (log: $work/build.log)"; }
-deb=$(ls "$work"/deb/rngfeed_*.deb 2>/dev/null | head -n 1)
+deb=''
+for f in "$work"/deb/rngfeed_*.deb; do [ -f "$f" ] && deb=$f; done
 [ -n "$deb" ] || die "no rngfeed_*.deb after the build"
 echo "   $(basename "$deb")"
 
@@ -277,13 +279,19 @@ bad() {
 
 echo "   guest: $(sect begin)"
 enabled=$(sect enabled)
-[ "$enabled" = enabled ] && ok "systemctl is-enabled rngfeed: enabled (by the package: $pkg_enabled)" ||
+if [ "$enabled" = enabled ]; then
+	ok "systemctl is-enabled rngfeed: enabled (by the package: $pkg_enabled)"
+else
 	bad "systemctl is-enabled rngfeed says '$enabled'"
+fi
 [ $pkg_enabled = yes ] || bad "the package did not enable rngfeed.service"
 
 state="$(prop show ActiveState)/$(prop show SubState)"
-[ "$state" = active/running ] && ok "rngfeed.service is active (running)" ||
+if [ "$state" = active/running ]; then
+	ok "rngfeed.service is active (running)"
+else
 	bad "rngfeed.service is $state (Result=$(prop show Result), NRestarts=$(prop show NRestarts))"
+fi
 
 start=$(prop show ExecMainStartTimestampMonotonic)
 ready=$(prop show ActiveEnterTimestampMonotonic)
@@ -343,7 +351,7 @@ sect journal | sed 's/^/     /'
 echo "   the guest journal's lines about rngfeed and the kernel's random pool:"
 sect timeline | sed 's/^/     /'
 
-phase done
+phase "done"
 echo "   total $(($(date +%s) - t0)) s, of which QEMU $boot_s s"
 if [ $fail -eq 0 ]; then
 	echo "PASS: rngfeed from its .deb starts at boot under systemd, READY before sysinit.target, and seeds the CRNG"

@@ -4,7 +4,7 @@
 # Waits for the boot to finish, prints every fact the host checks as
 # "@@ SECTION: line" (a prefix the host can pick out of the kernel's and
 # systemd's own console output), then powers off.
-export SYSTEMD_PAGER= SYSTEMD_COLORS=0 LC_ALL=C
+export SYSTEMD_PAGER='' SYSTEMD_COLORS=0 LC_ALL=C
 
 out() {
 	local section=$1
