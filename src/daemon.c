@@ -77,7 +77,7 @@ struct daemon {
 	bool have_kernel;
 	bool waiting_pollout;   /* old kernels, once ready: poll POLLOUT */
 
-	uint8_t out[STDOUT_CHUNK]; /* --stdout output, wiped after each write */
+	uint8_t *out; /* --stdout, --bench-fill: STDOUT_CHUNK bytes, wiped after use */
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
 	uint64_t out_bytes;     /* --stdout */
 	struct service service;
@@ -272,38 +272,39 @@ static int feed_kernel(struct daemon *d, double now)
 }
 
 /*
- * --bench-fill: up to BENCH_BURST steps of DRBG output back to back, each
- * credited only with what the ledger allows (mostly nothing), so that a
- * benchmark sees how fast the pipeline could fill the kernel.  The
- * shipped fill phase feeds credited steps only.  -errno on a kernel error.
+ * --bench-fill: one DRBG request cut into up to BENCH_BURST steps fed back
+ * to back (one generate, so one getrandom() for its additional input, per
+ * burst), each credited only with what the ledger allows (mostly nothing),
+ * so that a benchmark sees how fast the pipeline could fill the kernel.
+ * The shipped fill phase feeds credited steps only.  -errno on a kernel
+ * error.
  */
 static int bench_feed(struct daemon *d, double now)
 {
-	uint8_t buf[4096];
 	size_t step = (size_t)d->cfg->random_step;
-	int r = 0;
+	size_t n = STDOUT_CHUNK / step < BENCH_BURST ? STDOUT_CHUNK / step
+						      : BENCH_BURST;
+	int r;
 
-	for (int i = 0; i < BENCH_BURST && drbg_is_instantiated(d->drbg);
-	     i++) {
-		unsigned int credit = 0;
-
-		if (ledger_available(&d->ledger)) {
-			if (!credited_step(d, buf, step, &credit))
-				break;
-		} else if ((r = generate(d, buf, step)) < 0) {
-			log_err("CTR_DRBG generate failed: %s", strerror(-r));
-			drbg_uninstantiate(d->drbg);
-			ledger_discard(&d->ledger);
-			r = 0;
-			break;
-		}
-		r = fed(d, feeder_feed(&d->feeder, &d->kops, buf, step, credit,
-				       now),
-			step, credit);
-		if (r < 0)
-			break;
+	if (!drbg_is_instantiated(d->drbg))
+		return 0;
+	r = generate(d, d->out, n * step);
+	if (r < 0) {
+		log_err("CTR_DRBG generate failed: %s", strerror(-r));
+		drbg_uninstantiate(d->drbg);
+		ledger_discard(&d->ledger);
+		return 0;
 	}
-	explicit_bzero(buf, sizeof(buf));
+	for (size_t i = 0; i < n && r == 0; i++) {
+		/* The output came after every reseed the ledger counts. */
+		unsigned int credit = ledger_spend(&d->ledger, step);
+
+		r = fed(d,
+			feeder_feed(&d->feeder, &d->kops, d->out + i * step,
+				    step, credit, now),
+			step, credit);
+	}
+	explicit_bzero(d->out, n * step);
 	return r;
 }
 
@@ -327,7 +328,7 @@ static bool write_stdout(struct daemon *d)
 {
 	uint8_t *buf = d->out;
 	uint64_t room = (uint64_t)d->cfg->reseed_bytes - d->bytes_since_reseed;
-	size_t len = sizeof(d->out);
+	size_t len = STDOUT_CHUNK;
 	int r;
 
 	if (d->cfg->bytes >= 0 &&
@@ -515,8 +516,14 @@ static void write_metrics(struct daemon *d, double now)
 	d->last_metrics = now;
 }
 
-/* One line for "systemctl status": what runs, what was done, what is off. */
-static void update_status(struct daemon *d, double now)
+/*
+ * One line for "systemctl status": what runs, what was done, what is off.
+ * READY=1 with the first one worth reporting; after that a changed line
+ * goes out at most every METRICS_PERIOD_S, and an unchanged one never, so
+ * a daemon with nothing to do sleeps.  Returns seconds until a held-back
+ * change may go (a large value when nothing waits).
+ */
+static double update_status(struct daemon *d, double now)
 {
 	char buf[512], off[256] = "";
 	size_t used = 0, used_off = 0;
@@ -546,18 +553,24 @@ static void update_status(struct daemon *d, double now)
 	}
 	if (used < sizeof(buf))
 		snprintf(buf + used, sizeof(buf) - used,
-			 "; %llu bits credited, %.1f bits/s; kernel CRNG %s%s",
+			 "; %llu bits credited in %llu feeds; kernel CRNG %s%s",
 			 (unsigned long long)d->feeder.credited_bits,
-			 now > d->start ? (double)d->feeder.credited_bits /
-						  (now - d->start)
-					: 0.0,
+			 (unsigned long long)d->feeder.calls,
 			 d->feeder.crng_ready ? "ready" : "not ready", off);
-	if (!d->service.ready_sent &&
-	    (d->cfg->mode != MODE_DAEMON || d->feeder.credited_bits > 0))
-		service_ready(&d->service, buf);
-	else
-		service_status(&d->service, buf);
+	if (!d->service.ready_sent) {
+		if (d->cfg->mode != MODE_DAEMON || d->feeder.credited_bits > 0) {
+			service_ready(&d->service, buf);
+			d->last_status = now;
+		}
+		return 1e9;
+	}
+	if (!service_status_changed(&d->service, buf))
+		return 1e9;
+	if (now - d->last_status < METRICS_PERIOD_S)
+		return d->last_status + METRICS_PERIOD_S - now;
+	service_status(&d->service, buf);
 	d->last_status = now;
+	return 1e9;
 }
 
 /* ---- sources ------------------------------------------------------------- */
@@ -837,14 +850,10 @@ static void loop(struct daemon *d)
 				write_metrics(d, now);
 			wait = fmin(wait, d->last_metrics + METRICS_PERIOD_S - now);
 		}
-		/* READY=1 as soon as there is something to report, then a
-		 * fresh STATUS= every few seconds. */
-		if ((!d->service.ready_sent &&
-		     (mode != MODE_DAEMON || d->feeder.credited_bits > 0)) ||
-		    now - d->last_status >= METRICS_PERIOD_S)
-			update_status(d, now);
-		wait = fmin(wait, d->last_status + METRICS_PERIOD_S - now);
-		wait = fmin(wait, service_watchdog(&d->service, now));
+		if (d->service.enabled) {
+			wait = fmin(wait, update_status(d, now));
+			wait = fmin(wait, service_watchdog(&d->service, now));
+		}
 		if (mode == MODE_STDOUT && !stdout_may_write(d, now) &&
 		    drbg_is_instantiated(d->drbg))
 			wait = fmin(wait, 0.05); /* re-check the time limit */
@@ -985,6 +994,9 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++)
 		d->slots[d->n_slots++].cfg = cfg->sources[i];
 
+	if ((cfg->mode == MODE_STDOUT || cfg->bench_fill > 0) &&
+	    !(d->out = malloc(STDOUT_CHUNK)))
+		goto out;
 	if (open_kernel(d) < 0)
 		goto out;
 	/* Detach first: memory locks (the DRBG's secure memory) are not
@@ -1076,6 +1088,9 @@ out:
 		close(d->genfd);
 	if (cfg->pid_file[0])
 		unlink(cfg->pid_file);
+	if (d->out)
+		explicit_bzero(d->out, STDOUT_CHUNK);
+	free(d->out);
 	explicit_bzero(d, sizeof(*d));
 	free(d);
 	return ret;

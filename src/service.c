@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
@@ -9,7 +10,8 @@ void service_init(struct service *s, double now)
 {
 	uint64_t usec = 0;
 
-	*s = (struct service){ .last_ping = now };
+	*s = (struct service){ .last_ping = now,
+			       .enabled = getenv("NOTIFY_SOCKET") != NULL };
 	/* Ping at half the period, as sd_watchdog_enabled(3) advises. */
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0)
 		s->watchdog_period = (double)usec / 2e6;
@@ -24,9 +26,14 @@ void service_ready(struct service *s, const char *status)
 	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
 }
 
+bool service_status_changed(const struct service *s, const char *status)
+{
+	return strcmp(status, s->last_status) != 0;
+}
+
 void service_status(struct service *s, const char *status)
 {
-	if (strcmp(status, s->last_status) == 0)
+	if (!service_status_changed(s, status))
 		return;
 	snprintf(s->last_status, sizeof(s->last_status), "%s", status);
 	sd_notifyf(0, "STATUS=%s", status);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct service {
+	bool enabled;             /* NOTIFY_SOCKET was set at start */
 	bool ready_sent;
 	double watchdog_period;   /* seconds between pings; 0 = off */
 	double last_ping;
@@ -23,6 +24,8 @@ void service_init(struct service *s, double now);
 void service_ready(struct service *s, const char *status);
 /* STATUS=@status, sent only when it changed. */
 void service_status(struct service *s, const char *status);
+/* Would service_status() send @status? */
+bool service_status_changed(const struct service *s, const char *status);
 /* Send WATCHDOG=1 if due; returns seconds until the next one is due
  * (a large value when the watchdog is off). */
 double service_watchdog(struct service *s, double now);
