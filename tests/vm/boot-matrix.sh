@@ -247,11 +247,11 @@ table=$WORK/results.md
 		done
 		t=$(
 			target "$m" "rdrand: within 30 ms of the minimal feeder" rngfeed-rdrand minfeed-rdrand 30
-			target "hwrng: within 30 ms of the minimal feeder" rngfeed-hwrng minfeed-hwrng 30
-			target "tpm: within 30 ms of the minimal feeder (on the TPM's /dev/hwrng)" rngfeed-tpm minfeed-hwrng 30
-			target "rdrand: faster than rngd" rngfeed-rdrand rngd-rdrand 0
-			target "hwrng: faster than rngd" rngfeed-hwrng rngd-hwrng 0
-			target "tpm: faster than rngd (rngd's own TPM source)" rngfeed-tpm rngd-tpm 0
+			target "$m" "hwrng: within 30 ms of the minimal feeder" rngfeed-hwrng minfeed-hwrng 30
+			target "$m" "tpm: within 30 ms of the minimal feeder (on the TPM's /dev/hwrng)" rngfeed-tpm minfeed-hwrng 30
+			target "$m" "rdrand: faster than rngd" rngfeed-rdrand rngd-rdrand 0
+			target "$m" "hwrng: faster than rngd" rngfeed-hwrng rngd-hwrng 0
+			target "$m" "tpm: faster than rngd (rngd's own TPM source)" rngfeed-tpm rngd-tpm 0
 		)
 		if [ -n "$t" ]; then
 			echo
