@@ -652,6 +652,9 @@ static size_t start_sources(struct daemon *d)
 			if (!d->cfg->wait_for_source)
 				continue;
 		}
+		/* Fixed for this reader's life: a device's default is
+		 * looked up once, not per block. */
+		s->cfg.credit = (int)source_config_credit(&s->cfg);
 		r = start_reader(d, i);
 		if (r < 0) {
 			log_err("%s: cannot start its reader: %s",
@@ -1003,13 +1006,6 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	 * inherited by a forked child. */
 	if (cfg->mode == MODE_DAEMON && !cfg->foreground && daemonize(d) < 0)
 		goto out;
-	r = drbg_selftest();
-	if (r < 0) {
-		log_err("CTR_DRBG power-on self-test failed (%s); refusing to "
-			"start",
-			strerror(-r));
-		goto out;
-	}
 	r = drbg_new(&d->drbg, NULL);
 	if (r < 0) {
 		log_err("cannot set up the CTR_DRBG: %s", strerror(-r));
@@ -1051,6 +1047,16 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (start_sources(d) == 0) {
 		log_err("no usable entropy source (see rngfeed --list; "
 			"--wait-for-source keeps trying)");
+		goto out;
+	}
+	/* The power-on self-test runs while the readers fetch their first
+	 * blocks (at early boot a slow device takes tens of ms for one);
+	 * nothing they read is used before it has passed. */
+	r = drbg_selftest();
+	if (r < 0) {
+		log_err("CTR_DRBG power-on self-test failed (%s); refusing to "
+			"start",
+			strerror(-r));
 		goto out;
 	}
 	if (cfg->mode == MODE_DAEMON && !any_credit(d))

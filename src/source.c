@@ -159,8 +159,10 @@ const char *source_config_get(const struct source_config *cfg,
 
 unsigned int source_config_credit(const struct source_config *cfg)
 {
-	return cfg->credit < 0 ? cfg->driver->default_credit
-			       : (unsigned int)cfg->credit;
+	if (cfg->credit >= 0)
+		return (unsigned int)cfg->credit;
+	return cfg->driver->device_credit ? cfg->driver->device_credit(cfg)
+					  : cfg->driver->default_credit;
 }
 
 double source_config_min_entropy(const struct source_config *cfg)

@@ -213,9 +213,15 @@ START_TEST(test_config_defaults)
 
 	config_for(&c, "hwrng", NULL, NULL);
 	ck_assert(c.enabled);
-	ck_assert_uint_eq(source_config_credit(&c), 1024);
 	ck_assert_str_eq(source_config_device(&c), "/dev/hwrng");
 	ck_assert_ptr_null(source_config_get(&c, "device"));
+	/* Full credit for a device that is not the kernel's hw_random one
+	 * (that one may be a TPM here, credited as the tpm source). */
+	config_for(&c, "hwrng", "device", "/dev/null");
+	ck_assert_uint_eq(source_config_credit(&c), 1024);
+	ck_assert_ptr_nonnull(source_hwrng.device_credit);
+	config_for(&c, "hwrng", "credit", "512");
+	ck_assert_uint_eq(source_config_credit(&c), 512);
 	config_for(&c, "rdrand", NULL, NULL);
 	ck_assert_uint_eq(source_config_credit(&c), source_rdrand.default_credit);
 	config_for(&c, "file", NULL, NULL);

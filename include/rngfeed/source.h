@@ -61,6 +61,7 @@ struct source_config {
  *        instruction returning a constant).
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
+ * device_credit (optional): see below; source_config_credit() asks it.
  */
 struct source_driver {
 	const char *name;
@@ -81,6 +82,9 @@ struct source_driver {
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	void (*close)(void *state);
 	int (*describe)(void *state, char *buf, size_t len);
+	/* optional: the default credit for the device behind @cfg now, when
+	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
+	unsigned int (*device_credit)(const struct source_config *cfg);
 };
 
 /* The driver table, in the order --list shows them; NULL-terminated. */

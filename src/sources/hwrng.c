@@ -125,6 +125,24 @@ static void hwrng_close(void *state)
 	free(st);
 }
 
+/*
+ * The kernel's TPM hw_random device (tpm-rng-N) answers with
+ * TPM2_GetRandom, a DRBG's output, and the kernel gives it quality 0 on
+ * its own: credit it as the tpm source credits the same TPM, not as noise.
+ */
+static unsigned int hwrng_device_credit(const struct source_config *cfg)
+{
+	char current[64];
+	struct stat st;
+
+	if (stat(source_config_device(cfg), &st) == 0 && S_ISCHR(st.st_mode) &&
+	    is_hw_random(&st) &&
+	    hwrandom_current(HWRANDOM_SYSFS_DIR, current, sizeof(current)) > 0 &&
+	    strncmp(current, "tpm-rng", 7) == 0)
+		return source_tpm.default_credit;
+	return cfg->driver->default_credit;
+}
+
 static int hwrng_describe(void *state, char *buf, size_t len)
 {
 	struct hwrng_state *st = state;
@@ -145,7 +163,8 @@ const struct source_driver source_hwrng = {
 	 * TPM behind /dev/hwrng, which the kernel credits with quality 0. */
 	.default_credit = 1024,
 	.credit_reason = "full: a hardware noise source, as the kernel's "
-			 "own default quality",
+			 "own default quality; a TPM behind it (tpm-rng) gets "
+			 "the tpm source's 64",
 	.sample_bits = 8,
 	/* What is behind /dev/hwrng may be only lightly conditioned; H = 6
 	 * keeps false alarms rare there while stuck or two-valued output
@@ -158,4 +177,5 @@ const struct source_driver source_hwrng = {
 	.read = hwrng_read,
 	.close = hwrng_close,
 	.describe = hwrng_describe,
+	.device_credit = hwrng_device_credit,
 };

@@ -274,7 +274,12 @@ while read -r m c r fin ready crng ex exa cpu cpu1 waited nomsg; do
 		[ "$ready" = none ] || fail "$id: CRNG ready after $ready s with no daemon (trust_cpu=off ignored?)"
 		[ "$crng" = none ] || fail "$id: 'crng init done' after $crng s with no daemon" ;;
 	rngfeed-*)
-		case $ready in none | -) fail "$id: CRNG not ready within $TIMEOUT s (exit=$ex)" ;; esac ;;
+		case $ready in none | -) fail "$id: CRNG not ready within $TIMEOUT s (exit=$ex)" ;; esac
+		# The TPM behind /dev/hwrng is a DRBG: credited as the tpm source is.
+		if [ "$c" = rngfeed-hwrng ] &&
+		   ! grep -q 'hwrng: using it, credit 64/1024' "$WORK/logs/$m-$c-$r.log"; then
+			fail "$id: hwrng on tpm-rng not credited 64/1024: $(grep -m1 'using it' "$WORK/logs/$m-$c-$r.log")"
+		fi ;;
 	nosource)
 		[ "$ex" = 1 ] || fail "$id: rngfeed exit status $ex, want 1"
 		[ "$nomsg" = 1 ] || fail "$id: no 'no usable entropy source' message"
