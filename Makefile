@@ -244,7 +244,7 @@ clean:
 # Needs clang and its runtime (Debian 12: clang, libclang-rt-14-dev).  Each
 # harness and the sources it covers are compiled with the sanitizers and
 # fuzzer instrumentation into build/fuzz/; "make fuzz" runs each for
-# FUZZ_TIME seconds (default 60), "make fuzz-short" for 20 (CI), both on a
+# FUZZ_TIME seconds (default 60), "make fuzz-short" for 10 (CI), both on a
 # temporary copy of tests/fuzz/corpus/NAME so nothing in the tree changes,
 # and fail on any crash, leak, timeout or failed invariant; the input that
 # did it is kept in build/fuzz/artifacts/NAME/.  The same harnesses, built
@@ -295,7 +295,7 @@ check: $(FUZZ_REPLAYS)
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: FUZZ_SECONDS = $(or $(FUZZ_TIME),60)
-fuzz-short: FUZZ_SECONDS = $(or $(FUZZ_TIME),20)
+fuzz-short: FUZZ_SECONDS = $(or $(FUZZ_TIME),10)
 fuzz fuzz-short: $(FUZZ_BINS)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for h in $(FUZZ_NAMES); do \
