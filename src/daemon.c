@@ -77,6 +77,11 @@ struct daemon {
 	bool have_kernel;
 	bool waiting_pollout;   /* old kernels, once ready: poll POLLOUT */
 
+	/* The tested block being absorbed in parts (absorb_ready_blocks). */
+	uint8_t part_block[MONITOR_BLOCK_BYTES];
+	size_t part_slot, next_slot;
+	unsigned int parts, parts_done; /* equal: no block held */
+
 	uint8_t *out; /* --stdout, --bench-fill: STDOUT_CHUNK bytes, wiped after use */
 	uint64_t generated;     /* bytes out of the DRBG (all modes) */
 	uint64_t out_bytes;     /* --stdout */
@@ -136,8 +141,10 @@ static size_t make_personalization(char *buf, size_t len)
 	return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
 }
 
-/* A tested block goes into the DRBG, and its credit into the ledger. */
-static void absorb(struct daemon *d, size_t i, const uint8_t *block)
+/* Tested raw input (a block or part of one) goes into the DRBG, and its
+ * credit into the ledger. */
+static void absorb(struct daemon *d, size_t i, const uint8_t *data,
+		   size_t len)
 {
 	struct slot *s = &d->slots[i];
 	unsigned int credit = source_config_credit(&s->cfg);
@@ -149,14 +156,14 @@ static void absorb(struct daemon *d, size_t i, const uint8_t *block)
 		size_t plen = make_personalization(pers, sizeof(pers));
 
 		make_nonce(nonce);
-		r = drbg_instantiate(d->drbg, block, MONITOR_BLOCK_BYTES, nonce,
-				     sizeof(nonce), (const uint8_t *)pers, plen);
+		r = drbg_instantiate(d->drbg, data, len, nonce, sizeof(nonce),
+				     (const uint8_t *)pers, plen);
 		explicit_bzero(nonce, sizeof(nonce));
 		if (r == 0)
 			log_info("CTR_DRBG instantiated from a tested %s block",
 				 s->cfg.driver->name);
 	} else {
-		r = drbg_reseed(d->drbg, block, MONITOR_BLOCK_BYTES, NULL, 0);
+		r = drbg_reseed(d->drbg, data, len, NULL, 0);
 	}
 	if (r < 0) {
 		/* Whatever the DRBG held is not trusted any more. */
@@ -168,21 +175,61 @@ static void absorb(struct daemon *d, size_t i, const uint8_t *block)
 	d->reseeds++;
 	d->last_reseed = now_s();
 	d->bytes_since_reseed = 0;
-	ledger_deposit(&d->ledger, (unsigned int)i, BLOCK_BITS, credit);
-	s->credit_units += (uint64_t)BLOCK_BITS * credit;
+	ledger_deposit(&d->ledger, (unsigned int)i, (uint64_t)len * 8, credit);
+	s->credit_units += (uint64_t)len * 8 * credit;
 }
 
-static void absorb_ready_blocks(struct daemon *d)
+/* The next tested block from the readers, in turn, into d->part_block. */
+static bool take_block(struct daemon *d)
 {
-	uint8_t block[MONITOR_BLOCK_BYTES];
+	for (size_t k = 0; k < d->n_slots; k++) {
+		size_t i = (d->next_slot + k) % d->n_slots;
 
-	for (size_t i = 0; i < d->n_slots; i++) {
-		if (!d->slots[i].reader)
-			continue;
-		while (reader_take(d->slots[i].reader, block))
-			absorb(d, i, block);
+		if (d->slots[i].reader &&
+		    reader_take(d->slots[i].reader, d->part_block)) {
+			d->part_slot = i;
+			d->parts = ledger_block_parts(
+				MONITOR_BLOCK_BYTES,
+				source_config_credit(&d->slots[i].cfg));
+			d->parts_done = 0;
+			d->next_slot = (i + 1) % d->n_slots;
+			return true;
+		}
 	}
-	explicit_bzero(block, sizeof(block));
+	return false;
+}
+
+static void drop_block(struct daemon *d)
+{
+	explicit_bzero(d->part_block, sizeof(d->part_block));
+	d->parts = d->parts_done = 0;
+}
+
+/*
+ * Tested blocks into the DRBG.  A block from a source credited in full
+ * carries 20,000 bits, but one reseed backs at most LEDGER_CAP_BITS of
+ * credit: so while the kernel wants data (@feeding) a block goes in a part
+ * at a time (ledger_block_parts()), with one credited step fed between
+ * two parts.  Otherwise whatever is waiting goes in whole.
+ */
+static void absorb_ready_blocks(struct daemon *d, bool feeding)
+{
+	const size_t n = MONITOR_BLOCK_BYTES;
+
+	for (;;) {
+		size_t k = d->parts_done, from, to;
+
+		if (d->parts_done == d->parts && !take_block(d))
+			break;
+		if (feeding && ledger_available(&d->ledger))
+			break;
+		from = k * n / d->parts;
+		to = feeding ? (k + 1) * n / d->parts : n;
+		absorb(d, d->part_slot, d->part_block + from, to - from);
+		d->parts_done = feeding ? k + 1 : d->parts;
+		if (d->parts_done == d->parts)
+			drop_block(d);
+	}
 }
 
 /* DRBG output with fresh kernel bytes as additional input, so that two
@@ -745,6 +792,7 @@ static void discard_state(struct daemon *d, const char *why)
 	log_notice("%s: discarding the DRBG state and waiting blocks", why);
 	drbg_uninstantiate(d->drbg);
 	ledger_discard(&d->ledger);
+	drop_block(d);
 	for (size_t i = 0; i < d->n_slots; i++)
 		if (d->slots[i].reader)
 			reader_discard(d->slots[i].reader);
@@ -805,7 +853,14 @@ static void loop(struct daemon *d)
 		nfds_t nfds = 3;
 		bool want = false;
 
-		absorb_ready_blocks(d);
+		{
+			double unused;
+
+			absorb_ready_blocks(
+				d, mode == MODE_DAEMON &&
+					   (d->cfg->bench_fill > 0 ||
+					    feeder_wants(&d->feeder, now, &unused)));
+		}
 		if (mode == MODE_DAEMON && d->cfg->bench_fill > 0) {
 			if (now - d->start >= d->cfg->bench_fill)
 				break;

@@ -54,3 +54,16 @@ void ledger_discard(struct ledger *l)
 	l->forfeited += l->balance;
 	l->balance = 0;
 }
+
+unsigned int ledger_block_parts(size_t bytes, unsigned int credit)
+{
+	/* The fewest whole bytes that carry LEDGER_PART_BITS at @credit; no
+	 * part cut at k * bytes / n is shorter than bytes / n >= that. */
+	size_t min_part, n;
+
+	if (credit == 0 || credit > 1024)
+		return 1;
+	min_part = ((size_t)LEDGER_PART_BITS * 1024 / 8 + credit - 1) / credit;
+	n = bytes / min_part;
+	return n < 1 ? 1 : (n > 4096 ? 4096 : (unsigned int)n);
+}

@@ -494,6 +494,51 @@ START_TEST(test_random_sequences)
 }
 END_TEST
 
+
+/* Every part of a split block carries LEDGER_PART_BITS, and one more part
+ * would leave some part short: the split is as fine as it may be. */
+START_TEST(test_block_parts)
+{
+	static const size_t sizes[] = { 2500, 64, 65, 100, 4096, 65536 };
+
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		size_t bytes = sizes[si];
+
+		for (unsigned int credit = 0; credit <= 1024; credit++) {
+			unsigned int n = ledger_block_parts(bytes, credit);
+			size_t shortest = bytes;
+
+			ck_assert_uint_ge(n, 1);
+			for (size_t k = 0; k < n; k++) {
+				size_t len = (k + 1) * bytes / n - k * bytes / n;
+
+				if (len < shortest)
+					shortest = len;
+			}
+			if (n > 1) {
+				ck_assert_msg((uint64_t)shortest * 8 * credit >=
+						      (uint64_t)LEDGER_PART_BITS * 1024,
+					      "%zu bytes, credit %u: %u parts, one of %zu bytes",
+					      bytes, credit, n, shortest);
+				/* And never below the DRBG's minimum input. */
+				ck_assert_uint_ge(shortest, 32);
+			}
+			/* n + 1 even cuts: the shortest falls below the bar. */
+			if (credit > 0)
+				ck_assert_msg((uint64_t)(bytes / (n + 1)) * 8 * credit <
+						      (uint64_t)LEDGER_PART_BITS * 1024,
+					      "%zu bytes, credit %u: %u parts, could be more",
+					      bytes, credit, n);
+		}
+	}
+	/* The sources' defaults on one FIPS block. */
+	ck_assert_uint_eq(ledger_block_parts(2500, 1024), 39);
+	ck_assert_uint_eq(ledger_block_parts(2500, 64), 2);
+	ck_assert_uint_eq(ledger_block_parts(2500, 2), 1);
+	ck_assert_uint_eq(ledger_block_parts(2500, 0), 1);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
 	Suite *s = suite_create("ledger");
@@ -516,6 +561,7 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_spend_zero_bytes);
 	tcase_add_test(tc, test_new_epoch_needs_new_deposits);
 	tcase_add_test(tc, test_discard);
+	tcase_add_test(tc, test_block_parts);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("random");

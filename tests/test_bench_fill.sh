@@ -5,7 +5,10 @@
 #      (metrics), far below 8 bits per byte;
 #   2. a source credited 0: feeds, credits nothing;
 #   3. a dead source (a file of 0xFF): the DRBG is never seeded from it,
-#      so nothing at all is fed or credited.
+#      so nothing at all is fed or credited;
+#   4. hwrng credited in full: each tested block goes in as several
+#      reseeds, so more than 256 bits are credited per block, yet every
+#      credited bit is backed by two bits the ledger took in.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 
@@ -80,6 +83,28 @@ elif [ "$(field calls "$line")" = 0 ] && [ "$(field credited_bits "$line")" = 0 
 	ok "dead source: nothing fed or credited"
 else
 	fail "dead source: $line"
+fi
+
+# 4.
+if [ -c /dev/hwrng ]; then
+	m=$tmp/m4.prom
+	timeout 20 "$RNGFEED" -f -q -c /dev/null -n hwrng -O hwrng:credit=1024 \
+		--bench-fill 3 --metrics "$m" 2>"$tmp/err4" </dev/null
+	line=$(grep '^bench-fill:' "$tmp/err4")
+	credited=$(field credited_bits "$line")
+	blocks=$(metric rngfeed_source_blocks_passed_total "$m")
+	deposited=$(metric rngfeed_source_credit_bits_total "$m")
+	if [ -z "$credited" ] || [ "$blocks" -lt 1 ]; then
+		fail "hwrng: no tested block in 3 s: $line $(head -3 "$tmp/err4")"
+	elif [ "$credited" -le $((256 * blocks)) ]; then
+		fail "hwrng: $credited bits credited from $blocks blocks (want > 256 per block)"
+	elif [ $((credited * 2)) -gt "$deposited" ]; then
+		fail "hwrng: credited $credited bits, only $deposited taken in (want 2x backing)"
+	else
+		ok "hwrng: $credited bits credited from $blocks blocks ($deposited taken in)"
+	fi
+else
+	say "SKIP part 4: no /dev/hwrng"
 fi
 
 [ $failures -eq 0 ] || exit 1

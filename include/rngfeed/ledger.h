@@ -27,6 +27,9 @@
 #define LEDGER_CAP_BITS 256u
 #define LEDGER_MIN_RESEED_BITS 256u
 #define LEDGER_MAX_SOURCES 16u
+/* A split block's parts each carry at least this much credit: twice what
+ * a credited output needs, so each credit is backed twice over. */
+#define LEDGER_PART_BITS (2u * LEDGER_MIN_RESEED_BITS)
 
 struct ledger {
 	uint64_t balance;          /* 1/1024 bit, <= LEDGER_CAP_BITS * 1024 */
@@ -55,5 +58,14 @@ unsigned int ledger_spend(struct ledger *l, size_t out_bytes);
 
 /* The DRBG state was discarded: nothing it held may be credited. */
 void ledger_discard(struct ledger *l);
+
+/*
+ * Into how many reseeds a tested block of @bytes from a source with
+ * @credit (bits per 1024) may be split so that every part, cut at
+ * k * @bytes / n, carries at least LEDGER_PART_BITS: a block credited in
+ * full carries 20,000 bits, a reseed can back only LEDGER_CAP_BITS of
+ * credit.  1 when the block carries too little to split.
+ */
+unsigned int ledger_block_parts(size_t bytes, unsigned int credit);
 
 #endif
