@@ -141,6 +141,15 @@ static size_t make_personalization(char *buf, size_t len)
 	return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
 }
 
+/* The DRBG failed at @what: whatever it held is not trusted any more, so
+ * nothing it held is credited. */
+static void drop_drbg(struct daemon *d, const char *what, int r)
+{
+	log_err("CTR_DRBG %s failed: %s", what, strerror(-r));
+	drbg_uninstantiate(d->drbg);
+	ledger_discard(&d->ledger);
+}
+
 /* Tested raw input (a block or part of one) goes into the DRBG, and its
  * credit into the ledger. */
 static void absorb(struct daemon *d, size_t i, const uint8_t *data,
@@ -166,10 +175,7 @@ static void absorb(struct daemon *d, size_t i, const uint8_t *data,
 		r = drbg_reseed(d->drbg, data, len, NULL, 0);
 	}
 	if (r < 0) {
-		/* Whatever the DRBG held is not trusted any more. */
-		log_err("CTR_DRBG (re)seed failed: %s", strerror(-r));
-		drbg_uninstantiate(d->drbg);
-		ledger_discard(&d->ledger);
+		drop_drbg(d, "(re)seed", r);
 		return;
 	}
 	d->reseeds++;
@@ -277,9 +283,7 @@ static int credited_step(struct daemon *d, uint8_t *buf, size_t step,
 		return 0;
 	r = generate(d, buf, step);
 	if (r < 0) {
-		log_err("CTR_DRBG generate failed: %s", strerror(-r));
-		drbg_uninstantiate(d->drbg);
-		ledger_discard(&d->ledger);
+		drop_drbg(d, "generate", r);
 		return 0;
 	}
 	*credit = ledger_spend(&d->ledger, step);
@@ -337,9 +341,7 @@ static int bench_feed(struct daemon *d, double now)
 		return 0;
 	r = generate(d, d->out, n * step);
 	if (r < 0) {
-		log_err("CTR_DRBG generate failed: %s", strerror(-r));
-		drbg_uninstantiate(d->drbg);
-		ledger_discard(&d->ledger);
+		drop_drbg(d, "generate", r);
 		return 0;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -853,18 +855,13 @@ static void loop(struct daemon *d)
 		nfds_t nfds = 3;
 		bool want = false;
 
-		{
-			double unused;
-
-			absorb_ready_blocks(
-				d, mode == MODE_DAEMON &&
-					   (d->cfg->bench_fill > 0 ||
-					    feeder_wants(&d->feeder, now, &unused)));
-		}
+		if (mode == MODE_DAEMON)
+			want = d->cfg->bench_fill > 0 ||
+			       kernel_wants_data(d, now, &wait);
+		absorb_ready_blocks(d, mode == MODE_DAEMON && want);
 		if (mode == MODE_DAEMON && d->cfg->bench_fill > 0) {
 			if (now - d->start >= d->cfg->bench_fill)
 				break;
-			want = true;
 			if (bench_feed(d, now) < 0) {
 				d->exit_code = EXIT_FAILURE;
 				break;
@@ -875,7 +872,6 @@ static void loop(struct daemon *d)
 				       ? 0
 				       : d->start + d->cfg->bench_fill - now;
 		} else if (mode == MODE_DAEMON) {
-			want = kernel_wants_data(d, now, &wait);
 			if (want && ledger_available(&d->ledger)) {
 				if (feed_kernel(d, now) < 0) {
 					d->exit_code = EXIT_FAILURE;
