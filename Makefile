@@ -71,7 +71,7 @@ tests/rngfeed-faulty: build/src/main.o tests/fault_drivers.c $(LIB) $(HEADERS)
 tests/cavp-ctr-drbg: tests/cavp-ctr-drbg.c $(wildcard tests/cavp.c tests/cavp.h) $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
 
-bench/bench_%: bench/bench_%.c $(LIB) $(HEADERS)
+bench/bench_%: bench/bench_%.c bench/bench.h $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Every unit test program and integration script runs; tests/run-tests.sh

@@ -37,17 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "rngfeed/cpu_rng.h"
 
 #define EXIT_UNAVAILABLE 3
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int unavailable(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -105,7 +98,7 @@ static int cpu_loop(const char *name, enum cpu_insn insn, double seconds)
 
 	if (cpu_insn_probe(insn, why, sizeof(why)) < 0)
 		return unavailable(name, "%s", why);
-	start = now();
+	start = bench_now();
 	do {
 		/* The clock is read once per 256 attempts: often enough for
 		 * RDSEED (~1 us per attempt when it fails), rarely enough
@@ -122,7 +115,7 @@ static int cpu_loop(const char *name, enum cpu_insn insn, double seconds)
 					longest = run;
 			}
 		}
-		t = now() - start;
+		t = bench_now() - start;
 	} while (t < seconds);
 	printf("%s bytes_per_s=%.0f words=%llu failures=%llu failure_pct=%.4f "
 	       "longest_failure_run=%llu ns_per_word=%.1f seconds=%.3f\n",
@@ -173,7 +166,7 @@ static int hwrng(double seconds, const char *path)
 	it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
 	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
-	start = now();
+	start = bench_now();
 	setitimer(ITIMER_REAL, &it, NULL);
 	while (!alarm_fired) {
 		ssize_t n = read(fd, buf, sizeof(buf));
@@ -194,7 +187,7 @@ static int hwrng(double seconds, const char *path)
 			return 1;
 		}
 	}
-	t = now() - start;
+	t = bench_now() - start;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	close(fd);
@@ -232,14 +225,14 @@ static int aes(double seconds)
 	    /* warm-up: page faults on buf, the key schedule in cache */
 	    gcry_cipher_encrypt(hd, buf, len, NULL, 0))
 		goto out;
-	start = now();
+	start = bench_now();
 	do {
 		for (int i = 0; i < 8; i++) {
 			if (gcry_cipher_encrypt(hd, buf, len, NULL, 0))
 				goto out;
 			bytes += len;
 		}
-		t = now() - start;
+		t = bench_now() - start;
 	} while (t < seconds);
 	printf("aes bytes_per_s=%.0f bytes=%llu buffer=%zu seconds=%.3f\n",
 	       (double)bytes / t, bytes, len, t);
@@ -289,7 +282,7 @@ static int rndaddentropy(size_t size, double seconds, const char *path)
 		fprintf(stderr, "bench_ceilings: RNDADDENTROPY: %s\n", strerror(e));
 		return 1;
 	}
-	start = now();
+	start = bench_now();
 	do {
 		for (int i = 0; i < 64; i++) {
 			if (ioctl(fd, RNDADDENTROPY, info) < 0) {
@@ -301,7 +294,7 @@ static int rndaddentropy(size_t size, double seconds, const char *path)
 			}
 			calls++;
 		}
-		t = now() - start;
+		t = bench_now() - start;
 	} while (t < seconds);
 	free(info);
 	close(fd);
@@ -356,7 +349,7 @@ static int tpm(const char *path, double seconds)
 			close(fd);
 		return unavailable("tpm", "cannot connect to %s: %s", path, strerror(e));
 	}
-	start = now();
+	start = bench_now();
 	do {
 		uint32_t size, rc;
 		size_t got;
@@ -386,7 +379,7 @@ static int tpm(const char *path, double seconds)
 		}
 		bytes += got;
 		calls++;
-		t = now() - start;
+		t = bench_now() - start;
 	} while (t < seconds);
 	close(fd);
 	printf("tpm bytes_per_s=%.0f calls_per_s=%.0f us_per_call=%.1f bytes_per_call=%.1f "

@@ -10,6 +10,7 @@
  * Prints one line per figure, the median of RUNS, for bench/stages.sh:
  *   NAME key=value ... bytes_per_s=N calls_per_s=N
  */
+#include "bench.h"
 #include "rngfeed/drbg.h"
 
 #include <errno.h>
@@ -24,14 +25,6 @@
 
 static double run_seconds = 0.3;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Calls step(ctx, buf, len) in batches until run_seconds have passed;
  * returns bytes per second, or -1 if step failed. */
 typedef int (*step_fn)(void *ctx, uint8_t *buf, size_t len);
@@ -44,14 +37,14 @@ static double measure(step_fn step, void *ctx, uint8_t *buf, size_t len)
 	/* Warm up (key schedules, page faults on buf). */
 	if (step(ctx, buf, len))
 		return -1;
-	start = now();
+	start = bench_now();
 	do {
 		for (int i = 0; i < 64; i++) {
 			if (step(ctx, buf, len))
 				return -1;
 			bytes += len;
 		}
-		t = now() - start;
+		t = bench_now() - start;
 	} while (t < run_seconds);
 	return (double)bytes / t;
 }
@@ -82,22 +75,9 @@ static int gen(void *ctx, uint8_t *buf, size_t len)
 	return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void report(const char *what, double *bps, int runs, size_t len)
 {
-	double m = median(bps, runs);
+	double m = bench_median(bps, runs);
 
 	printf("%s bytes_per_s=%.0f calls_per_s=%.0f\n", what, m, m / (double)len);
 }

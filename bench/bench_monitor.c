@@ -20,30 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "rngfeed/monitor.h"
 
 #define MAX_RUNS 99
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int fill_random(uint8_t *buf, size_t len)
 {
@@ -82,7 +62,7 @@ struct config {
 /* One pass of monitor_test_block() over every block; bytes per second. */
 static double pass(struct config *c, const uint8_t *data, size_t blocks)
 {
-	double t0 = now_s();
+	double t0 = bench_now();
 
 	c->failures = 0;
 	monitor_reset(c->m);
@@ -92,7 +72,7 @@ static double pass(struct config *c, const uint8_t *data, size_t blocks)
 		monitor_test_block(c->m, data + i * MONITOR_BLOCK_BYTES, &v);
 		c->failures += v.failed != 0;
 	}
-	return (double)blocks * MONITOR_BLOCK_BYTES / (now_s() - t0);
+	return (double)blocks * MONITOR_BLOCK_BYTES / (bench_now() - t0);
 }
 
 /* Bytes per second of "rngtest < FILE", or 0 with @why set. */
@@ -103,7 +83,7 @@ static double rngtest_once(const char *path, size_t len, char *why, size_t why_l
 	int st;
 
 	snprintf(cmd, sizeof(cmd), "exec rngtest < %s 2>/dev/null", path);
-	t0 = now_s();
+	t0 = bench_now();
 	st = system(cmd);
 	/* rngtest exits 1 when a block failed, as random data does now and
 	 * then; only "could not run" (127, a signal) disqualifies the run. */
@@ -111,7 +91,7 @@ static double rngtest_once(const char *path, size_t len, char *why, size_t why_l
 		snprintf(why, why_len, "rngtest did not run (status %d)", st);
 		return 0;
 	}
-	return (double)len / (now_s() - t0);
+	return (double)len / (bench_now() - t0);
 }
 
 static int usage(void)
@@ -182,7 +162,7 @@ int main(int argc, char **argv)
 		       "failed=%lu\n",
 		       cfg[i].portable ? "portable" : "default",
 		       cfg[i].portable ? "none" : simd, cfg[i].sample_bits,
-		       median(cfg[i].bps, runs), blocks, cfg[i].failures);
+		       bench_median(cfg[i].bps, runs), blocks, cfg[i].failures);
 	fflush(stdout);
 
 	if (no_peer) {
@@ -203,7 +183,7 @@ int main(int argc, char **argv)
 		if (why[0])
 			printf("rngtest unavailable reason=%s\n", why);
 		else
-			printf("rngtest bytes_per_s=%.0f bytes=%zu\n", median(peer, runs), len);
+			printf("rngtest bytes_per_s=%.0f bytes=%zu\n", bench_median(peer, runs), len);
 	}
 	status = 0;
 out:

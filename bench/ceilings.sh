@@ -29,67 +29,6 @@ W=$(mktemp -d "$BENCH_WORK/ceilings.XXXXXX") || exit 1
 trap 'rm -rf "$W"' EXIT
 failed=0
 
-# measure KEY bench_ceilings-arguments...: appends its output line to
-# $W/KEY, or records why it could not run in $W/KEY.na (not tried again).
-measure() {
-	local key=$1 out rc
-	shift
-	[ -e "$W/$key.na" ] && return 0
-	out=$("$CEIL" "$@" 2>"$W/err")
-	rc=$?
-	case $rc in
-	0) echo "$out" >>"$W/$key" ;;
-	3) echo "${out#*reason=}" >"$W/$key.na" ;;
-	*)
-		note "ceilings: bench_ceilings $* failed (exit $rc): $(cat "$W/err")"
-		echo "failed: $(head -n 1 "$W/err")" >"$W/$key.na"
-		failed=1
-		;;
-	esac
-}
-
-# load KEY: M[field] = the median of each numeric field over KEY's runs,
-# in one awk (each fork costs ~10 ms on this loaded 2-CPU machine, and
-# smoke runs have a budget of seconds).  False when KEY has no run.
-declare -A M
-load() {
-	local k v
-	M=()
-	[ -s "$W/$1" ] || return 1
-	while read -r k v; do M[$k]=$v; done < <(awk '
-		{ for (i = 2; i <= NF; i++) {
-			e = index($i, "="); k = substr($i, 1, e - 1); x = substr($i, e + 1)
-			if (e && x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v[k, ++n[k]] = x + 0 } }
-		END { for (k in n) { c = n[k]
-			for (i = 1; i <= c; i++) a[i] = v[k, i]
-			for (i = 2; i <= c; i++) { t = a[i]
-				for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-				a[j + 1] = t }
-			printf "%s %.17g\n", k, c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 } }' "$W/$1")
-}
-
-# ratio from lib.sh, with two significant figures below 0.1 (0.0071×, not
-# 0.01×): the slow sources sit far below their ceilings.
-xratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == a && b + 0 == b && b != 0) {
-		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
-}
-
-# "why not" text for a key that has no figure.
-why_not() {
-	if [ -e "$W/$1.na" ]; then echo "not measured: $(cat "$W/$1.na")"; else echo "not measured"; fi
-}
-
-# rate 1234567 -> "1.23 MB/s"; rate 1234567 calls/s -> "1.23M calls/s"
-# (decimal prefixes, three significant figures).
-rate() {
-	awk -v v="$1" -v u="${2:-B/s}" 'BEGIN {
-		split("k M G T", p, " "); s = ""
-		for (i = 1; v >= 1000 && i <= 4; i++) { v /= 1000; s = p[i] }
-		f = v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f"
-		if (u ~ /^B/) printf f " %s%s\n", v, s, u; else printf f "%s %s\n", v, s, u }'
-}
-
 # 3 significant figures: 47211.0 -> 47200, 0.000512 -> 0.000512.
 sig3() { awk -v v="$1" 'BEGIN { printf "%.3g\n", v }'; }
 

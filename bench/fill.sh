@@ -39,15 +39,8 @@ rm -rf "$W"
 mkdir -p "$W"
 
 child=
-stop_child() {
-	if [ -n "$child" ]; then
-		kill -TERM "$child" 2>/dev/null
-		wait "$child" 2>/dev/null
-		child=
-	fi
-}
-trap stop_child EXIT
-trap 'stop_child; exit 1' INT TERM
+trap 'stop_pid child' EXIT
+trap 'stop_pid child; exit 1' INT TERM
 
 # The value of KEY in the shim record FILE.
 field() {
@@ -105,7 +98,7 @@ run_one() {
 		# shim's last periodic record is what is left.  /proc's figure
 		# is only a cross-check of the record's CPU time.
 		cpu_stat=$(pid_cpu_seconds "$child" 2>/dev/null)
-		stop_child
+		stop_pid child
 		if [ ! -s "$out" ] || [ "$(field "$out" calls)" = 0 ]; then
 			note "fill: $name: rngd fed nothing: $(tail -3 "$W/$name.err")"
 			return 1
@@ -136,13 +129,6 @@ human() {
 	awk -v x="$1" -v u="$2" 'BEGIN { s = ""; if (x >= 1e9) { x /= 1e9; s = "G" }
 		else if (x >= 1e6) { x /= 1e6; s = "M" } else if (x >= 1e3) { x /= 1e3; s = "k" }
 		printf (x >= 100 ? "%.0f %s%s\n" : "%.3g %s%s\n"), x, s, u }'
-}
-
-# ours/reference like lib.sh's ratio, with two significant digits below
-# 0.1 (credit ratios are far below it, and "0.00×" says nothing).
-rat() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == a && b + 0 == b && b != 0) {
-		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
 }
 
 # shellcheck disable=SC2317 # called through verdict
@@ -206,9 +192,9 @@ rows() {
 			"$(human "$r_cpu" B/CPU-s) ($label)" "$(ratio "$o_cpu" "$r_cpu")" \
 			"≥ 20× rngd's on the same source: $(verdict ge "$o_cpu" "$(awk -v r="$r_cpu" 'BEGIN { print 20 * r }')")"
 		row 3 "$what: credited bits per second (ours: at most 256 per reseed, the DRBG's state)" "$(human "$o_bits" bit/s)" \
-			"$(human "$r_bits" bit/s) ($label)" "$(rat "$o_bits" "$r_bits")"
+			"$(human "$r_bits" bit/s) ($label)" "$(xratio "$o_bits" "$r_bits")"
 		row 3 "$what: credited bits per byte fed" "$(printf '%.4g' "$o_bpb")" \
-			"$(printf '%.4g' "$r_bpb") ($label)" "$(rat "$o_bpb" "$r_bpb")" \
+			"$(printf '%.4g' "$r_bpb") ($label)" "$(xratio "$o_bpb" "$r_bpb")" \
 			"$([ "$src" = rdrand ] && echo "< 8 (RDRAND output is not full entropy): $(verdict ge 8 "$o_bpb")")"
 	fi
 	# Against the kernel's own ceiling at this step (rdrand rows only:

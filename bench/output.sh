@@ -51,46 +51,6 @@ stdout_rate() {
 	awk -v b="$n" -v a="$t0" -v z="$t1" 'BEGIN { printf "x bytes_per_s=%.0f\n", b / (z - a) }' >>"$W/$key"
 }
 
-# load KEY: M[field] = the median of each numeric field over KEY's runs,
-# in one awk (each fork costs ~10 ms on this loaded 2-CPU machine, and
-# smoke runs have a budget of seconds).  False when KEY has no run.
-declare -A M
-load() {
-	local k v
-	M=()
-	[ -s "$W/$1" ] || return 1
-	while read -r k v; do M[$k]=$v; done < <(awk '
-		{ for (i = 2; i <= NF; i++) {
-			e = index($i, "="); k = substr($i, 1, e - 1); x = substr($i, e + 1)
-			if (e && x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v[k, ++n[k]] = x + 0 } }
-		END { for (k in n) { c = n[k]
-			for (i = 1; i <= c; i++) a[i] = v[k, i]
-			for (i = 2; i <= c; i++) { t = a[i]
-				for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-				a[j + 1] = t }
-			printf "%s %.17g\n", k, c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 } }' "$W/$1")
-}
-
-# med KEY FIELD: one median, for a single use.
-med() { load "$1" && [ -n "${M[$2]:-}" ] && echo "${M[$2]}"; }
-
-# ratio from lib.sh, with two significant figures below 0.1 (0.0071×, not
-# 0.01×): the slow sources sit far below their ceilings.
-xratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == a && b + 0 == b && b != 0) {
-		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
-}
-
-why_not() {
-	if [ -e "$W/$1.na" ]; then echo "not measured: $(cat "$W/$1.na")"; else echo "not measured"; fi
-}
-
-rate() {
-	awk -v v="$1" 'BEGIN { split("k M G T", p, " "); s = ""
-		for (i = 1; v >= 1000 && i <= 4; i++) { v /= 1000; s = p[i] }
-		printf (v >= 100 ? "%.0f %sB/s\n" : v >= 10 ? "%.1f %sB/s\n" : "%.2f %sB/s\n"), v, s }'
-}
-
 for ((r = 1; r <= BENCH_RUNS; r++)); do
 	note "output: run $r of $BENCH_RUNS"
 	if out=$("$CEIL" aes "$T_AES" 2>"$W/err"); then

@@ -40,10 +40,7 @@ W=$(mktemp -d "$BENCH_WORK/stages.XXXXXX") || exit 1
 swtpm_pid='' tpm_dir=''
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
-	if [ -n "$swtpm_pid" ]; then
-		kill "$swtpm_pid" 2>/dev/null
-		wait "$swtpm_pid" 2>/dev/null
-	fi
+	stop_pid swtpm_pid
 	[ -n "$tpm_dir" ] && rm -rf "$tpm_dir"
 	rm -rf "$W"
 }
@@ -51,26 +48,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 failed=0
 
-# ---- helpers (the same protocol as ceilings.sh) ----
-
-# measure KEY bench_ceilings-arguments...: appends its output line to
-# $W/KEY, or records why it could not run in $W/KEY.na (not tried again).
-measure() {
-	local key=$1 out rc
-	shift
-	[ -e "$W/$key.na" ] && return 0
-	out=$("$CEIL" "$@" 2>"$W/err")
-	rc=$?
-	case $rc in
-	0) echo "$out" >>"$W/$key" ;;
-	3) echo "${out#*reason=}" >"$W/$key.na" ;;
-	*)
-		note "stages: bench_ceilings $* failed (exit $rc): $(cat "$W/err")"
-		echo "failed: $(head -n 1 "$W/err")" >"$W/$key.na"
-		failed=1
-		;;
-	esac
-}
+# ---- helpers (measure, load, med, rate, why_not: bench/lib.sh) ----
 
 # driver KEY CEILING-KEY BYTES LIMIT rngfeed-arguments...: times "rngfeed
 # ARGS --bytes BYTES >/dev/null" and appends its rate to $W/KEY; not run
@@ -107,49 +85,6 @@ driver() {
 	awk -v b="$got" -v a="$t0" -v z="$t1" \
 		'BEGIN { printf "driver bytes_per_s=%.1f bytes=%d seconds=%.3f\n", b / (z - a), b, z - a }' \
 		>>"$W/$key"
-}
-
-# load KEY: M[field] = the median of each numeric field over KEY's runs,
-# in one awk (each fork costs ~10 ms on this loaded 2-CPU machine, and
-# smoke runs have a budget of seconds).  False when KEY has no run.
-declare -A M
-load() {
-	local k v
-	M=()
-	[ -s "$W/$1" ] || return 1
-	while read -r k v; do M[$k]=$v; done < <(awk '
-		{ for (i = 2; i <= NF; i++) {
-			e = index($i, "="); k = substr($i, 1, e - 1); x = substr($i, e + 1)
-			if (e && x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v[k, ++n[k]] = x + 0 } }
-		END { for (k in n) { c = n[k]
-			for (i = 1; i <= c; i++) a[i] = v[k, i]
-			for (i = 2; i <= c; i++) { t = a[i]
-				for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
-				a[j + 1] = t }
-			printf "%s %.17g\n", k, c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 } }' "$W/$1")
-}
-
-# med KEY FIELD: one median, for a single use.
-med() { load "$1" && [ -n "${M[$2]:-}" ] && echo "${M[$2]}"; }
-
-# ratio from lib.sh, with two significant figures below 0.1 (0.0071×, not
-# 0.01×): the slow sources sit far below their ceilings.
-xratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == a && b + 0 == b && b != 0) {
-		r = a / b; printf (r < 0.1 ? "%.2g×\n" : "%.2f×\n"), r } else print "—" }'
-}
-
-why_not() {
-	if [ -e "$W/$1.na" ]; then echo "not measured: $(cat "$W/$1.na")"; else echo "not measured"; fi
-}
-
-# rate 1234567 -> "1.23 MB/s"; rate 1234567 calls/s -> "1.23M calls/s".
-rate() {
-	awk -v v="$1" -v u="${2:-B/s}" 'BEGIN {
-		split("k M G T", p, " "); s = ""
-		for (i = 1; v >= 1000 && i <= 4; i++) { v /= 1000; s = p[i] }
-		f = v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f"
-		if (u ~ /^B/) printf f " %s%s\n", v, s, u; else printf f "%s %s\n", v, s, u }'
 }
 
 # A bench line's field: field LINE KEY.

@@ -32,21 +32,10 @@ rm -rf "$W"
 mkdir -p "$W"
 
 child='' tpm_pid=''
-stop_child() {
-	if [ -n "$child" ]; then
-		kill -TERM "$child" 2>/dev/null
-		wait "$child" 2>/dev/null
-		child=
-	fi
-}
 # shellcheck disable=SC2317 # called from the traps
 cleanup() {
-	stop_child
-	if [ -n "$tpm_pid" ]; then
-		kill -TERM "$tpm_pid" 2>/dev/null
-		wait "$tpm_pid" 2>/dev/null
-		tpm_pid=
-	fi
+	stop_pid child
+	stop_pid tpm_pid
 }
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
@@ -76,7 +65,7 @@ run_one() {
 		kill -0 "$child" 2>/dev/null || break
 		nap 0.005
 	done
-	stop_child
+	stop_pid child
 	if [[ $line != *first_credit_mono_ns=[1-9]* ]]; then
 		note "startup: $name: no credited RNDADDENTROPY within $TIMEOUT_S s: $(tail -3 "$W/$name.err")"
 		return 1
@@ -117,6 +106,7 @@ if [ -z "$SMOKE" ]; then
 		swtpm socket --tpm2 --server type=unixio,path="$W/tpm.sock" \
 			--ctrl type=unixio,path="$W/tpm.ctrl" --tpmstate dir="$W/tpmstate" \
 			--flags not-need-init,startup-clear 2>"$W/swtpm.err" &
+		# shellcheck disable=SC2034 # stopped through stop_pid's nameref
 		tpm_pid=$!
 		for ((i = 0; i < 200; i++)); do [ -S "$W/tpm.sock" ] && break; nap 0.01; done
 		if [ -S "$W/tpm.sock" ]; then

@@ -119,6 +119,17 @@ rngfeed_fed() {
 	sed -n 's/^rngfeed: *fed \([0-9]*\) bytes crediting \([0-9]*\) bits.*/\1 \2/p' "$1" | tail -n 1
 }
 
+# still_ours PID BIN NAME LOG PHASE: true while the daemon started here
+# runs; otherwise reaps it, sets M_STATE to why, shows its output, false.
+still_ours() {
+	is_ours "$1" "$2" && return 0
+	wait "$1" 2>/dev/null
+	M_STATE="exited during the $5 (status $?)"
+	CUR_PID=
+	note "steady: $3: $M_STATE; its output:"; sed 's/^/    /' "$4" >&2
+	return 1
+}
+
 # measure NAME COMMAND...: sets M_STATE ("ok" or why not), M_CPU (s),
 # M_VOL (count), M_RSS (KiB), M_ANON and M_FILE (KiB resident at the end),
 # M_MS (ms on CPU by schedstat), M_SECS (the window as measured), M_FED
@@ -144,13 +155,7 @@ measure() {
 	else
 		nap "$SETTLE"
 	fi
-	if ! is_ours "$pid" "$bin"; then
-		wait "$pid" 2>/dev/null
-		M_STATE="exited during the settle (status $?)"
-		CUR_PID=
-		note "steady: $name: $M_STATE; its output:"; sed 's/^/    /' "$log" >&2
-		return
-	fi
+	still_ours "$pid" "$bin" "$name" "$log" settle || return
 	[ "$name" = rngfeed ] && fed0=$(rngfeed_fed "$log")
 	thr0=$(nthreads "$pid")
 	# The window as measured runs from the last start sample to the first
@@ -160,13 +165,7 @@ measure() {
 	ns0=$(pid_oncpu_ns "$pid")
 	t0=$(date +%s.%N)
 	nap "$WINDOW"
-	if ! is_ours "$pid" "$bin"; then
-		wait "$pid" 2>/dev/null
-		M_STATE="exited during the window (status $?)"
-		CUR_PID=
-		note "steady: $name: $M_STATE; its output:"; sed 's/^/    /' "$log" >&2
-		return
-	fi
+	still_ours "$pid" "$bin" "$name" "$log" window || return
 	t1=$(date +%s.%N)
 	cpu1=$(pid_cpu_seconds "$pid")
 	vol1=$(pid_voluntary_switches "$pid")
