@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The hand-over of the kernel's own hw_random credit.
+ *
+ * The kernel's hw_random core (drivers/char/hw_random/core.c) reads the
+ * current hw_random device in its own kthread ("hwrng") and credits what
+ * it reads at that device's quality, in bits per 1024 bits, untested.
+ * rng_quality in sysfs (Linux 5.18 and later) reads and sets the quality
+ * of the *current* device only; it is a field of that device, so it
+ * stays with the device while the device stays registered (since 6.11 and
+ * the stable kernels that took 95c0f5c3b8bb; on 6.2 to 6.10 selecting the
+ * device again through rng_current resets a 0 to the default) and starts
+ * again from the driver's value (capped by rng_core.default_quality) when
+ * the device registers again.  Writing 0 does not stop the kthread on
+ * 6.1 and later: it still reads a few bytes per reseed interval and mixes
+ * them in, crediting nothing.  Writing any value also makes the kernel
+ * re-elect the best device (the highest quality, first registered on a
+ * tie) and forget an explicit rng_current choice (rng_selected).
+ *
+ * While rngfeed tests and credits the current device, the gate sets its
+ * rng_quality to 0 so that only health-tested data earns credit, and puts
+ * back what it found when rngfeed stops.  What it found is also written to
+ * a small record file, so that the service's ExecStopPost= can put it back
+ * after a crash (rngfeed --restore-hwrng-quality).
+ *
+ * Functions take the sysfs directory (HWRANDOM_SYSFS_DIR) so tests can use
+ * a fixture.  No logging: messages come back to the caller.
+ */
+#ifndef RNGFEED_HWRNG_GATE_H
+#define RNGFEED_HWRNG_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* /run/rngfeed is the unit's RuntimeDirectory= (kept with
+ * RuntimeDirectoryPreserve=yes, and still there while ExecStopPost=
+ * runs); outside systemd the gate creates it. */
+#define HWRNG_GATE_STATE_PATH "/run/rngfeed/hwrng-quality"
+#define HWRNG_GATE_MSG_LEN 384
+
+/* Public so it can live inside another struct; touch it only through
+ * the functions below. */
+struct hwrng_gate {
+	int fd;                /* rng_quality opened O_RDWR, kept open (-1 = not held) */
+	char device[64];       /* the hw_random device it was taken for */
+	unsigned int original; /* what rng_quality read before */
+	char state_path[256];  /* where the original was recorded ("" = nowhere) */
+	int state_fd;          /* the record, kept open: emptied at release
+				* even after the privilege drop (-1 = none) */
+	bool selected;         /* rng_selected read 1 before: the device was
+				* chosen explicitly, chosen again on release */
+	char sysfs_dir[128];   /* where rng_current and rng_selected are */
+};
+
+void hwrng_gate_init(struct hwrng_gate *g);
+
+/*
+ * Take the kernel's own credit for the current hw_random device: remember
+ * rng_quality (and rng_selected), record them with the device name in
+ * @state_path (NULL or "" = no record; failure to write it is a warning in
+ * @why, not an error), write 0, and check that the kernel kept the device
+ * current (with several devices it moves to the best one: the gate then
+ * selects the device again through rng_current).
+ *
+ * A record of an earlier run for this device, found while rng_quality
+ * reads 0 (a crash without ExecStopPost=, or a device that failed in an
+ * earlier run), is adopted: its value is what release puts back.
+ *
+ * Returns 1 taken (with a note in @why when something is worth saying),
+ * 0 nothing to take (@why says why: no rng_quality file, kernel before
+ * 5.18; no current device; already 0 and no record), or -errno with @why.
+ * Keeps rng_quality (and the record) open so that release works after
+ * the daemon dropped root: call it before the privilege drop.
+ */
+int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
+		    const char *state_path, char *why, size_t why_len);
+
+/* Is the gate held? */
+bool hwrng_gate_held(const struct hwrng_gate *g);
+
+/*
+ * Put back what was found, if the current device is still the one it was
+ * taken for and rng_quality still reads 0 (otherwise someone else changed
+ * it: left as it is), empty and remove the record, close.
+ *
+ * @failed: the device failed its health tests permanently in this run.
+ * Policy: it is not handed back.  rng_quality stays 0 (the kernel credits
+ * nothing from it either), the record stays, marked failed, so that
+ * ExecStopPost= does not hand it back either, and @msg says so and how
+ * to hand it back by hand.  A later run that takes the gate adopts the
+ * record, tests the device again and hands it back only if it passes.
+ * A reboot or a new registration of the device starts from the
+ * kernel's default again.
+ *
+ * @msg (for the caller to log) is always set when the gate was held.
+ * Safe to call when not held (then @msg is empty).
+ */
+void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
+			size_t msg_len);
+
+/*
+ * After a crash (the unit's ExecStopPost=): put back what the record in
+ * @state_path says, if it is there, not marked failed, the device is still
+ * current and its rng_quality reads 0; then remove the record.  A failed
+ * record is left in place (with a message).  Returns 0 (@msg says what
+ * was done, or is empty when there was no record), or -errno with @msg.
+ */
+int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
+		       char *msg, size_t msg_len);
+
+/*
+ * One line saying what the kernel credits by itself now, e.g. "the kernel
+ * credits virtio_rng.0 itself at 1024/1024", "the kernel credits nothing
+ * itself from virtio_rng.0 (rng_quality 0)", "no hw_random device"; for
+ * --list and STATUS=.
+ */
+void hwrng_gate_describe_kernel(const char *sysfs_dir, char *buf, size_t len);
+
+#endif

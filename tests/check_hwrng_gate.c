@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The hand-over of the kernel's own hw_random credit (issue 14 item 4),
+ * against a fixture directory that stands in for /sys/class/misc/hw_random.
+ * A fixture file does not re-elect devices as the kernel does; the tests
+ * that need the kernel are in tests/test_hwrng_gate.sh.
+ */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rngfeed/hwrng_gate.h"
+
+static char dir[64], state[128];
+
+static void put(const char *file, const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The whole of @path ("" when missing) in @buf. */
+static const char *slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return buf;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static const char *get(const char *file, char *buf, size_t len)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return slurp(path, buf, len);
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/rngfeed-gate-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(state, sizeof(state), "%s/run/hwrng-quality", dir);
+	put("rng_current", "virtio_rng.0\n");
+	put("rng_available", "virtio_rng.0 none \n");
+	put("rng_quality", "1024\n");
+	put("rng_selected", "0\n");
+}
+
+static void teardown(void)
+{
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A crash: the process is gone, nothing was put back. */
+static void crash(struct hwrng_gate *g)
+{
+	close(g->fd);
+	if (g->state_fd >= 0)
+		close(g->state_fd);
+}
+
+START_TEST(take_sets_zero_and_records)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert(hwrng_gate_held(&g));
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.original, 1024);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_str_eq(slurp(state, buf, sizeof(buf)),
+			 "device=virtio_rng.0\nquality=1024\nselected=0\n"
+			 "state=held\n");
+	ck_assert_ptr_nonnull(strstr(why, "handed over"));
+	crash(&g);
+}
+END_TEST
+
+START_TEST(release_puts_back_and_removes_record)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert(!hwrng_gate_held(&g));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	ck_assert_int_eq(access(state, F_OK), -1);
+	ck_assert_ptr_nonnull(strstr(why, "handed back"));
+	/* Twice is harmless: nothing held any more. */
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(why, "");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+START_TEST(release_failed_keeps_zero_and_marks_record)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	hwrng_gate_release(&g, true, why, sizeof(why));
+	ck_assert(!hwrng_gate_held(&g));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "state=failed\n"));
+	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
+	ck_assert_ptr_nonnull(strstr(why, "echo 1024 >"));
+	/* ExecStopPost= does not hand it back either. */
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(access(state, F_OK), 0);
+	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
+}
+END_TEST
+
+START_TEST(restore_after_crash)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "512\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	crash(&g);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
+	ck_assert_int_eq(access(state, F_OK), -1);
+	ck_assert_ptr_nonnull(strstr(why, "put back to 512"));
+	/* A second run (ExecStopPost= after a clean stop) has nothing. */
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
+}
+END_TEST
+
+START_TEST(restore_without_record_does_nothing)
+{
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+}
+END_TEST
+
+START_TEST(restore_other_device_leaves_it)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	crash(&g);
+	/* Another device is current now; its quality is not ours. */
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(why, "tpm-rng-0, not virtio_rng.0"));
+	ck_assert_int_eq(access(state, F_OK), -1);
+}
+END_TEST
+
+START_TEST(release_device_changed_leaves_it)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "64\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "64\n");
+	ck_assert_ptr_nonnull(strstr(why, "now tpm-rng-0"));
+	ck_assert_int_eq(access(state, F_OK), -1);
+}
+END_TEST
+
+START_TEST(release_quality_changed_leaves_it)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	put("rng_quality", "700\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "700\n");
+	ck_assert_ptr_nonnull(strstr(why, "changed by someone else"));
+}
+END_TEST
+
+START_TEST(no_rng_quality_file)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], path[160];
+
+	snprintf(path, sizeof(path), "%s/rng_quality", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert(!hwrng_gate_held(&g));
+	ck_assert_ptr_nonnull(strstr(why, "before 5.18"));
+	ck_assert_int_eq(access(state, F_OK), -1);
+	hwrng_gate_describe_kernel(dir, why, sizeof(why));
+	ck_assert_str_eq(why, "the kernel may credit virtio_rng.0 itself (no "
+			      "rng_quality: kernel before 5.18)");
+}
+END_TEST
+
+START_TEST(already_zero_takes_nothing)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert(!hwrng_gate_held(&g));
+	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ck_assert_int_eq(access(state, F_OK), -1);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+}
+END_TEST
+
+START_TEST(no_device_takes_nothing)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN];
+
+	put("rng_current", "none\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "no hw_random device");
+	hwrng_gate_describe_kernel(dir, why, sizeof(why));
+	ck_assert_str_eq(why, "no hw_random device");
+	ck_assert_int_eq(hwrng_gate_take(&g, "/nonexistent", state, why,
+					 sizeof(why)), 0);
+}
+END_TEST
+
+/* A run that died without ExecStopPost= left 0 and its record: the next
+ * run adopts it and puts back the first run's value. */
+START_TEST(adopts_record_of_earlier_run)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	crash(&g);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_uint_eq(g.original, 1024);
+	ck_assert_ptr_nonnull(strstr(why, "earlier run"));
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ck_assert_int_eq(access(state, F_OK), -1);
+}
+END_TEST
+
+/* The failed policy: a later run that tests the device cleanly hands it
+ * back (and says so); one that fails again keeps it at 0. */
+START_TEST(failed_record_handed_back_only_after_clean_run)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	hwrng_gate_release(&g, true, why, sizeof(why));
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_ptr_nonnull(strstr(why, "failed its tests"));
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "state=held\n"));
+	hwrng_gate_release(&g, true, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+}
+END_TEST
+
+/* Someone else's 0 with a record for another device is not ours. */
+START_TEST(record_of_other_device_not_adopted)
+{
+	char why[HWRNG_GATE_MSG_LEN], run[160];
+	struct hwrng_gate g;
+	FILE *f;
+
+	snprintf(run, sizeof(run), "%s/run", dir);
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	f = fopen(state, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("device=tpm-rng-0\nquality=64\nselected=0\nstate=held\n", f);
+	fclose(f);
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+}
+END_TEST
+
+START_TEST(unwritable_record_is_a_warning)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], deep[200];
+
+	snprintf(deep, sizeof(deep), "%s/no/such/dir/state", dir);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, deep, why, sizeof(why)), 1);
+	ck_assert_ptr_nonnull(strstr(why, "warning: could not record"));
+	ck_assert_str_eq(g.state_path, "");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	/* No record at all is fine too. */
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, NULL, why, sizeof(why)), 1);
+	ck_assert_str_eq(g.state_path, "");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+}
+END_TEST
+
+START_TEST(explicit_choice_is_recorded)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_selected", "1\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert(g.selected);
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "selected=1\n"));
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	/* Chosen again after the write that makes the kernel forget it:
+	 * rewritten, so without the fixture's newline. */
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+}
+END_TEST
+
+START_TEST(malformed_record_is_refused)
+{
+	static const char *const bad[] = {
+		"device=virtio_rng.0\nquality=0\nselected=0\nstate=held\n",
+		"device=virtio_rng.0\nquality=2000\nselected=0\nstate=held\n",
+		"device=virtio_rng.0\nquality=1024\nselected=0\n",
+		"device=virtio_rng.0\nquality=1024\nselected=0\nstate=odd\n",
+		"device=\nquality=1024\nselected=0\nstate=held\n",
+		"hello\n",
+	};
+	char why[HWRNG_GATE_MSG_LEN], buf[256], run[160];
+
+	snprintf(run, sizeof(run), "%s/run", dir);
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	put("rng_quality", "0\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(state, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fputs(bad[i], f);
+		fclose(f);
+		ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)),
+				 -EBADMSG);
+		ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	}
+}
+END_TEST
+
+START_TEST(empty_record_is_no_record)
+{
+	char why[HWRNG_GATE_MSG_LEN], buf[256], run[160];
+	FILE *f;
+
+	snprintf(run, sizeof(run), "%s/run", dir);
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	f = fopen(state, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(access(state, F_OK), -1);
+}
+END_TEST
+
+START_TEST(describe_says_what_the_kernel_credits)
+{
+	char buf[HWRNG_GATE_MSG_LEN];
+
+	hwrng_gate_describe_kernel(dir, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "the kernel credits virtio_rng.0 itself at "
+			      "1024/1024");
+	put("rng_quality", "0\n");
+	hwrng_gate_describe_kernel(dir, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "the kernel credits nothing itself from "
+			      "virtio_rng.0 (rng_quality 0)");
+}
+END_TEST
+
+static Suite *gate_suite(void)
+{
+	Suite *s = suite_create("hwrng_gate");
+	TCase *tc = tcase_create("gate");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, take_sets_zero_and_records);
+	tcase_add_test(tc, release_puts_back_and_removes_record);
+	tcase_add_test(tc, release_failed_keeps_zero_and_marks_record);
+	tcase_add_test(tc, restore_after_crash);
+	tcase_add_test(tc, restore_without_record_does_nothing);
+	tcase_add_test(tc, restore_other_device_leaves_it);
+	tcase_add_test(tc, release_device_changed_leaves_it);
+	tcase_add_test(tc, release_quality_changed_leaves_it);
+	tcase_add_test(tc, no_rng_quality_file);
+	tcase_add_test(tc, already_zero_takes_nothing);
+	tcase_add_test(tc, no_device_takes_nothing);
+	tcase_add_test(tc, adopts_record_of_earlier_run);
+	tcase_add_test(tc, failed_record_handed_back_only_after_clean_run);
+	tcase_add_test(tc, record_of_other_device_not_adopted);
+	tcase_add_test(tc, unwritable_record_is_a_warning);
+	tcase_add_test(tc, explicit_choice_is_recorded);
+	tcase_add_test(tc, malformed_record_is_refused);
+	tcase_add_test(tc, empty_record_is_no_record);
+	tcase_add_test(tc, describe_says_what_the_kernel_credits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(gate_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
