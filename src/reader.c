@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +18,23 @@
 #define READER_QUEUE 2
 
 struct reader {
-	struct reader_params p;
+	struct reader_params p;     /* p.opened is always NULL: see first */
+	struct source *first;       /* the caller's open source; the thread
+				     * takes it (written before it starts) */
 	pthread_t thread;
 	bool thread_started;
-	volatile bool stop;
+	/*
+	 * Set once by reader_stop(), read by the thread.  Every access is
+	 * relaxed: the flag publishes no other data (the queue and stats are
+	 * under the lock, and the join orders everything the thread did
+	 * before reader_stop() frees it).  The store is made under the lock
+	 * and followed by a broadcast, so a thread waiting on the condition
+	 * sees it on wake-up (the mutex orders it); a thread in a blocking
+	 * call sees it within the 20 ms at which reader_stop() keeps sending
+	 * the wake signal, since an atomic store becomes visible to later
+	 * loads in bounded time (C11 7.17.3 p16).
+	 */
+	atomic_bool stop;
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
@@ -36,6 +51,7 @@ const char *reader_state_name(enum reader_state s)
 		[READER_OPENING] = "opening",   [READER_STARTUP] = "start-up",
 		[READER_RUNNING] = "running",   [READER_BACKOFF] = "error",
 		[READER_DISABLED] = "disabled", [READER_STOPPED] = "stopped",
+		[READER_FINISHED] = "finished",
 	};
 
 	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s]
@@ -108,6 +124,12 @@ static void notify(struct reader *r)
 	}
 }
 
+static bool stopping(struct reader *r)
+{
+	/* Relaxed: see struct reader. */
+	return atomic_load_explicit(&r->stop, memory_order_relaxed);
+}
+
 static void set_state(struct reader *r, enum reader_state s,
 		      const char *reason)
 {
@@ -132,21 +154,22 @@ static bool rest(struct reader *r, double seconds)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop &&
+	while (!stopping(r) &&
 	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&r->lock);
-	return !r->stop;
+	return !stopping(r);
 }
 
 /* Wait until the main loop wants a block and has room for it. */
 static bool wait_demand(struct reader *r)
 {
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && (r->requested == 0 || r->queued == READER_QUEUE))
+	while (!stopping(r) &&
+	       (r->requested == 0 || r->queued == READER_QUEUE))
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
-	return !r->stop;
+	return !stopping(r);
 }
 
 static double next_backoff(const struct reader *r, double backoff)
@@ -167,22 +190,23 @@ static void count_failures(struct reader_stats *s, unsigned int failed)
 }
 
 /*
- * Read, test and hand over blocks until the source errors, fails
- * permanently, or the reader is stopped.  Returns the state to back off
- * in (READER_BACKOFF or READER_DISABLED) with a reason, or READER_STOPPED.
+ * Read, test and hand over blocks until the source errors, ends, fails
+ * permanently, or the reader is stopped.  Returns the state to go to
+ * (READER_BACKOFF, READER_DISABLED or READER_FINISHED) with a reason, or
+ * READER_STOPPED.  @read_total counts the bytes read from this open
+ * source, for the finished line.
  */
 static enum reader_state run_source(struct reader *r, struct source *src,
 				    struct monitor *mon, uint8_t *block,
 				    char *reason, size_t reason_len,
-				    double *backoff)
+				    double *backoff, uint64_t *read_total)
 {
 	const char *name = r->p.source.driver->name;
 
 	for (;;) {
 		struct monitor_verdict v;
-		ssize_t n;
-
 		unsigned int generation;
+		ssize_t n;
 
 		if (!wait_demand(r))
 			return READER_STOPPED;
@@ -190,8 +214,10 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		generation = r->generation;
 		pthread_mutex_unlock(&r->lock);
 		n = source_read(src, block, MONITOR_BLOCK_BYTES, &r->stop);
-		if (r->stop)
+		if (stopping(r)) {
+			explicit_bzero(block, MONITOR_BLOCK_BYTES);
 			return READER_STOPPED;
+		}
 		if (n < 0) {
 			char desc[SOURCE_WHY_LEN];
 
@@ -203,11 +229,25 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		pthread_mutex_lock(&r->lock);
 		r->stats.raw_bytes += (uint64_t)n;
 		pthread_mutex_unlock(&r->lock);
+		*read_total += (uint64_t)n;
 		if ((size_t)n < MONITOR_BLOCK_BYTES) {
+			char desc[160];
+
 			/* A partial block is never tested, so never used. */
+			explicit_bzero(block, MONITOR_BLOCK_BYTES);
+			if (!source_is_finite(src)) {
+				snprintf(reason, reason_len,
+					 "end of input after %zd bytes of a "
+					 "block", n);
+				return READER_BACKOFF;
+			}
+			source_describe(src, desc, sizeof(desc));
 			snprintf(reason, reason_len,
-				 "end of input after %zd bytes of a block", n);
-			return READER_BACKOFF;
+				 "finished: end of %s after %llu bytes%s; not "
+				 "read again", desc,
+				 (unsigned long long)*read_total,
+				 n > 0 ? " (the last part-block unused)" : "");
+			return READER_FINISHED;
 		}
 		monitor_test_block(mon, block, &v);
 
@@ -259,6 +299,56 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 	}
 }
 
+/* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */
+static bool open_error_is_absent(int err)
+{
+	return err == -ENOENT || err == -ENODEV || err == -ENXIO;
+}
+
+/*
+ * The reason an open failed.  Refused after a privilege drop (the device
+ * was opened as root before it), say as whom: the fix is the device's
+ * permissions or the configured user, not the device.
+ */
+static void open_failure_reason(const struct reader *r, int err,
+				const char *why, bool reopen, char *reason,
+				size_t len)
+{
+	const char *dev = source_config_device(&r->p.source);
+	uid_t uid = geteuid();
+
+	if ((err == -EACCES || err == -EPERM) && dev && uid != 0) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[1024], user[64];
+
+		if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 &&
+		    res)
+			snprintf(user, sizeof(user), "%s", res->pw_name);
+		else
+			snprintf(user, sizeof(user), "uid %u",
+				 (unsigned int)uid);
+		snprintf(reason, len, "cannot %s %s as user %s: %s",
+			 reopen ? "reopen" : "open", dev, user,
+			 strerror(-err));
+		return;
+	}
+	snprintf(reason, len, "%s", why);
+}
+
+/* Record what is behind a newly opened source and log it. */
+static void opened(struct reader *r, struct source *src)
+{
+	char desc[160];
+
+	source_describe(src, desc, sizeof(desc));
+	pthread_mutex_lock(&r->lock);
+	snprintf(r->stats.description, sizeof(r->stats.description), "%s",
+		 desc);
+	pthread_mutex_unlock(&r->lock);
+	log_info("%s: opened %s; start-up test", r->p.source.driver->name,
+		 desc);
+}
+
 static void *reader_thread(void *arg)
 {
 	struct reader *r = arg;
@@ -266,9 +356,15 @@ static void *reader_thread(void *arg)
 	struct monitor *mon = NULL;
 	uint8_t *block = NULL;
 	double backoff = r->p.retry_initial_s;
+	/* Owned by this thread from here on. */
+	struct source *src = r->first;
+	bool reopen = false;         /* the source was open before */
+	bool absent = false;         /* "not there" already said */
+	enum reader_state end = READER_STOPPED;
 	sigset_t wake;
 	int ret;
 
+	r->first = NULL;
 	/* Only this thread's blocking calls should see the wake signal. */
 	sigemptyset(&wake);
 	sigaddset(&wake, READER_WAKE_SIGNAL);
@@ -280,37 +376,71 @@ static void *reader_thread(void *arg)
 		set_state(r, READER_STOPPED, "cannot set up the monitor");
 		goto out;
 	}
-	while (!r->stop) {
-		struct source *src = NULL;
+	if (src)
+		opened(r, src);
+	while (!stopping(r)) {
 		char why[SOURCE_WHY_LEN], reason[300];
 		enum reader_state next;
+		uint64_t read_total = 0;
 
-		set_state(r, READER_OPENING, NULL);
-		ret = source_open(&src, &r->p.source, why, sizeof(why));
-		if (r->stop) {
-			source_close(src);
-			break;
-		}
-		if (ret < 0) {
-			snprintf(reason, sizeof(reason), "%s", why);
-			next = READER_BACKOFF;
-		} else {
-			char desc[160];
+		if (!src) {
+			set_state(r, READER_OPENING, NULL);
+			ret = source_open(&src, &r->p.source, why,
+					  sizeof(why));
+			if (stopping(r))
+				break;
+			if (ret < 0 && open_error_is_absent(ret)) {
+				double wait = r->p.retry_initial_s;
 
-			source_describe(src, desc, sizeof(desc));
-			pthread_mutex_lock(&r->lock);
-			snprintf(r->stats.description,
-				 sizeof(r->stats.description), "%s", desc);
-			pthread_mutex_unlock(&r->lock);
-			log_info("%s: opened %s; start-up test", name, desc);
-			monitor_reset(mon);
-			set_state(r, READER_STARTUP, NULL);
-			next = run_source(r, src, mon, block, reason,
-					  sizeof(reason), &backoff);
-			source_close(src);
+				/* Not there yet: look again soon, without
+				 * doubling, and say so once. */
+				if (wait > READER_ABSENT_RECHECK_S)
+					wait = READER_ABSENT_RECHECK_S;
+				if (!absent) {
+					pthread_mutex_lock(&r->lock);
+					r->stats.errors++;
+					pthread_mutex_unlock(&r->lock);
+					log_warn("%s: %s; looking for it "
+						 "every %.0f s", name, why,
+						 wait);
+					absent = true;
+				}
+				set_state(r, READER_BACKOFF, why);
+				if (!rest(r, wait))
+					break;
+				continue;
+			}
+			absent = false;
+			if (ret < 0) {
+				open_failure_reason(r, ret, why, reopen,
+						    reason, sizeof(reason));
+				next = READER_BACKOFF;
+				goto back_off;
+			}
+			opened(r, src);
+		} else if (reopen) {
+			log_info("%s: start-up test again", name);
 		}
+		reopen = true;
+		monitor_reset(mon);
+		set_state(r, READER_STARTUP, NULL);
+		next = run_source(r, src, mon, block, reason, sizeof(reason),
+				  &backoff, &read_total);
 		if (next == READER_STOPPED)
 			break;
+		if (next == READER_FINISHED) {
+			log_notice("%s: %s", name, reason);
+			set_state(r, READER_FINISHED, reason);
+			end = READER_FINISHED;
+			break;
+		}
+		/* After a health-test failure the same open source is tested
+		 * again; after an error or an end of input it is reopened. */
+		if (next != READER_DISABLED) {
+			source_close(src);
+			src = NULL;
+		}
+back_off:
 		pthread_mutex_lock(&r->lock);
 		if (next == READER_DISABLED)
 			r->stats.disables++;
@@ -327,12 +457,13 @@ static void *reader_thread(void *arg)
 		backoff = next_backoff(r, backoff);
 	}
 out:
+	source_close(src);
 	if (block)
 		explicit_bzero(block, MONITOR_BLOCK_BYTES);
 	free(block);
 	monitor_free(mon);
 	pthread_mutex_lock(&r->lock);
-	r->stats.state = READER_STOPPED;
+	r->stats.state = end;
 	pthread_mutex_unlock(&r->lock);
 	notify(r);
 	return NULL;
@@ -340,6 +471,7 @@ out:
 
 int reader_start(struct reader **out, const struct reader_params *p)
 {
+	pthread_condattr_t ca;
 	struct reader *r;
 	int ret;
 
@@ -347,15 +479,19 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	if (!r)
 		return -ENOMEM;
 	r->p = *p;
+	r->first = p->opened;
+	r->p.opened = NULL;
+	atomic_init(&r->stop, false);
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	r->stats.state = READER_OPENING;
+	/* pthread_create() orders everything above before the thread. */
 	ret = pthread_create(&r->thread, NULL, reader_thread, r);
 	if (ret != 0) {
+		/* The caller keeps p->opened. */
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		free(r);
@@ -365,7 +501,6 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	*out = r;
 	return 0;
 }
-
 void reader_request_block(struct reader *r)
 {
 	pthread_mutex_lock(&r->lock);
@@ -426,7 +561,8 @@ void reader_stop(struct reader *r)
 		return;
 	if (r->thread_started) {
 		pthread_mutex_lock(&r->lock);
-		r->stop = true;
+		/* Relaxed: see struct reader. */
+		atomic_store_explicit(&r->stop, true, memory_order_relaxed);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
 		/* Interrupt a blocking read or open until the thread ends. */

@@ -280,7 +280,7 @@ int source_open(struct source **out, const struct source_config *cfg,
 }
 
 ssize_t source_read(struct source *src, void *buf, size_t len,
-		    const volatile bool *stop)
+		    const atomic_bool *stop)
 {
 	uint8_t *p = buf;
 	size_t got = 0;
@@ -289,7 +289,9 @@ ssize_t source_read(struct source *src, void *buf, size_t len,
 	while (got < len) {
 		ssize_t n;
 
-		if (stop && *stop)
+		/* Relaxed: the flag carries no data, and whoever sets it
+		 * wakes this thread again until it has gone (reader_stop). */
+		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
 			break;
 		n = src->cfg.driver->read(src->state, p + got, len - got);
 		if (n > (ssize_t)(len - got)) {
@@ -329,6 +331,11 @@ void source_close(struct source *src)
 const struct source_config *source_get_config(const struct source *src)
 {
 	return &src->cfg;
+}
+
+bool source_is_finite(struct source *src)
+{
+	return src->cfg.driver->finite && src->cfg.driver->finite(src->state);
 }
 
 int source_describe(struct source *src, char *buf, size_t len)

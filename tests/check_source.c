@@ -430,7 +430,7 @@ struct fake {
 	unsigned char next;     /* next byte value given */
 	size_t calls, given;
 	size_t stop_after;      /* set *stop after this many calls; 0 = never */
-	volatile bool *stop;
+	atomic_bool *stop;
 	bool closed;
 };
 
@@ -508,7 +508,7 @@ static const struct source_driver fake_driver = {
  * the fake sets it during its @stop_after-th call (0: never).
  */
 static ssize_t run_script(const struct step *steps, size_t n_steps,
-			  unsigned char *buf, size_t len, volatile bool *stop,
+			  unsigned char *buf, size_t len, atomic_bool *stop,
 			  size_t stop_after)
 {
 	struct source_config cfg;
@@ -648,7 +648,7 @@ START_TEST(test_read_stop_before)
 {
 	static const struct step s[] = { { 20, 0 } };
 	unsigned char buf[20 + GUARD];
-	volatile bool stop = true;
+	atomic_bool stop = true;
 
 	ck_assert_int_eq(run_script(s, N_STEPS(s), buf, 20, &stop, 0), 0);
 	ck_assert_uint_eq(fake.calls, 0);
@@ -659,7 +659,7 @@ START_TEST(test_read_stop_set_later)
 {
 	static const struct step s[] = { { 4, 0 }, { -EAGAIN, 1000 } };
 	unsigned char buf[20 + GUARD];
-	volatile bool stop = false;
+	atomic_bool stop = false;
 	double t0 = now_s();
 
 	ck_assert_int_eq(run_script(s, N_STEPS(s), buf, 20, &stop, 3),

@@ -1,12 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Source readers: one thread per enabled source.  Each opens its source,
- * reads one MONITOR_BLOCK_BYTES block at a time while the main loop wants
- * data, runs the integrity monitor on the raw block, and hands over only
- * blocks that passed (after the start-up test).  A source that errors is
- * closed and retried with exponential back-off; one that fails its health
- * tests permanently is disabled and retried the same way, with a new
- * start-up test.  A slow or blocked source stalls only its own thread.
+ * Source readers: one thread per enabled source.  Each opens its source
+ * (or takes one the caller opened: reader_params.opened), reads one
+ * MONITOR_BLOCK_BYTES block at a time while the main loop wants data, runs
+ * the integrity monitor on the raw block, and hands over only blocks that
+ * passed (after the start-up test).  A slow or blocked source stalls only
+ * its own thread.
+ *
+ * What happens when a source stops giving good data:
+ * - health tests failed permanently (READER_DISABLED): the source stays
+ *   open; after the back-off its start-up test runs again on the same open
+ *   source (no reopen: after a privilege drop a device such as /dev/hwrng
+ *   could not be reopened).
+ * - a read error, a vanished device, end of input of a FIFO or device
+ *   (READER_BACKOFF): closed, and reopened after the back-off.  A reopen
+ *   that is refused after a privilege drop says so ("cannot reopen
+ *   /dev/hwrng as user nobody: Permission denied").
+ * - the back-off doubles from retry_initial_s up to retry_max_s, and is
+ *   reset by a block that passed.
+ * - a source that is not there yet (open fails with ENOENT, ENODEV or
+ *   ENXIO) is
+ *   looked at again every READER_ABSENT_RECHECK_S seconds (or
+ *   retry_initial_s, when shorter), without doubling: a device that
+ *   appears is used within about a second.  Said once, not every second.
+ * - end of input of a source whose end is final (a regular file, see
+ *   source_is_finite()): READER_FINISHED, logged once; the source is closed
+ *   and never reopened, so nothing is read, or credited, twice.  A partial
+ *   block at the end is never tested, so never used.
  */
 #ifndef RNGFEED_READER_H
 #define RNGFEED_READER_H
@@ -22,13 +42,18 @@
 /* Signal used to interrupt a reader blocked in read(2) or open(2). */
 #define READER_WAKE_SIGNAL (SIGRTMIN + 1)
 
+/* How often a source that is not there yet is looked for. */
+#define READER_ABSENT_RECHECK_S 1.0
+
 enum reader_state {
 	READER_OPENING,  /* not open yet */
 	READER_STARTUP,  /* open, start-up test not passed yet */
 	READER_RUNNING,  /* open and healthy */
 	READER_BACKOFF,  /* closed after an error; retried later */
-	READER_DISABLED, /* closed after failing health tests; retried later */
+	READER_DISABLED, /* failed health tests; start-up test again later */
 	READER_STOPPED,
+	READER_FINISHED, /* end of a finite input (a regular file): never
+			  * read again; the thread has ended */
 };
 
 struct reader_params {
@@ -38,6 +63,13 @@ struct reader_params {
 	double retry_initial_s;      /* first back-off */
 	double retry_max_s;          /* cap of the doubling */
 	int notify_fd;               /* eventfd: a block or a state change */
+	/*
+	 * Optional: a source already opened from source.config (for example
+	 * before a privilege drop), used first.  When reader_start() succeeds
+	 * the reader owns it (closes it when it reopens, finishes or stops);
+	 * when it fails the caller still does.  NULL: the reader opens it.
+	 */
+	struct source *opened;
 };
 
 struct reader_stats {
@@ -56,7 +88,8 @@ struct reader_stats {
 
 struct reader;
 
-/* Start the thread.  0 or -errno. */
+/* Start the thread.  0 or -errno.  reader_params(r)->opened is NULL
+ * afterwards: the source belongs to the thread. */
 int reader_start(struct reader **out, const struct reader_params *p);
 /* Ask for one more tested block, unless one is asked for or waiting
  * already; the request stands until the block is delivered. */

@@ -13,6 +13,7 @@
 #ifndef RNGFEED_SOURCE_H
 #define RNGFEED_SOURCE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,9 @@ struct source_config {
  *        instruction returning a constant).
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
+ * finite (optional): true when this open instance's end of input is final:
+ *        reopening it would only give the same bytes again (a regular
+ *        file).  Such a source is read once and never reopened.
  * device_credit (optional): see below; source_config_credit() asks it.
  */
 struct source_driver {
@@ -82,6 +86,7 @@ struct source_driver {
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	void (*close)(void *state);
 	int (*describe)(void *state, char *buf, size_t len);
+	bool (*finite)(void *state);
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
 	unsigned int (*device_credit)(const struct source_config *cfg);
@@ -140,10 +145,12 @@ struct source;
 int source_open(struct source **out, const struct source_config *cfg,
 		char *why, size_t why_len);
 ssize_t source_read(struct source *src, void *buf, size_t len,
-		    const volatile bool *stop);
+		    const atomic_bool *stop);
 void source_close(struct source *src);
 const struct source_config *source_get_config(const struct source *src);
 int source_describe(struct source *src, char *buf, size_t len);
+/* Is end of input final for @src (driver's finite op)?  false if unknown. */
+bool source_is_finite(struct source *src);
 
 /*
  * Helpers shared by fd-based drivers: open a path for unbuffered reading

@@ -2,9 +2,11 @@
 /*
  * file: a FIFO or a regular file, for tests and for piping an external
  * generator in.  Nothing is known about what is in it, so it is credited
- * nothing unless the user says otherwise.
+ * nothing unless the user says otherwise.  A regular file is read once: at
+ * its end the source is finished (see file_finite()).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 struct file_state {
 	int fd;
+	bool regular; /* a regular file: read once, never reopened */
 	char path[256];
 };
 
@@ -100,6 +103,7 @@ static int file_open(const struct source_config *cfg, void **state,
 		goto fail;
 	}
 	st->fd = fd;
+	st->regular = S_ISREG(sb.st_mode);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	*state = st;
 	return 0;
@@ -125,6 +129,18 @@ static void file_close(void *state)
 	free(st);
 }
 
+/*
+ * A regular file's end is final: reopening it would read the same bytes
+ * again, and credit them again.  A FIFO whose writer closed may be reopened:
+ * new data comes from a new writer.
+ */
+static bool file_finite(void *state)
+{
+	const struct file_state *st = state;
+
+	return st->regular;
+}
+
 static int file_describe(void *state, char *buf, size_t len)
 {
 	struct file_state *st = state;
@@ -148,4 +164,5 @@ const struct source_driver source_file = {
 	.read = file_read,
 	.close = file_close,
 	.describe = file_describe,
+	.finite = file_finite,
 };

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Source readers over test-double drivers: request, take, discard and stop;
+ * the state changes on errors, end of input and health-test failures; a
+ * regular-file-like source that is read once (READER_FINISHED); a source
+ * that is not there yet looked at again within about a second; a source
+ * opened by the caller (before a privilege drop) used first and tested
+ * again, not reopened, after a health-test failure.
+ *
+ * Every wait is a poll with a generous deadline: nothing here asserts how
+ * fast a loaded machine is, only what happens and what never does.
+ */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rngfeed/monitor.h"
+#include "rngfeed/reader.h"
+#include "rngfeed/source.h"
+
+#define DEADLINE_S 60.0
+#define DEVICE "/dev/test-double"
+
+/* ---- the test doubles ---------------------------------------------------- */
+
+/*
+ * One control block for every double, shared by the test and the reader
+ * thread (atomics: the test reads what the thread counts).
+ */
+static struct {
+	atomic_int opens, closes, open_attempts;
+	atomic_bool present;        /* absent driver: open succeeds */
+	atomic_bool good_data;      /* stuck driver: random instead of 0x55 */
+	atomic_int open_error;      /* != 0: open fails with it */
+	atomic_int read_error;      /* != 0: the next read fails with it */
+	atomic_long eof_after;      /* eof driver: bytes per open */
+	atomic_bool finite;         /* eof driver: a regular file's end */
+	atomic_bool block_reads;    /* block in read(2) on an empty pipe */
+	int pipe_fd[2];
+} ctl;
+
+struct dstate {
+	long given;
+};
+
+static int d_open(const struct source_config *cfg, void **state, char *why,
+		  size_t why_len)
+{
+	struct dstate *st;
+	int err = atomic_load(&ctl.open_error);
+
+	(void)cfg;
+	atomic_fetch_add(&ctl.open_attempts, 1);
+	if (err) {
+		snprintf(why, why_len, "cannot open " DEVICE ": %s",
+			 strerror(-err));
+		return err;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	atomic_fetch_add(&ctl.opens, 1);
+	*state = st;
+	return 0;
+}
+
+static int absent_open(const struct source_config *cfg, void **state,
+		       char *why, size_t why_len)
+{
+	if (!atomic_load(&ctl.present)) {
+		atomic_fetch_add(&ctl.open_attempts, 1);
+		snprintf(why, why_len, "cannot open " DEVICE ": %s",
+			 strerror(ENOENT));
+		return -ENOENT;
+	}
+	return d_open(cfg, state, why, why_len);
+}
+
+static void d_close(void *state)
+{
+	atomic_fetch_add(&ctl.closes, 1);
+	free(state);
+}
+
+static ssize_t random_bytes(void *buf, size_t len)
+{
+	ssize_t n = getrandom(buf, len, 0);
+
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t good_read(void *state, void *buf, size_t len)
+{
+	int err = atomic_exchange(&ctl.read_error, 0);
+
+	(void)state;
+	if (err)
+		return err;
+	if (atomic_load(&ctl.block_reads)) {
+		char c;
+
+		/* Nobody writes: only the wake signal gets it out. */
+		if (read(ctl.pipe_fd[0], &c, 1) < 0)
+			return -errno;
+		return 0;
+	}
+	return random_bytes(buf, len);
+}
+
+static ssize_t stuck_read(void *state, void *buf, size_t len)
+{
+	(void)state;
+	if (atomic_load(&ctl.good_data))
+		return random_bytes(buf, len);
+	memset(buf, 0x55, len);
+	return (ssize_t)len;
+}
+
+static ssize_t eof_read(void *state, void *buf, size_t len)
+{
+	struct dstate *st = state;
+	long left = atomic_load(&ctl.eof_after) - st->given;
+	ssize_t n;
+
+	if (left <= 0)
+		return 0;
+	if ((long)len > left)
+		len = (size_t)left;
+	n = random_bytes(buf, len);
+	if (n > 0)
+		st->given += n;
+	return n;
+}
+
+static bool eof_finite(void *state)
+{
+	(void)state;
+	return atomic_load(&ctl.finite);
+}
+
+#define DOUBLE(id, openf, readf, ...)                                      \
+	static const struct source_driver id = {                           \
+		.name = #id, .description = "test double",                 \
+		.default_credit = 0, .sample_bits = 8, .min_entropy = 6.0, \
+		.flags = SOURCE_F_DEVICE, .default_device = DEVICE,        \
+		.open = openf, .read = readf, .close = d_close,            \
+		__VA_ARGS__                                                \
+	}
+
+DOUBLE(good, d_open, good_read);
+DOUBLE(stuck, d_open, stuck_read);
+DOUBLE(eof, d_open, eof_read, .finite = eof_finite);
+DOUBLE(absent, absent_open, good_read);
+
+static void reset_ctl(void)
+{
+	atomic_store(&ctl.opens, 0);
+	atomic_store(&ctl.closes, 0);
+	atomic_store(&ctl.open_attempts, 0);
+	atomic_store(&ctl.present, false);
+	atomic_store(&ctl.good_data, false);
+	atomic_store(&ctl.open_error, 0);
+	atomic_store(&ctl.read_error, 0);
+	atomic_store(&ctl.eof_after, 0);
+	atomic_store(&ctl.finite, false);
+	atomic_store(&ctl.block_reads, false);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void params_for(struct reader_params *p, const struct source_driver *d,
+		       double retry, int notify_fd)
+{
+	*p = (struct reader_params){
+		.retry_initial_s = retry,
+		.retry_max_s = retry * 2,
+		.notify_fd = notify_fd,
+	};
+	source_config_init(&p->source, d);
+	monitor_params_default(&p->monitor);
+	p->monitor.min_entropy = d->min_entropy;
+	p->monitor.sample_bits = d->sample_bits;
+}
+
+static struct reader *start(const struct source_driver *d, double retry)
+{
+	struct reader_params p;
+	struct reader *r = NULL;
+
+	params_for(&p, d, retry, -1);
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	return r;
+}
+
+static enum reader_state state_of(struct reader *r)
+{
+	struct reader_stats st;
+
+	reader_get_stats(r, &st);
+	return st.state;
+}
+
+/* Poll until the reader is in @s; false at the deadline. */
+static bool wait_state(struct reader *r, enum reader_state s)
+{
+	double end = now_s() + DEADLINE_S;
+
+	while (now_s() < end) {
+		if (state_of(r) == s)
+			return true;
+		nap();
+	}
+	return false;
+}
+
+#define ASSERT_STATE(r, s)                                                  \
+	ck_assert_msg(wait_state(r, s), "state %s, never %s",               \
+		      reader_state_name(state_of(r)), reader_state_name(s))
+
+/* Request blocks and take one; false at the deadline. */
+static bool take_one(struct reader *r, uint8_t *block)
+{
+	double end = now_s() + DEADLINE_S;
+
+	while (now_s() < end) {
+		reader_request_block(r);
+		if (reader_take(r, block))
+			return true;
+		nap();
+	}
+	return false;
+}
+
+static bool wait_count(atomic_int *c, int want)
+{
+	double end = now_s() + DEADLINE_S;
+
+	while (now_s() < end) {
+		if (atomic_load(c) >= want)
+			return true;
+		nap();
+	}
+	return false;
+}
+
+/* ---- request, take, discard, stop ---------------------------------------- */
+
+START_TEST(test_request_take)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES], zero[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+	struct reader *r;
+	uint64_t passed;
+
+	reset_ctl();
+	r = start(&good, 0.05);
+	/* Nothing asked, nothing read. */
+	ck_assert_int_eq(reader_take(r, block), 0);
+	ck_assert(take_one(r, block));
+	ck_assert(memcmp(block, zero, sizeof(block)) != 0);
+	ck_assert_int_eq(state_of(r), READER_RUNNING);
+	ck_assert(take_one(r, block));
+	/* No request: the reader reads nothing more (one block at most was
+	 * asked for and not yet taken). */
+	reader_get_stats(r, &st);
+	passed = st.blocks_passed;
+	for (int i = 0; i < 30; i++)
+		nap();
+	reader_get_stats(r, &st);
+	ck_assert_uint_le(st.blocks_passed, passed + 1);
+	ck_assert_uint_eq(st.raw_bytes % MONITOR_BLOCK_BYTES, 0);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_str_eq(st.description, "good");
+	ck_assert(reader_params(r)->opened == NULL);
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
+}
+END_TEST
+
+START_TEST(test_discard)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+	struct reader *r;
+	double end = now_s() + DEADLINE_S;
+
+	reset_ctl();
+	r = start(&good, 0.05);
+	reader_request_block(r);
+	do {
+		reader_get_stats(r, &st);
+		nap();
+	} while (st.blocks_passed < 1 && now_s() < end);
+	ck_assert_uint_ge(st.blocks_passed, 1);
+	/* A block is waiting; a discard drops it. */
+	reader_discard(r);
+	ck_assert_int_eq(reader_take(r, block), 0);
+	/* The reader goes on after a discard. */
+	ck_assert(take_one(r, block));
+	reader_stop(r);
+}
+END_TEST
+
+START_TEST(test_stop_blocked_read)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader *r;
+
+	reset_ctl();
+	ck_assert_int_eq(pipe(ctl.pipe_fd), 0);
+	r = start(&good, 0.05);
+	ck_assert(take_one(r, block));
+	atomic_store(&ctl.block_reads, true);
+	reader_request_block(r);
+	/* Let the thread reach the blocking read (not needed for the stop
+	 * to work, only for the test to test it). */
+	for (int i = 0; i < 20; i++)
+		nap();
+	/* Returns only once the thread has ended (else the test times out). */
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
+	close(ctl.pipe_fd[0]);
+	close(ctl.pipe_fd[1]);
+}
+END_TEST
+
+START_TEST(test_stop_at_once)
+{
+	/* Stopped before it could do anything; never started is fine too. */
+	reset_ctl();
+	reader_stop(start(&good, 0.05));
+	reader_stop(NULL);
+	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
+}
+END_TEST
+
+START_TEST(test_notify_on_change)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader *r = NULL;
+	struct pollfd pfd;
+	uint64_t n;
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	reset_ctl();
+	ck_assert_int_ge(efd, 0);
+	params_for(&p, &good, 0.05, efd);
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(take_one(r, block));
+	pfd = (struct pollfd){ .fd = efd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, (int)(DEADLINE_S * 1000)), 1);
+	ck_assert_int_eq(read(efd, &n, sizeof(n)), sizeof(n));
+	ck_assert_uint_ge(n, 1);
+	reader_stop(r);
+	close(efd);
+}
+END_TEST
+
+/* ---- errors and end of input --------------------------------------------- */
+
+START_TEST(test_read_error_reopens)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+	struct reader *r;
+
+	reset_ctl();
+	r = start(&good, 0.05);
+	ck_assert(take_one(r, block));
+	atomic_store(&ctl.read_error, -EIO);
+	reader_request_block(r);
+	/* Closed and opened again after the back-off, and running. */
+	ck_assert(wait_count(&ctl.opens, 2));
+	ck_assert(take_one(r, block));
+	reader_get_stats(r, &st);
+	ck_assert_uint_ge(st.errors, 1);
+	ck_assert_uint_eq(st.disables, 0);
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
+}
+END_TEST
+
+/* A FIFO whose writer closed: reopened, since a new writer brings new data. */
+START_TEST(test_eof_not_finite_reopens)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader *r;
+	struct reader_stats st;
+	double end = now_s() + DEADLINE_S;
+
+	reset_ctl();
+	atomic_store(&ctl.eof_after, 3 * MONITOR_BLOCK_BYTES + 100);
+	r = start(&eof, 0.05);
+	ck_assert(take_one(r, block));
+	/* Keep asking, so that it reads on to the end and beyond. */
+	while (atomic_load(&ctl.opens) < 2 && now_s() < end) {
+		reader_request_block(r);
+		reader_take(r, block);
+		nap();
+	}
+	ck_assert_int_ge(atomic_load(&ctl.opens), 2);
+	reader_get_stats(r, &st);
+	ck_assert_int_ne(st.state, READER_FINISHED);
+	ck_assert_uint_ge(st.errors, 1);
+	reader_stop(r);
+}
+END_TEST
+
+/*
+ * A regular file: read once.  Its whole blocks are used at most once, the
+ * part-block at the end never, and it is never opened again.
+ */
+START_TEST(test_finite_finishes_once)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	const long size = 3 * MONITOR_BLOCK_BYTES + 100;
+	struct reader_stats st;
+	struct reader *r;
+	unsigned int taken = 0;
+	double end = now_s() + DEADLINE_S;
+
+	reset_ctl();
+	atomic_store(&ctl.eof_after, size);
+	atomic_store(&ctl.finite, true);
+	r = start(&eof, 0.01);
+	while (state_of(r) != READER_FINISHED && now_s() < end) {
+		reader_request_block(r);
+		taken += (unsigned int)reader_take(r, block);
+		nap();
+	}
+	ASSERT_STATE(r, READER_FINISHED);
+	/* Blocks that were waiting can still be taken. */
+	while (reader_take(r, block))
+		taken++;
+	ck_assert_uint_le(taken, 3);
+	reader_get_stats(r, &st);
+	ck_assert_uint_eq(st.blocks_passed, taken);
+	ck_assert_uint_eq(st.raw_bytes, (uint64_t)size);
+	ck_assert_msg(strstr(st.reason, "finished: end of") &&
+			      strstr(st.reason, "7600 bytes") &&
+			      strstr(st.reason, "not read again"),
+		      "reason: %s", st.reason);
+	/* Many back-off periods later: still one open, nothing more. */
+	for (int i = 0; i < 50; i++) {
+		reader_request_block(r);
+		ck_assert_int_eq(reader_take(r, block), 0);
+		nap();
+	}
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
+	reader_get_stats(r, &st);
+	ck_assert_int_eq(st.state, READER_FINISHED);
+	ck_assert_uint_eq(st.raw_bytes, (uint64_t)size);
+	ck_assert_uint_eq(st.errors, 0);
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+}
+END_TEST
+
+START_TEST(test_state_names)
+{
+	ck_assert_str_eq(reader_state_name(READER_FINISHED), "finished");
+	ck_assert_str_eq(reader_state_name(READER_RUNNING), "running");
+	ck_assert_str_eq(reader_state_name(READER_DISABLED), "disabled");
+	ck_assert_str_eq(reader_state_name((enum reader_state)99), "?");
+}
+END_TEST
+
+/* ---- health-test failures ------------------------------------------------ */
+
+/*
+ * A source that fails its health tests is disabled, and after the back-off
+ * its start-up test runs again on the same open source: not reopened (after
+ * a privilege drop it could not be).
+ */
+START_TEST(test_disabled_retests_same_source)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+	struct reader *r;
+
+	reset_ctl();
+	r = start(&stuck, 0.05);
+	reader_request_block(r);
+	ASSERT_STATE(r, READER_DISABLED);
+	reader_get_stats(r, &st);
+	ck_assert_uint_ge(st.disables, 1);
+	ck_assert_uint_eq(st.blocks_passed, 0);
+	ck_assert_msg(strstr(st.reason, "failed health tests"), "reason: %s",
+		      st.reason);
+	ck_assert_int_eq(reader_take(r, block), 0);
+	/* Several back-offs while still stuck: tested again, never
+	 * reopened. */
+	ck_assert(wait_count(&ctl.open_attempts, 1));
+	{
+		double end = now_s() + DEADLINE_S;
+
+		do {
+			reader_get_stats(r, &st);
+			nap();
+		} while (st.disables < 3 && now_s() < end);
+		ck_assert_uint_ge(st.disables, 3);
+	}
+	atomic_store(&ctl.good_data, true);
+	ck_assert(take_one(r, block));
+	ck_assert_int_eq(state_of(r), READER_RUNNING);
+	ck_assert_int_eq(atomic_load(&ctl.open_attempts), 1);
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 0);
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
+}
+END_TEST
+
+/* ---- a source opened by the caller --------------------------------------- */
+
+static struct source *open_first(const struct source_driver *d)
+{
+	struct source_config cfg;
+	struct source *src = NULL;
+	char why[SOURCE_WHY_LEN];
+
+	source_config_init(&cfg, d);
+	ck_assert_int_eq(source_open(&src, &cfg, why, sizeof(why)), 0);
+	return src;
+}
+
+START_TEST(test_opened_is_used)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader *r = NULL;
+
+	reset_ctl();
+	params_for(&p, &good, 0.05, -1);
+	p.opened = open_first(&good);
+	/* From now on the device cannot be opened (a privilege drop). */
+	atomic_store(&ctl.open_error, -EACCES);
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(reader_params(r)->opened == NULL);
+	ck_assert(take_one(r, block));
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+	ck_assert_int_eq(atomic_load(&ctl.open_attempts), 1);
+	reader_stop(r);
+	/* The reader owned it and closed it. */
+	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
+}
+END_TEST
+
+START_TEST(test_opened_disabled_not_reopened)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader *r = NULL;
+
+	reset_ctl();
+	params_for(&p, &stuck, 0.05, -1);
+	p.opened = open_first(&stuck);
+	atomic_store(&ctl.open_error, -EACCES);
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	reader_request_block(r);
+	ASSERT_STATE(r, READER_DISABLED);
+	atomic_store(&ctl.good_data, true);
+	ck_assert(take_one(r, block));
+	ck_assert_int_eq(atomic_load(&ctl.open_attempts), 1);
+	reader_stop(r);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
+}
+END_TEST
+
+/*
+ * After a read error the source is reopened; after a privilege drop that
+ * may be refused, and the reason says as whom.
+ */
+START_TEST(test_reopen_refused_says_user)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader_stats st;
+	struct reader *r = NULL;
+	double end = now_s() + DEADLINE_S;
+	const char *fork_mode = getenv("CK_FORK");
+
+	if (geteuid() != 0 || (fork_mode && strcmp(fork_mode, "no") == 0)) {
+		/* seteuid() below must not outlive this test's process. */
+		fprintf(stderr, "test_reopen_refused_says_user: needs root "
+				"and a forked test; part skipped\n");
+		return;
+	}
+	reset_ctl();
+	params_for(&p, &good, 0.05, -1);
+	p.opened = open_first(&good);
+	atomic_store(&ctl.open_error, -EACCES);
+	ck_assert_int_eq(seteuid(65534), 0);
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(take_one(r, block));
+	atomic_store(&ctl.read_error, -EIO);
+	reader_request_block(r);
+	do {
+		reader_get_stats(r, &st);
+		nap();
+	} while (!strstr(st.reason, "reopen") && now_s() < end);
+	ck_assert_msg(strstr(st.reason, "cannot reopen " DEVICE " as user ") &&
+			      strstr(st.reason, strerror(EACCES)),
+		      "reason: %s", st.reason);
+	ck_assert_int_eq(st.state, READER_BACKOFF);
+	reader_stop(r);
+	ck_assert_int_eq(seteuid(0), 0);
+}
+END_TEST
+
+/* ---- a source that is not there yet -------------------------------------- */
+
+/*
+ * With a back-off of 30 s, a device that appears is still found within
+ * about a second (here: long before the first back-off would end), and
+ * while it is missing it is looked for at most about once a second.
+ */
+START_TEST(test_absent_rechecked_each_second)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+	struct reader *r;
+	double t0, waited;
+	int attempts;
+
+	reset_ctl();
+	t0 = now_s();
+	r = start(&absent, 30.0);
+	ck_assert(wait_count(&ctl.open_attempts, 2));
+	ck_assert(wait_count(&ctl.open_attempts, 3));
+	waited = now_s() - t0;
+	attempts = atomic_load(&ctl.open_attempts);
+	/* A loaded machine only makes it slower, never more often. */
+	ck_assert_msg(attempts <= waited / READER_ABSENT_RECHECK_S + 2,
+		      "%d attempts in %.2f s", attempts, waited);
+	reader_get_stats(r, &st);
+	ck_assert_int_eq(st.state, READER_BACKOFF);
+	ck_assert_msg(strstr(st.reason, "No such file"), "reason: %s",
+		      st.reason);
+	/* Said (counted) once, not once a second. */
+	ck_assert_uint_eq(st.errors, 1);
+	t0 = now_s();
+	atomic_store(&ctl.present, true);
+	ck_assert(take_one(r, block));
+	waited = now_s() - t0;
+	/* Not the 30 s back-off (generous: 20 s on a loaded machine). */
+	ck_assert_msg(waited < 20.0, "found after %.1f s", waited);
+	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
+	reader_stop(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("reader");
+	TCase *tc = tcase_create("reader");
+	SRunner *sr;
+	int failed;
+
+	if (reader_setup_signals() < 0)
+		return EXIT_FAILURE;
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_state_names);
+	tcase_add_test(tc, test_request_take);
+	tcase_add_test(tc, test_discard);
+	tcase_add_test(tc, test_stop_blocked_read);
+	tcase_add_test(tc, test_stop_at_once);
+	tcase_add_test(tc, test_notify_on_change);
+	tcase_add_test(tc, test_read_error_reopens);
+	tcase_add_test(tc, test_eof_not_finite_reopens);
+	tcase_add_test(tc, test_finite_finishes_once);
+	tcase_add_test(tc, test_disabled_retests_same_source);
+	tcase_add_test(tc, test_opened_is_used);
+	tcase_add_test(tc, test_opened_disabled_not_reopened);
+	tcase_add_test(tc, test_reopen_refused_says_user);
+	tcase_add_test(tc, test_absent_rechecked_each_second);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Issue 14 defect 2: a regular file is read once.  At its end the file
+# source is finished (said once) and never reopened, so its bytes are
+# credited at most once: credited bits <= whole blocks in the file x 20,000
+# x credit / 1024.  The old code reopened the file after every back-off and
+# credited a 25,000-byte file 798,720 bits in 8 s.
+#   1. 25,000 bytes (10 whole blocks);
+#   2. 26,234 bytes (10 whole blocks and a part-block, never used).
+# Measured by --bench-fill, which feeds the kernel (root) and prints the
+# bits it credited on exit.  Exit 0 pass, 1 fail, 77 skip.
+set -u
+
+RNGFEED=${RNGFEED:-./rngfeed}
+failures=0
+say() { printf '%s\n' "$*"; }
+skip() { say "SKIP: $*"; exit 77; }
+fail() { say "FAIL: $*"; failures=$((failures + 1)); }
+ok() { say "ok: $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (--bench-fill feeds the kernel)"
+[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
+tmp=$(mktemp -d /tmp/test_file_once.XXXXXX) || exit 1
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+BLOCK=2500  # MONITOR_BLOCK_BYTES: 20,000 bits
+CREDIT=768 # at most 1024 x H / 8 with the file source's H = 6
+SECONDS_RUN=6 # six back-off periods of 1 s: the old code reopened each time
+
+start_case() { # name size
+	head -c "$2" /dev/urandom >"$tmp/$1"
+	timeout 60 "$RNGFEED" -f -v -c /dev/null -n file -O "file:device=$tmp/$1" \
+		-O "file:credit=$CREDIT" --retry-delay 1 --retry-max 1 \
+		--bench-fill "$SECONDS_RUN" >"$tmp/$1.out" 2>"$tmp/$1.err" </dev/null &
+	pids+=($!)
+}
+
+check_case() { # name size pid
+	local name=$1 size=$2 rc line credited blocks bound n
+	wait "$3"
+	rc=$?
+	[ $rc -eq 0 ] || { fail "$name: exit $rc: $(tail -n 5 "$tmp/$name.err")"; return; }
+	line=$(grep '^bench-fill: ' "$tmp/$name.out" "$tmp/$name.err" -h | tail -n 1)
+	credited=$(sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' <<<"$line")
+	[ -n "$credited" ] || { fail "$name: no bench-fill line: $(tail -n 5 "$tmp/$name.err")"; return; }
+	blocks=$((size / BLOCK))
+	bound=$((blocks * 20000 * CREDIT / 1024))
+	if [ "$credited" -le "$bound" ]; then
+		ok "$name: $size bytes ($blocks blocks) credited $credited bits <= $bound"
+	else
+		fail "$name: $size bytes ($blocks blocks) credited $credited bits > $bound (re-read?)"
+	fi
+	n=$(grep -c "file: finished: end of $tmp/$name after $size bytes.*; not read again" "$tmp/$name.err")
+	[ "$n" -eq 1 ] && ok "$name: finished said once" ||
+		fail "$name: finished line $n times: $(grep -i 'finished\|end of' "$tmp/$name.err")"
+	n=$(grep -c "file: opened " "$tmp/$name.err")
+	[ "$n" -eq 1 ] && ok "$name: opened once" || fail "$name: opened $n times"
+	if [ $((size % BLOCK)) -ne 0 ]; then
+		grep -q "finished: .*part-block unused" "$tmp/$name.err" &&
+			ok "$name: the part-block is not used" ||
+			fail "$name: the finished line does not say the part-block is unused"
+	fi
+}
+
+start_case whole 25000
+start_case part 26234
+check_case whole 25000 "${pids[0]}"
+check_case part 26234 "${pids[1]}"
+pids=()
+
+if [ $failures -ne 0 ]; then
+	say "$failures failure(s)"
+	exit 1
+fi
+exit 0
