@@ -3,12 +3,51 @@
 # discard its DRBG state and the tested blocks it holds, and start again
 # from fresh tested input.  The change is the uevent the kernel's vmgenid
 # driver sends, injected through the uevent socket.
+#
+# An injected uevent reaches every listener in the sender's network
+# namespace, so a running rngfeed service would discard its state too
+# (issue 15 defect 4).  The daemon and the injection run in a network
+# namespace of their own (unshare -n), and a listener left outside, in the
+# namespace the test started in, must hear nothing: the isolation is
+# asserted, not assumed.  helper_uevent itself refuses to send from the
+# outer namespace.
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 fail() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
-"$RNGFEED" --list | grep -q '^rdrand *available' || { echo "SKIP: needs rdrand"; exit 77; }
 
+if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+	"$RNGFEED" --list | grep -q '^rdrand *available' || { echo "SKIP: needs rdrand"; exit 77; }
+	command -v unshare >/dev/null || { echo "SKIP: needs unshare (util-linux)"; exit 77; }
+	unshare -n true 2>/dev/null || { echo "SKIP: cannot make a network namespace (unshare -n)"; exit 77; }
+	RNGFEED_OUTER_NETNS=$(stat -L -c %i /proc/self/ns/net) || exit 1
+	export RNGFEED_OUTER_NETNS
+	out=$(mktemp -d) || exit 1
+	lpid=
+	trap '[ -n "$lpid" ] && kill "$lpid" 2>/dev/null; rm -rf "$out"' EXIT
+	# The outside listener runs for the whole inner test (at most ~20 s).
+	tests/helper_uevent listen 60 >"$out/heard" &
+	lpid=$!
+	for _ in $(seq 100); do
+		grep -q listening "$out/heard" && break
+		sleep 0.05
+	done
+	grep -q listening "$out/heard" || fail "the outside listener did not start"
+	unshare -n bash "$0"
+	rc=$?
+	sleep 0.5 # anything that leaked has arrived by now
+	kill "$lpid" 2>/dev/null
+	wait "$lpid" 2>/dev/null
+	lpid=
+	[ $rc -eq 0 ] || exit $rc
+	# It prints a line for each NEW_VMGENID=1 uevent as it hears it.
+	! grep -q NEW_VMGENID "$out/heard" ||
+		fail "the injected uevent leaked out of the test's network namespace"
+	echo "outside the test's network namespace: no uevent heard"
+	exit 0
+fi
+
+# ---- inside the test's own network namespace ----
 tmp=$(mktemp -d) || exit 1
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
