@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 
 #include "rngfeed/config.h"
+#include "rngfeed/hwrng_gate.h"
 #include "rngfeed/util.h"
 
 /* Longest config line, newline excluded. */
@@ -31,6 +32,7 @@ enum {
 	OPT_MIN_ENTROPY,
 	OPT_STDOUT,
 	OPT_BENCH_FILL,
+	OPT_RESTORE_HWRNG,
 	/* Settings without a short option: OPT_SETTING + their index. */
 	OPT_SETTING = 0x200,
 };
@@ -103,6 +105,7 @@ static const struct option base_options[] = {
 	{ "test", no_argument, NULL, 't' },
 	{ "stdout", no_argument, NULL, OPT_STDOUT },
 	{ "bench-fill", required_argument, NULL, OPT_BENCH_FILL },
+	{ "restore-hwrng-quality", no_argument, NULL, OPT_RESTORE_HWRNG },
 };
 
 #define N_BASE_OPTIONS (sizeof(base_options) / sizeof(base_options[0]))
@@ -155,6 +158,10 @@ void config_usage(FILE *out)
 	      "      --metrics FILE      write Prometheus textfile metrics to FILE\n"
 	      "  -p, --pid-file FILE     write the daemon's PID to FILE\n"
 	      "  -D, --user USER[:GROUP] run as USER, keeping only CAP_SYS_ADMIN\n"
+	      "      --restore-hwrng-quality  after a crash, put back the hw_random\n"
+	      "                          rng_quality that rngfeed recorded in\n"
+	      "                          " HWRNG_GATE_STATE_PATH "\n"
+	      "                          (the unit's ExecStopPost=)\n"
 	      "      --max-failures K    disable a source after K failed blocks in a\n"
 	      "                          row (default 3)\n"
 	      "      --retry-delay S     first retry of a failed source after S\n"
@@ -730,6 +737,9 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			break;
 		case OPT_CHECK:
 			r = set_mode(cfg, MODE_CHECK, err, err_len);
+			break;
+		case OPT_RESTORE_HWRNG:
+			r = set_mode(cfg, MODE_RESTORE_HWRNG, err, err_len);
 			break;
 		case OPT_MIN_ENTROPY:
 			r = parse_min_entropy(optarg, &cfg->min_entropy, err,

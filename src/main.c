@@ -12,6 +12,8 @@
 #include "rngfeed/checkmode.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
+#include "rngfeed/hwrandom.h"
+#include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
 #include "rngfeed/source.h"
 #include "rngfeed/util.h"
@@ -28,6 +30,8 @@ static int verbosity_to_priority(int verbosity)
 /* --list: one line per driver, whether it can be used here and why. */
 static int run_list(struct rngfeed_config *cfg)
 {
+	char kernel[HWRNG_GATE_MSG_LEN];
+
 	printf("%-8s %-11s %-6s %s\n", "SOURCE", "STATE", "CREDIT",
 	       "DESCRIPTION");
 	for (size_t i = 0; i < cfg->n_sources; i++) {
@@ -40,6 +44,26 @@ static int run_list(struct rngfeed_config *cfg)
 		       source_config_credit(sc), sc->driver->description,
 		       why[0] ? ": " : "", why);
 	}
+	/* The kernel's own crediting of /dev/hwrng, beside ours. */
+	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
+	printf("hw_random: %s\n", kernel);
+	return EXIT_SUCCESS;
+}
+
+/* --restore-hwrng-quality: the unit's ExecStopPost=.  After a clean stop
+ * there is no record and nothing to say. */
+static int run_restore_hwrng(void)
+{
+	char msg[HWRNG_GATE_MSG_LEN];
+	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR, HWRNG_GATE_STATE_PATH,
+				   msg, sizeof(msg));
+
+	if (r < 0) {
+		log_err("%s", msg);
+		return EXIT_FAILURE;
+	}
+	if (msg[0])
+		log_notice("%s", msg);
 	return EXIT_SUCCESS;
 }
 
@@ -159,6 +183,8 @@ int main(int argc, char **argv)
 		return run_raw(&cfg);
 	case MODE_CHECK:
 		return run_check(&cfg);
+	case MODE_RESTORE_HWRNG:
+		return run_restore_hwrng();
 	case MODE_DAEMON:
 	case MODE_TEST:
 	case MODE_STDOUT:

@@ -116,7 +116,7 @@ echo "ok: checked $n daemon keys against rngfeed.conf.5:$keys"
 # 4. Sources and their keys.  Candidates: the keys every source takes, the
 # keys in the example's [source] sections, and each driver's option table;
 # -O NAME:KEY=1 tells which ones a source really accepts.
-sources=$("$RNGFEED" -c "$tmp/empty.conf" --list | awk 'NR > 1 { print $1 }')
+sources=$("$RNGFEED" -c "$tmp/empty.conf" --list | awk 'NR > 1 && ($2 == "available" || $2 == "unavailable") { print $1 }')
 [ -n "$sources" ] || { bad "rngfeed --list shows no sources"; exit 1; }
 src_candidates=$( (
 	printf '%s\n' credit enable min-entropy device

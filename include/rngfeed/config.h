@@ -20,6 +20,8 @@ enum rngfeed_mode {
 	MODE_VERSION,
 	MODE_TEST,   /* -t: the whole pipeline, nothing fed; rates */
 	MODE_STDOUT, /* --stdout: conditioned output instead of the kernel */
+	MODE_RESTORE_HWRNG, /* --restore-hwrng-quality: after a crash, put
+			     * back the rng_quality the hand-over recorded */
 };
 
 #define CONFIG_DEFAULT_PATH "/etc/rngfeed.conf"
