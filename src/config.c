@@ -84,6 +84,10 @@ static const struct setting settings[] = {
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
 	  "yes or no", 0 },
 	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no", 0 },
+	/* READY=1 at the first credit, or after this long without one, so
+	 * that boot never waits on a source that cannot be credited. */
+	{ "ready-timeout", SET_SECONDS, FIELD(ready_timeout), 0, 600000,
+	  "seconds from 0 to 600", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -173,6 +177,8 @@ void config_usage(FILE *out)
 	      "      --wait-for-source   with no usable source, keep trying instead\n"
 	      "                          of exiting\n"
 	      "      --dumpable          allow core dumps (off: memory holds DRBG state)\n"
+	      "      --ready-timeout S   under systemd, READY=1 at the first credit or\n"
+	      "                          after S seconds without one (default 2)\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -237,6 +243,7 @@ static void config_init(struct rngfeed_config *cfg)
 		.reseed_bytes = 1 << 20,
 		.reseed_seconds = 1,
 		.stats_interval = 1,
+		.ready_timeout = 2,
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -251,11 +258,14 @@ static int parse_min_entropy(const char *s, double *out, char *err,
 
 	errno = 0;
 	h = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(h) || h <= 0.0 || h > 8.0)
+	/* Below the floor the health tests' cutoffs outgrow their
+	 * windows and could never fail (source_min_entropy_floor()). */
+	if (!*s || *end || errno || !isfinite(h) ||
+	    !(h >= source_min_entropy_floor(8)) || h > 8.0)
 		return fail(err, err_len,
-			    "min-entropy must be a number above 0 and at most 8 "
+			    "min-entropy must be a number from %.10g to 8 "
 			    "(bits per byte), not '%s'",
-			    s);
+			    source_min_entropy_floor(8), s);
 	*out = h;
 	return 0;
 }
@@ -780,6 +790,10 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 	if (r < 0)
 		return r;
 	r = check_consistency(cfg, argc, argv, err, err_len);
+	/* Per-source checks that need every option (credit= against the
+	 * cap its min-entropy= sets, in whatever order they came). */
+	for (size_t i = 0; r == 0 && i < cfg->n_sources; i++)
+		r = source_config_validate(&cfg->sources[i], err, err_len);
 	if (r == 0 && err_len)
 		err[0] = '\0';
 	return r;

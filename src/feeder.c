@@ -99,7 +99,17 @@ int kernel_linux_open(struct kernel_linux *k, struct kernel_ops *ops,
 {
 	struct stat st;
 
-	k->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	/* Refuse what is not a character device before opening it: opening
+	 * a FIFO for writing blocks until someone reads it.  O_NONBLOCK
+	 * covers a swap between the two calls; fstat() below decides. */
+	if (stat(path, &st) == 0 && !S_ISCHR(st.st_mode)) {
+		snprintf(why, why_len,
+			 "%s is not the kernel's random device (not a "
+			 "character device)",
+			 path);
+		return -ENOTTY;
+	}
+	k->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (k->fd < 0) {
 		int r = -errno;
 

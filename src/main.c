@@ -18,8 +18,6 @@
 #include "rngfeed/source.h"
 #include "rngfeed/util.h"
 
-#define EXIT_USAGE 2
-
 static int verbosity_to_priority(int verbosity)
 {
 	static const int prio[] = { LOG_ERR, LOG_NOTICE, LOG_INFO, LOG_DEBUG };

@@ -23,8 +23,8 @@ static void metric(FILE *f, const char *name, const char *type,
 	fprintf(f, "%s %llu\n", name, (unsigned long long)value);
 }
 
-enum source_field { RAW_BYTES, PASSED, FAILED, CREDIT, ENABLED, DISABLES,
-		    ERRORS };
+enum source_field { RAW_BYTES, PASSED, FAILED, CREDIT, EFFECTIVE_CREDIT,
+		    ENABLED, DISABLES, ERRORS };
 
 static const struct {
 	const char *name, *type, *help;
@@ -38,6 +38,9 @@ static const struct {
 	  "Blocks that failed a health test and were discarded.", FAILED },
 	{ "rngfeed_source_credit_bits_total", "counter",
 	  "Entropy bits this source's tested blocks carried.", CREDIT },
+	{ "rngfeed_source_effective_credit", "gauge",
+	  "Entropy bits credited per 1024 raw bits of this source.",
+	  EFFECTIVE_CREDIT },
 	{ "rngfeed_source_enabled", "gauge", "1 while the source is in use.",
 	  ENABLED },
 	{ "rngfeed_source_disables_total", "counter",
@@ -58,6 +61,8 @@ static uint64_t source_value(const struct metrics_source *s,
 		return s->stats->blocks_failed;
 	case CREDIT:
 		return s->credit_bits;
+	case EFFECTIVE_CREDIT:
+		return s->credit;
 	case ENABLED:
 		return s->enabled;
 	case DISABLES:

@@ -75,10 +75,13 @@ fi
 # 3.
 head -c 200000 /dev/zero | tr '\0' '\377' >"$tmp/ones"
 timeout 20 "$RNGFEED" -f -q -c /dev/null -n file -O "file:device=$tmp/ones" \
-	-O file:credit=1024 --bench-fill 0.5 2>"$tmp/err3" </dev/null
+	-O file:credit=1024 -O file:min-entropy=8 --bench-fill 0.5 2>"$tmp/err3" </dev/null
 line=$(grep '^bench-fill:' "$tmp/err3")
-if [ "$line" = "" ]; then
-	ok "dead source: exited before feeding: $(grep -m1 -i 'fail\|disabl\|no usable' "$tmp/err3")"
+reason=$(grep -m1 -i 'block failed\|disabled\|no usable' "$tmp/err3")
+if [ "$line" = "" ] && [ -n "$reason" ]; then
+	ok "dead source: exited before feeding: $reason"
+elif [ "$line" = "" ]; then
+	fail "dead source: exited for another reason: $(head -3 "$tmp/err3")"
 elif [ "$(field calls "$line")" = 0 ] && [ "$(field credited_bits "$line")" = 0 ]; then
 	ok "dead source: nothing fed or credited"
 else
@@ -88,7 +91,7 @@ fi
 # 4.
 if [ -c /dev/hwrng ]; then
 	m=$tmp/m4.prom
-	timeout 20 "$RNGFEED" -f -q -c /dev/null -n hwrng -O hwrng:credit=1024 \
+	timeout 20 "$RNGFEED" -f -q -c /dev/null -n hwrng -O hwrng:credit=1024 -O hwrng:min-entropy=8 \
 		--bench-fill 3 --metrics "$m" 2>"$tmp/err4" </dev/null
 	line=$(grep '^bench-fill:' "$tmp/err4")
 	credited=$(field credited_bits "$line")

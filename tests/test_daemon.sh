@@ -304,7 +304,7 @@ part4() {
 	perl "$tmp/writer.pl" "$fifo" "$mode" &
 	wp=$!
 	pids+=("$wp")
-	start_bg "$RNGFEED" -f -n hwrng -n file -O file:credit=1024 \
+	start_bg "$RNGFEED" -f -n hwrng -n file -O file:credit=1024 -O file:min-entropy=8 \
 		-O "file:device=$fifo" --metrics "$m" --retry-delay 1 \
 		--max-failures 2 --interval 1
 	dpid=$bg

@@ -55,6 +55,8 @@ struct rngfeed_config {
 	double stats_interval;      /* -t: seconds between rate lines */
 	bool wait_for_source;       /* no usable source at start: keep trying */
 	bool dumpable;              /* allow core dumps and same-user ptrace */
+	double ready_timeout;       /* READY=1 at the latest this long after
+				     * start, credited or not */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };

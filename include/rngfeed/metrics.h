@@ -17,6 +17,7 @@ struct metrics_source {
 	const char *name;
 	const struct reader_stats *stats;
 	uint64_t credit_bits;    /* deposited in the ledger, whole bits */
+	unsigned int credit;     /* bits per 1024 raw bits, as credited */
 	bool enabled;            /* configured on and not disabled */
 };
 

@@ -26,4 +26,8 @@ int write_all(int fd, const void *buf, size_t len);
  * in the text). */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
 
+/* Exit status for bad input (options, configuration, a path that is not
+ * what it must be): the user has something to fix. */
+#define EXIT_USAGE 2
+
 #endif

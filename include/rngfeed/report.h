@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reporting: what the pipeline did, for people and collectors.  Rate lines
+ * (-t), the summary (exit, SIGUSR1), the metrics file and the one-line
+ * STATUS= for "systemctl status".  It only reads the pipeline's state.
+ */
+#ifndef RNGFEED_REPORT_H
+#define RNGFEED_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rngfeed/conditioner.h"
+#include "rngfeed/config.h"
+#include "rngfeed/feeder.h"
+#include "rngfeed/sourceset.h"
+
+/* What a report reads. */
+struct report_view {
+	enum rngfeed_mode mode;
+	const struct source_set *set;
+	const struct conditioner *cond;
+	const struct feeder *feeder;   /* fed/credited (or "would have") */
+};
+
+struct report {
+	double start;                  /* monotonic seconds */
+	double last_rates;
+	uint64_t last_generated;
+	struct reader_stats last[CONFIG_MAX_SOURCES];
+};
+
+void report_init(struct report *r, double now);
+/* -t and SIGUSR1: one line per running source and one for the DRBG, rates
+ * since the last call. */
+void report_rates(struct report *r, const struct report_view *v, double now);
+/* Totals since start, per source and overall. */
+void report_summary(const struct report *r, const struct report_view *v,
+		    double now);
+/* The metrics file at @path, atomically.  0 or -errno. */
+int report_metrics(const struct report *r, const struct report_view *v,
+		   const char *path, double now);
+/*
+ * The STATUS= line: what feeds, what was credited, what is off and, while
+ * nothing is credited yet, why.  The number of characters written.
+ */
+size_t report_status(const struct report_view *v, char *buf, size_t len);
+/* Why nothing has been credited yet ("" once something has), in a phrase. */
+void report_why_no_credit(const struct report_view *v, char *buf, size_t len);
+
+#endif

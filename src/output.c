@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The four outputs: kernel, bench-fill, stdout, test.  See
+ * include/rngfeed/output.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rngfeed/log.h"
+#include "rngfeed/output.h"
+#include "rngfeed/util.h"
+
+#define READY_CHECK_S 1.0 /* while the CRNG is not ready: look this often */
+#define BENCH_BURST 32    /* --bench-fill steps per DRBG request */
+#define STDOUT_RECHECK_S 0.05
+
+/* Log the outcome @r of feeder_feed(); -errno on a kernel error. */
+static int fed(struct output *o, int r, size_t step, unsigned int credit)
+{
+	if (r < 0) {
+		log_err("RNDADDENTROPY on %s failed: %s%s", o->cfg->random_device,
+			strerror(-r),
+			r == -EPERM ? " (it needs CAP_SYS_ADMIN: run as root)"
+				    : "");
+		return r;
+	}
+	log_debug("fed %zu bytes crediting %u bits", step, credit);
+	if (r == 1)
+		log_notice("kernel CRNG is ready (%llu bits credited so far)",
+			   (unsigned long long)o->feeder.credited_bits);
+	return 0;
+}
+
+static uint64_t reseeds(const struct output *o)
+{
+	struct conditioner_stats cs;
+
+	conditioner_get_stats(o->cond, &cs);
+	return cs.reseeds;
+}
+
+/* ---- kernel ---------------------------------------------------------------- */
+
+/*
+ * Credited data while the kernel wants it (until the CRNG is ready, then
+ * on the top-up timer).  When no source that could be credited is running
+ * or about to, blocks would never add up to a credit: then one uncredited
+ * step goes in per --interval, from a fresh reseed, and the readers rest
+ * in between (reading for a credit that cannot come spun a core before).
+ */
+static bool kernel_wants(struct output *o, double now, double *wait)
+{
+	double w = 3600;
+
+	/* Whoever seeds it (the kernel's own jitter, another feeder),
+	 * readiness is looked at again, not remembered from the start. */
+	if (!o->feeder.crng_ready) {
+		if (now >= o->next_ready_check) {
+			feeder_check_ready(&o->feeder, o->kops, now);
+			o->next_ready_check = now + READY_CHECK_S;
+		}
+		if (!o->feeder.crng_ready)
+			*wait = fmin(*wait, o->next_ready_check - now);
+	}
+	if (!feeder_wants(&o->feeder, now, &w)) {
+		if (w < 0)
+			o->waiting_pollout = true;
+		else
+			*wait = fmin(*wait, w);
+		return false;
+	}
+	o->credited_only = sourceset_credit_coming(o->set);
+	if (o->credited_only || now >= o->next_uncredited)
+		return true;
+	*wait = fmin(*wait, o->next_uncredited - now);
+	return false;
+}
+
+static int kernel_step(struct output *o, bool want, double now, double *wait)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)o->cfg->random_step;
+	unsigned int credit = 0;
+	int r;
+
+	(void)wait;
+	if (!want)
+		return 0;
+	r = conditioner_credited(o->cond, buf, step, &credit);
+	if (r == -EAGAIN) {
+		/* Uncredited: only from input read since the last feed. */
+		if (o->credited_only || !conditioner_seeded(o->cond) ||
+		    reseeds(o) == o->reseeds_at_feed)
+			return 0;
+		r = conditioner_generate(o->cond, buf, step);
+		o->next_uncredited = now + (double)o->cfg->interval;
+	}
+	if (r < 0)
+		return 0; /* the DRBG state was dropped; said already */
+	r = fed(o, feeder_feed(&o->feeder, o->kops, buf, step, credit, now),
+		step, credit);
+	explicit_bzero(buf, sizeof(buf));
+	if (r < 0) {
+		o->exit_code = EXIT_FAILURE;
+		return -1;
+	}
+	o->reseeds_at_feed = reseeds(o);
+	o->waiting_pollout = false;
+	return 1;
+}
+
+/* ---- bench-fill -------------------------------------------------------------- */
+
+static bool bench_wants(struct output *o, double now, double *wait)
+{
+	(void)now;
+	(void)wait;
+	o->credited_only = false;
+	return true;
+}
+
+/*
+ * One DRBG request cut into up to BENCH_BURST steps fed back to back,
+ * each credited only with what the ledger allows (mostly nothing), so a
+ * benchmark sees how fast the pipeline could fill the kernel.  The
+ * shipped fill phase feeds credited steps only.
+ */
+static int bench_step(struct output *o, bool want, double now, double *wait)
+{
+	size_t step = (size_t)o->cfg->random_step;
+	size_t n = OUTPUT_CHUNK / step < BENCH_BURST ? OUTPUT_CHUNK / step
+						     : BENCH_BURST;
+	int r = 0;
+
+	(void)want;
+	if (now - o->start >= o->cfg->bench_fill)
+		return -1;
+	if (!conditioner_seeded(o->cond)) {
+		/* Until the first block seeds the DRBG, the readers'
+		 * eventfd wakes the loop. */
+		*wait = fmin(*wait, o->start + o->cfg->bench_fill - now);
+		return 0;
+	}
+	if (conditioner_generate(o->cond, o->buf, n * step) < 0)
+		return 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		/* The output came after every reseed the ledger counts. */
+		unsigned int credit = conditioner_spend(o->cond, step);
+
+		r = fed(o,
+			feeder_feed(&o->feeder, o->kops, o->buf + i * step,
+				    step, credit, now),
+			step, credit);
+	}
+	explicit_bzero(o->buf, n * step);
+	if (r < 0) {
+		o->exit_code = EXIT_FAILURE;
+		return -1;
+	}
+	return 1;
+}
+
+/* ---- stdout ------------------------------------------------------------------ */
+
+static bool stdout_may_write(const struct output *o, double now)
+{
+	struct conditioner_stats cs;
+
+	conditioner_get_stats(o->cond, &cs);
+	return conditioner_seeded(o->cond) &&
+	       cs.since_reseed < (uint64_t)o->cfg->reseed_bytes &&
+	       now - cs.last_reseed < o->cfg->reseed_seconds;
+}
+
+/* Ask for a reseed early, at half the limits, so output rarely waits. */
+static bool stdout_wants(struct output *o, double now, double *wait)
+{
+	struct conditioner_stats cs;
+
+	(void)wait;
+	conditioner_get_stats(o->cond, &cs);
+	o->credited_only = false;
+	return !conditioner_seeded(o->cond) ||
+	       cs.since_reseed >= (uint64_t)o->cfg->reseed_bytes / 2 ||
+	       now - cs.last_reseed >= o->cfg->reseed_seconds / 2;
+}
+
+/* Write one chunk; 1, or -1 when output is finished. */
+static int write_chunk(struct output *o)
+{
+	const long long want = o->cfg->bytes;
+	struct conditioner_stats cs;
+	size_t len = OUTPUT_CHUNK;
+	uint64_t room;
+	int r;
+
+	conditioner_get_stats(o->cond, &cs);
+	room = (uint64_t)o->cfg->reseed_bytes - cs.since_reseed;
+	if (want >= 0 && (uint64_t)want - o->out_bytes < len)
+		len = (size_t)((uint64_t)want - o->out_bytes);
+	if (room < len)
+		len = (size_t)room;
+	if (len == 0)
+		return want < 0 || o->out_bytes < (uint64_t)want ? 1 : -1;
+	r = conditioner_generate(o->cond, o->buf, len);
+	if (r == 0)
+		r = write_all(STDOUT_FILENO, o->buf, len);
+	explicit_bzero(o->buf, len);
+	if (r == -EPIPE)
+		return -1;
+	if (r < 0 && r != -ENOKEY) {
+		log_err("--stdout: %s", strerror(-r));
+		o->exit_code = EXIT_FAILURE;
+		return -1;
+	}
+	if (r == 0)
+		o->out_bytes += len;
+	return want < 0 || o->out_bytes < (uint64_t)want ? 1 : -1;
+}
+
+static int stdout_step(struct output *o, bool want, double now, double *wait)
+{
+	(void)want;
+	if (stdout_may_write(o, now))
+		return write_chunk(o);
+	if (conditioner_seeded(o->cond))
+		*wait = fmin(*wait, STDOUT_RECHECK_S); /* the time limit */
+	return 0;
+}
+
+/* ---- test -------------------------------------------------------------------- */
+
+static int test_step(struct output *o, bool want, double now, double *wait)
+{
+	uint8_t buf[4096];
+	size_t step = (size_t)o->cfg->random_step;
+	unsigned int credit;
+
+	(void)want;
+	(void)now;
+	(void)wait;
+	if (conditioner_credited(o->cond, buf, step, &credit) < 0)
+		return 0;
+	explicit_bzero(buf, sizeof(buf));
+	o->feeder.fed_bytes += step; /* "would have fed" */
+	o->feeder.credited_bits += credit;
+	return 1;
+}
+
+static const struct output_ops output_kernel = {
+	.name = "kernel",
+	.wants = kernel_wants,
+	.in_parts = true,
+	.step = kernel_step,
+};
+
+static const struct output_ops output_bench_fill = {
+	.name = "bench-fill",
+	.wants = bench_wants,
+	.in_parts = true,
+	.step = bench_step,
+};
+
+static const struct output_ops output_stdout = {
+	.name = "stdout",
+	.wants = stdout_wants,
+	.in_parts = false,
+	.step = stdout_step,
+};
+
+static const struct output_ops output_test = {
+	.name = "test",
+	.wants = bench_wants, /* always, from every source */
+	.in_parts = false,
+	.step = test_step,
+};
+
+const struct output_ops *output_ops_for(const struct rngfeed_config *cfg)
+{
+	switch (cfg->mode) {
+	case MODE_STDOUT:
+		return &output_stdout;
+	case MODE_TEST:
+		return &output_test;
+	default:
+		return cfg->bench_fill > 0 ? &output_bench_fill : &output_kernel;
+	}
+}
+
+int output_init(struct output *o, const struct rngfeed_config *cfg,
+		struct conditioner *cond, const struct source_set *set,
+		const struct kernel_ops *kops, const struct feeder_params *fp,
+		double now)
+{
+	*o = (struct output){
+		.cfg = cfg,
+		.cond = cond,
+		.set = set,
+		.kops = kops,
+		.start = now,
+		.next_uncredited = now,
+		.next_ready_check = now,
+	};
+	feeder_init(&o->feeder, fp);
+	if (cfg->mode == MODE_STDOUT || cfg->bench_fill > 0) {
+		o->buf = malloc(OUTPUT_CHUNK);
+		if (!o->buf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void output_fini(struct output *o)
+{
+	if (o->buf)
+		explicit_bzero(o->buf, OUTPUT_CHUNK);
+	free(o->buf);
+	o->buf = NULL;
+}

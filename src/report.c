@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Reporting: rate lines, the summary, metrics and STATUS=.  See
+ * include/rngfeed/report.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rngfeed/log.h"
+#include "rngfeed/metrics.h"
+#include "rngfeed/report.h"
+
+#define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8u)
+
+void report_init(struct report *r, double now)
+{
+	*r = (struct report){ .start = now, .last_rates = now };
+}
+
+static const char *fed_word(const struct report_view *v)
+{
+	return v->mode == MODE_TEST ? "would have fed" : "fed";
+}
+
+void report_rates(struct report *r, const struct report_view *v, double now)
+{
+	double dt = now - r->last_rates;
+	struct conditioner_stats cs;
+
+	if (dt <= 0)
+		return;
+	for (size_t i = 0; i < sourceset_count(v->set); i++) {
+		struct reader_stats st;
+
+		if (!sourceset_running(v->set, i))
+			continue;
+		sourceset_stats(v->set, i, &st);
+		log_notice("%s: %.1f B/s raw, blocks %llu passed %llu failed, "
+			   "%.1f credit bits/s [%s%s%s]",
+			   sourceset_config(v->set, i)->driver->name,
+			   (double)(st.raw_bytes - r->last[i].raw_bytes) / dt,
+			   (unsigned long long)st.blocks_passed,
+			   (unsigned long long)st.blocks_failed,
+			   (double)((st.blocks_passed - r->last[i].blocks_passed) *
+				    BLOCK_BITS * sourceset_credit(v->set, i)) /
+				   1024.0 / dt,
+			   reader_state_name(st.state),
+			   st.reason[0] ? ": " : "", st.reason);
+		r->last[i] = st;
+	}
+	conditioner_get_stats(v->cond, &cs);
+	log_notice("DRBG: %.1f KiB/s out, %llu reseeds; %s %llu bytes, "
+		   "%llu bits credited",
+		   (double)(cs.generated - r->last_generated) / 1024.0 / dt,
+		   (unsigned long long)cs.reseeds, fed_word(v),
+		   (unsigned long long)v->feeder->fed_bytes,
+		   (unsigned long long)v->feeder->credited_bits);
+	r->last_generated = cs.generated;
+	r->last_rates = now;
+}
+
+void report_summary(const struct report *r, const struct report_view *v,
+		    double now)
+{
+	struct conditioner_stats cs;
+
+	log_notice("summary after %.1f s:", now - r->start);
+	for (size_t i = 0; i < sourceset_count(v->set); i++) {
+		struct reader_stats st;
+
+		if (!sourceset_used(v->set, i))
+			continue;
+		sourceset_stats(v->set, i, &st);
+		log_notice("  %s: %llu raw bytes, %llu blocks passed, %llu "
+			   "failed (monobit %llu, poker %llu, runs %llu, long "
+			   "run %llu, continuous %llu, RCT %llu, APT %llu, "
+			   "difference RCT %llu), %llu errors, %llu disables, "
+			   "%llu credit bits",
+			   sourceset_config(v->set, i)->driver->name,
+			   (unsigned long long)st.raw_bytes,
+			   (unsigned long long)st.blocks_passed,
+			   (unsigned long long)st.blocks_failed,
+			   (unsigned long long)st.fips_failures[0],
+			   (unsigned long long)st.fips_failures[1],
+			   (unsigned long long)st.fips_failures[2],
+			   (unsigned long long)st.fips_failures[3],
+			   (unsigned long long)st.fips_failures[4],
+			   (unsigned long long)st.rct_failures,
+			   (unsigned long long)st.apt_failures,
+			   (unsigned long long)st.drct_failures,
+			   (unsigned long long)st.errors,
+			   (unsigned long long)st.disables,
+			   (unsigned long long)(conditioner_deposited(
+							v->cond, (unsigned int)i) /
+						1024));
+	}
+	conditioner_get_stats(v->cond, &cs);
+	log_notice("  %s %llu bytes crediting %llu bits; DRBG %llu reseeds, "
+		   "%llu bytes generated%s",
+		   fed_word(v), (unsigned long long)v->feeder->fed_bytes,
+		   (unsigned long long)v->feeder->credited_bits,
+		   (unsigned long long)cs.reseeds,
+		   (unsigned long long)cs.generated,
+		   v->mode != MODE_DAEMON  ? ""
+		   : v->feeder->crng_ready ? "; kernel CRNG ready"
+					   : "; kernel CRNG not ready");
+}
+
+int report_metrics(const struct report *r, const struct report_view *v,
+		   const char *path, double now)
+{
+	struct metrics_source ms[CONFIG_MAX_SOURCES];
+	struct reader_stats st[CONFIG_MAX_SOURCES];
+	struct conditioner_stats cs;
+	struct metrics_snapshot m;
+	size_t n = 0;
+
+	conditioner_get_stats(v->cond, &cs);
+	m = (struct metrics_snapshot){
+		.fed_bytes = v->mode == MODE_DAEMON ? v->feeder->fed_bytes : 0,
+		.credited_bits =
+			v->mode == MODE_DAEMON ? v->feeder->credited_bits : 0,
+		.drbg_reseeds = cs.reseeds,
+		.drbg_discards = cs.discards,
+		.crng_ready = v->feeder->crng_ready,
+		.uptime_s = now - r->start,
+		.sources = ms,
+	};
+	for (size_t i = 0; i < sourceset_count(v->set) && n < CONFIG_MAX_SOURCES;
+	     i++) {
+		if (!sourceset_used(v->set, i))
+			continue;
+		sourceset_stats(v->set, i, &st[n]);
+		ms[n] = (struct metrics_source){
+			.name = sourceset_config(v->set, i)->driver->name,
+			.stats = &st[n],
+			.credit_bits =
+				conditioner_deposited(v->cond, (unsigned int)i) /
+				1024,
+			.credit = sourceset_credit(v->set, i),
+			/* In use: open and past its start-up test. */
+			.enabled = sourceset_running(v->set, i) &&
+				   st[n].state == READER_RUNNING,
+		};
+		n++;
+	}
+	m.n_sources = n;
+	return metrics_write(path, &m);
+}
+
+void report_why_no_credit(const struct report_view *v, char *buf, size_t len)
+{
+	size_t used = 0;
+	bool any_credit = false;
+
+	buf[0] = '\0';
+	if (v->feeder->credited_bits > 0)
+		return;
+	for (size_t i = 0; i < sourceset_count(v->set); i++) {
+		const char *name = sourceset_config(v->set, i)->driver->name;
+		struct reader_stats st;
+		int n;
+
+		if (!sourceset_running(v->set, i))
+			continue;
+		if (sourceset_credit(v->set, i) == 0) {
+			n = snprintf(buf + used, len - used, "%s%s has credit 0",
+				     used ? ", " : "", name);
+		} else {
+			any_credit = true;
+			sourceset_stats(v->set, i, &st);
+			n = snprintf(buf + used, len - used, "%s%s %s%s%s",
+				     used ? ", " : "", name,
+				     st.state == READER_STARTUP
+					     ? "in its start-up test"
+					     : reader_state_name(st.state),
+				     st.reason[0] ? ": " : "", st.reason);
+		}
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	if (!used)
+		snprintf(buf, len, "no source is running");
+	else if (!any_credit && used + 40 < len)
+		snprintf(buf + used, len - used, " (nothing to credit)");
+}
+
+size_t report_status(const struct report_view *v, char *buf, size_t len)
+{
+	char off[256] = "", why[256];
+	size_t used, used_off = 0;
+	const char *what = v->mode == MODE_DAEMON ? "Feeding"
+			   : v->mode == MODE_TEST ? "Testing"
+						  : "Writing stdout";
+	int n;
+
+	n = snprintf(buf, len, "%s from", what);
+	used = n > 0 ? (size_t)n : 0;
+	for (size_t i = 0; i < sourceset_count(v->set); i++) {
+		const char *name = sourceset_config(v->set, i)->driver->name;
+		struct reader_stats st;
+
+		if (!sourceset_running(v->set, i))
+			continue;
+		sourceset_stats(v->set, i, &st);
+		if (st.state == READER_RUNNING || st.state == READER_STARTUP) {
+			if (used < len)
+				used += (size_t)snprintf(buf + used, len - used,
+							 " %s", name);
+		} else if (used_off < sizeof(off)) {
+			used_off += (size_t)snprintf(off + used_off,
+						     sizeof(off) - used_off,
+						     "; %s %s: %s", name,
+						     reader_state_name(st.state),
+						     st.reason);
+		}
+	}
+	report_why_no_credit(v, why, sizeof(why));
+	if (used < len)
+		used += (size_t)snprintf(
+			buf + used, len - used,
+			"; %llu bits credited in %llu feeds%s%s; kernel CRNG "
+			"%s%s%s%s",
+			(unsigned long long)v->feeder->credited_bits,
+			(unsigned long long)v->feeder->calls,
+			why[0] ? ", none yet: " : "", why,
+			v->feeder->crng_ready ? "ready" : "not ready", off,
+			sourceset_kernel_credit(v->set)[0] ? "; " : "",
+			sourceset_kernel_credit(v->set));
+	return used < len ? used : len - 1;
+}

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The source set: slots, their readers, and the hand-over of the kernel's
+ * own hw_random credit.  See include/rngfeed/sourceset.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "rngfeed/hwrng_gate.h"
+#include "rngfeed/ledger.h"
+#include "rngfeed/log.h"
+#include "rngfeed/sourceset.h"
+
+struct slot {
+	struct source_config cfg;
+	struct source *opened;       /* opened, not yet handed to a reader */
+	struct reader *reader;       /* NULL when not started */
+	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
+	int device_credit;           /* the device's default, looked up once
+				      * before the gate zeroes rng_quality;
+				      * -1 = not looked up */
+	bool wanted;                 /* opened, or waiting (wait_for_source) */
+	bool gated;                  /* reads the device the gate holds */
+	bool used;                   /* a reader was started at some point */
+};
+
+struct source_set {
+	struct sourceset_params p;
+	struct slot slots[CONFIG_MAX_SOURCES];
+	size_t n_slots, next_take;
+	struct hwrng_gate gate;
+	char kernel_line[200];
+};
+
+int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
+		  const struct sourceset_params *p)
+{
+	struct source_set *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->p = *p;
+	hwrng_gate_init(&s->gate);
+	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++) {
+		s->slots[s->n_slots].cfg = cfg->sources[i];
+		s->slots[s->n_slots++].device_credit = -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
+static bool reads_hw_random(const struct source_config *cfg)
+{
+	const char *dev = source_config_device(cfg);
+	struct stat st;
+
+	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
+	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
+}
+
+/*
+ * Two enabled sources reading one device (hwrng and virtio both on
+ * /dev/hwrng) would split its output between two monitors and count it
+ * twice over; keep the later, more specific driver of the table.
+ */
+static bool shares_device_with_later(const struct source_set *s, size_t i)
+{
+	const struct source_config *a = &s->slots[i].cfg;
+	struct stat sa, sb;
+
+	if (!(a->driver->flags & SOURCE_F_DEVICE) ||
+	    !source_config_device(a) || stat(source_config_device(a), &sa) < 0 ||
+	    !S_ISCHR(sa.st_mode))
+		return false;
+	for (size_t j = i + 1; j < s->n_slots; j++) {
+		const struct source_config *b = &s->slots[j].cfg;
+		char why[SOURCE_WHY_LEN];
+
+		if (!b->enabled || !(b->driver->flags & SOURCE_F_DEVICE) ||
+		    !source_config_device(b) ||
+		    stat(source_config_device(b), &sb) < 0 ||
+		    sb.st_rdev != sa.st_rdev ||
+		    b->driver->probe(b, why, sizeof(why)) < 0)
+			continue;
+		log_notice("%s: not used: %s is read by the %s source already",
+			   a->driver->name, source_config_device(a),
+			   b->driver->name);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The kernel credits the current hw_random device itself, untested; while
+ * a slot reads that device, the kernel's credit is handed over to the
+ * health tests (rng_quality 0) and given back at stop.
+ */
+static void take_gate(struct source_set *s, struct slot *sl)
+{
+	char why[300] = "";
+	int r;
+
+	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
+		return;
+	sl->gated = true;
+	if (s->gate.fd >= 0)
+		return;
+	r = hwrng_gate_take(&s->gate, s->p.sysfs_dir, s->p.gate_state, why,
+			    sizeof(why));
+	if (r < 0)
+		log_warn("%s: the kernel keeps crediting %s itself: %s",
+			 sl->cfg.driver->name, source_config_device(&sl->cfg),
+			 why);
+	else if (r == 1)
+		log_info("%s: the kernel's own credit for %s (rng_quality %u) "
+			 "is handed over to the health tests until rngfeed "
+			 "stops%s%s",
+			 sl->cfg.driver->name, s->gate.device, s->gate.original,
+			 why[0] ? "; " : "", why);
+}
+
+static void release_gate(struct source_set *s)
+{
+	bool failed = false, any = false;
+	char msg[300] = "";
+
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (!sl->gated)
+			continue;
+		any = true;
+		failed |= sl->base.state == READER_DISABLED;
+		sl->gated = false;
+	}
+	if (!any || s->gate.fd < 0)
+		return;
+	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
+	if (msg[0])
+		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
+}
+
+static void describe_kernel(struct source_set *s)
+{
+	hwrng_gate_describe_kernel(s->p.sysfs_dir, s->kernel_line,
+				   sizeof(s->kernel_line));
+}
+
+static void open_slot(struct source_set *s, struct slot *sl)
+{
+	const char *name = sl->cfg.driver->name;
+	char why[SOURCE_WHY_LEN] = "";
+	int r;
+
+	r = sl->cfg.driver->probe(&sl->cfg, why, sizeof(why));
+	if (r == 0) {
+		/* The device's default is looked up once, before the gate
+		 * zeroes what the kernel says of it. */
+		if (sl->cfg.credit < 0 && sl->device_credit < 0)
+			sl->device_credit = (int)source_config_credit(&sl->cfg);
+		if (sl->cfg.credit < 0)
+			sl->cfg.credit = sl->device_credit;
+		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
+	}
+	if (r < 0) {
+		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
+			"%s: unavailable: %s", name, why);
+		if (!s->p.wait_for_source)
+			return;
+		if (sl->cfg.credit < 0)
+			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
+	}
+	sl->wanted = true;
+	take_gate(s, sl);
+}
+
+size_t sourceset_open(struct source_set *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (!sl->cfg.enabled || shares_device_with_later(s, i))
+			continue;
+		open_slot(s, sl);
+		n += sl->wanted;
+	}
+	describe_kernel(s);
+	return n;
+}
+
+size_t sourceset_start(struct source_set *s, int notify_fd)
+{
+	size_t started = 0;
+
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct slot *sl = &s->slots[i];
+		struct reader_params p = {
+			.idx = (unsigned int)i,
+			.source = sl->cfg,
+			.opened = sl->opened,
+			.retry_initial_s = s->p.retry_delay,
+			.retry_max_s = s->p.retry_max,
+			.notify_fd = notify_fd,
+		};
+		int r;
+
+		if (!sl->wanted || sl->reader)
+			continue;
+		monitor_params_default(&p.monitor);
+		p.monitor.min_entropy = source_config_min_entropy(&sl->cfg);
+		p.monitor.sample_bits = sl->cfg.driver->sample_bits;
+		p.monitor.max_consecutive_failures = s->p.max_failures;
+		r = reader_start(&sl->reader, &p);
+		if (r < 0) {
+			log_err("%s: cannot start its reader: %s",
+				sl->cfg.driver->name, strerror(-r));
+			continue;
+		}
+		sl->opened = NULL; /* the reader's now */
+		sl->used = true;
+		log_info("%s: using it, credit %u/1024, health-test H %.2f",
+			 sl->cfg.driver->name, sourceset_credit(s, i),
+			 source_config_min_entropy(&sl->cfg));
+		started++;
+	}
+	return started;
+}
+
+static void add_stats(struct reader_stats *to, const struct reader_stats *x)
+{
+	to->state = x->state;
+	to->raw_bytes += x->raw_bytes;
+	to->blocks_passed += x->blocks_passed;
+	to->blocks_failed += x->blocks_failed;
+	for (int i = 0; i < 5; i++)
+		to->fips_failures[i] += x->fips_failures[i];
+	to->rct_failures += x->rct_failures;
+	to->apt_failures += x->apt_failures;
+	to->drct_failures += x->drct_failures;
+	to->errors += x->errors;
+	to->disables += x->disables;
+	memcpy(to->reason, x->reason, sizeof(to->reason));
+	memcpy(to->description, x->description, sizeof(to->description));
+}
+
+void sourceset_stats(const struct source_set *s, size_t i,
+		     struct reader_stats *out)
+{
+	const struct slot *sl = &s->slots[i];
+	struct reader_stats cur = { 0 };
+
+	*out = sl->base;
+	if (!sl->reader)
+		return;
+	reader_get_stats(sl->reader, &cur);
+	add_stats(out, &cur);
+}
+
+void sourceset_stop(struct source_set *s)
+{
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (sl->reader) {
+			sourceset_stats(s, i, &sl->base);
+			reader_stop(sl->reader);
+			sl->reader = NULL;
+		}
+		source_close(sl->opened);
+		sl->opened = NULL;
+		sl->wanted = false;
+	}
+	release_gate(s);
+}
+
+size_t sourceset_reload(struct source_set *s,
+			const struct rngfeed_config *fresh, int notify_fd)
+{
+	sourceset_stop(s);
+	s->p.retry_delay = fresh->retry_delay;
+	s->p.retry_max = fresh->retry_max;
+	s->p.max_failures = (unsigned int)fresh->max_failures;
+	/* The gate was handed back by the stop: a device's default is
+	 * looked up again, as the kernel sees the device now. */
+	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
+		s->slots[i].cfg = fresh->sources[i];
+		s->slots[i].device_credit = -1;
+	}
+	sourceset_open(s);
+	return sourceset_start(s, notify_fd);
+}
+
+void sourceset_free(struct source_set *s)
+{
+	if (!s)
+		return;
+	sourceset_stop(s);
+	free(s);
+}
+
+bool sourceset_take(struct source_set *s, uint8_t block[MONITOR_BLOCK_BYTES],
+		    unsigned int *idx, unsigned int *credit)
+{
+	for (size_t k = 0; k < s->n_slots; k++) {
+		size_t i = (s->next_take + k) % s->n_slots;
+
+		if (s->slots[i].reader && reader_take(s->slots[i].reader, block)) {
+			*idx = (unsigned int)i;
+			*credit = sourceset_credit(s, i);
+			s->next_take = (i + 1) % s->n_slots;
+			return true;
+		}
+	}
+	return false;
+}
+
+void sourceset_request(struct source_set *s, bool credited_only)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader &&
+		    (!credited_only || sourceset_credit(s, i) > 0))
+			reader_request_block(s->slots[i].reader);
+}
+
+void sourceset_discard(struct source_set *s)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader)
+			reader_discard(s->slots[i].reader);
+}
+
+bool sourceset_credit_coming(const struct source_set *s)
+{
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct reader_stats st;
+
+		if (!s->slots[i].reader || sourceset_credit(s, i) == 0)
+			continue;
+		sourceset_stats(s, i, &st);
+		if (st.state == READER_RUNNING || st.state == READER_STARTUP ||
+		    st.state == READER_OPENING)
+			return true;
+	}
+	return false;
+}
+
+bool sourceset_any_credit(const struct source_set *s)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader && sourceset_credit(s, i) > 0)
+			return true;
+	return false;
+}
+
+size_t sourceset_count(const struct source_set *s)
+{
+	return s->n_slots;
+}
+
+const struct source_config *sourceset_config(const struct source_set *s,
+					     size_t i)
+{
+	return &s->slots[i].cfg;
+}
+
+unsigned int sourceset_credit(const struct source_set *s, size_t i)
+{
+	const struct source_config *cfg = &s->slots[i].cfg;
+
+	/* Fixed when the slot was opened; a device default is not looked up
+	 * per block (nor after the gate zeroed rng_quality). */
+	return cfg->credit >= 0 ? (unsigned int)cfg->credit
+				: source_config_credit(cfg);
+}
+
+bool sourceset_used(const struct source_set *s, size_t i)
+{
+	return s->slots[i].used;
+}
+
+bool sourceset_running(const struct source_set *s, size_t i)
+{
+	return s->slots[i].reader != NULL;
+}
+
+const char *sourceset_kernel_credit(const struct source_set *s)
+{
+	return s->kernel_line;
+}
