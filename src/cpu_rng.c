@@ -37,13 +37,17 @@ __attribute__((target("rdseed"))) int cpu_rdseed64(uint64_t *v)
 	return 1;
 }
 
+/* This CPU's CPUID, through the pure cpu_id_has(). */
 static bool cpuid_has(enum cpu_insn insn)
 {
-	unsigned int a, b, c, d;
+	unsigned int max_leaf = __get_cpuid_max(0, NULL);
+	unsigned int a, b, c, d, leaf1_ecx = 0, leaf7_ebx = 0;
 
-	if (insn == CPU_RDRAND)
-		return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_RDRND);
-	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_RDSEED);
+	if (max_leaf >= 1 && __get_cpuid(1, &a, &b, &c, &d))
+		leaf1_ecx = c;
+	if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d))
+		leaf7_ebx = b;
+	return cpu_id_has(insn, max_leaf, leaf1_ecx, leaf7_ebx);
 }
 
 /*
@@ -104,20 +108,14 @@ static int trial_cached(enum cpu_insn insn)
 
 int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len)
 {
-	const char *name = insn == CPU_RDRAND ? "RDRAND" : "RDSEED";
-	if (cpuid_has(insn)) {
-		snprintf(why, why_len, "CPUID advertises %s", name);
-		return 0;
-	}
-	if (trial_cached(insn)) {
-		snprintf(why, why_len,
-			 "CPUID does not advertise %s (masked by a "
-			 "hypervisor?) but it executes and succeeds",
-			 name);
-		return 0;
-	}
-	snprintf(why, why_len, "this CPU does not support %s", name);
-	return -ENOTSUP;
+	return cpu_insn_decide(insn, cpuid_has(insn), false, trial_cached, why,
+			       why_len);
+}
+
+int cpu_insn_probe_forced(enum cpu_insn insn, char *why, size_t why_len)
+{
+	return cpu_insn_decide(insn, cpuid_has(insn), true, trial_cached, why,
+			       why_len);
 }
 
 #else
@@ -145,7 +143,57 @@ int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len)
 	return -ENOTSUP;
 }
 
+int cpu_insn_probe_forced(enum cpu_insn insn, char *why, size_t why_len)
+{
+	return cpu_insn_probe(insn, why, why_len);
+}
+
 #endif
+
+bool cpu_id_has(enum cpu_insn insn, unsigned int max_leaf,
+		uint32_t leaf1_ecx, uint32_t leaf7_ebx)
+{
+	if (insn == CPU_RDRAND)
+		return max_leaf >= 1 && (leaf1_ecx & (1u << 30));
+	return max_leaf >= 7 && (leaf7_ebx & (1u << 18));
+}
+
+/* Why CPUID may hide an instruction, for the messages below. */
+#define CPUID_HIDES_WHY \
+	"the kernel clears it on CPUs with a known erratum, e.g. AMD's " \
+	"RDSEED32 bug, see dmesg; a hypervisor may hide it too"
+
+int cpu_insn_decide(enum cpu_insn insn, bool cpuid, bool force,
+		    cpu_trial_fn trial, char *why, size_t why_len)
+{
+	const char *name = insn == CPU_RDRAND ? "RDRAND" : "RDSEED";
+	const char *opt = insn == CPU_RDRAND ? "rdrand" : "rdseed";
+
+	if (cpuid) {
+		snprintf(why, why_len, "CPUID advertises %s", name);
+		return 0;
+	}
+	if (!force) {
+		snprintf(why, why_len,
+			 "the CPU and kernel report no %s (CPUID bit clear: "
+			 CPUID_HIDES_WHY "); -O %s:force=yes uses it anyway "
+			 "if it executes",
+			 name, opt);
+		return -ENOTSUP;
+	}
+	if (!trial || trial(insn) != 1) {
+		snprintf(why, why_len,
+			 "the CPU and kernel report no %s (CPUID bit clear) "
+			 "and it does not execute here, even with force=yes",
+			 name);
+		return -ENOTSUP;
+	}
+	snprintf(why, why_len,
+		 "%s used against CPUID because of force=yes: CPUID reports "
+		 "none (" CPUID_HIDES_WHY "), but it executes",
+		 name);
+	return 1;
+}
 
 bool cpu_word_is_fault(const struct cpu_rng *c, uint64_t w)
 {

@@ -75,3 +75,54 @@ int hwrandom_select(const char *sysfs_dir, const char *name)
 	close(fd);
 	return r;
 }
+
+int hwrandom_quality(const char *sysfs_dir)
+{
+	char path[512], text[32];
+	long long q;
+	ssize_t n;
+	int r;
+
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_quality");
+	if (r < 0)
+		return r;
+	n = read_text_file(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	if (parse_ll(text, 0, HWRANDOM_QUALITY_MAX, &q) < 0)
+		return -EINVAL;
+	return (int)q;
+}
+
+unsigned int hwrandom_device_credit(const char *name, int quality,
+				    const struct hwrandom_credit_rule *rule)
+{
+	unsigned int credit = rule->fallback;
+
+	/* The kernel's TPM hw_random device answers with TPM2_GetRandom:
+	 * whatever quality the kernel gives it, it is a DRBG's output. */
+	if (name && strncmp(name, "tpm-rng", 7) == 0)
+		credit = rule->tpm;
+	else if (quality > 0 && quality <= (int)HWRANDOM_QUALITY_MAX)
+		credit = (unsigned int)quality;
+	return credit < rule->cap ? credit : rule->cap;
+}
+
+unsigned int hwrandom_device_credit_sysfs(const char *sysfs_dir,
+					  const char *name,
+					  const struct hwrandom_credit_rule *rule)
+{
+	char current[HWRANDOM_NAME_LEN];
+	int quality = -1;
+
+	if (hwrandom_current(sysfs_dir, current, sizeof(current)) < 0)
+		current[0] = '\0';
+	if (!name)
+		name = current[0] ? current : NULL;
+	if (name && strcmp(name, current) == 0) {
+		quality = hwrandom_quality(sysfs_dir);
+		if (quality < 0)
+			quality = -1;
+	}
+	return hwrandom_device_credit(name, quality, rule);
+}

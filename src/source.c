@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
 #include "rngfeed/util.h"
+
+/*
+ * log2 of the alpha of the health tests' permanent cutoffs, as
+ * monitor_params_default() sets it (a check_source test keeps the two
+ * equal; source.c stays free of the monitor's code).
+ */
+#define PERMANENT_ALPHA_LOG2 (-60.0)
 
 size_t source_driver_count(void)
 {
@@ -51,7 +60,49 @@ void source_config_init(struct source_config *cfg,
 		.driver = drv,
 		.enabled = true,
 		.credit = -1,
+		.hw_quality = -1,
 	};
+}
+
+double source_min_entropy_floor(unsigned int sample_bits)
+{
+	unsigned int window = sample_bits == 1 ? MONITOR_APT_WINDOW_BINARY
+					       : MONITOR_APT_WINDOW;
+
+	/* The APT fails at cutoff C <= W only if a window of W equal
+	 * samples, probability 2^(-H*W), is at most alpha: H*W >= 60. */
+	return -PERMANENT_ALPHA_LOG2 / window;
+}
+
+int source_check_bool(const char *key, const char *value, char *err,
+		      size_t err_len)
+{
+	if (parse_bool(value) >= 0)
+		return 0;
+	snprintf(err, err_len, "%s must be yes or no, not '%s'", key, value);
+	return -EINVAL;
+}
+
+int source_check_uint(const char *key, const char *value, long long min,
+		      long long max, char *err, size_t err_len)
+{
+	long long n;
+
+	if (parse_ll(value, min, max, &n) == 0)
+		return 0;
+	snprintf(err, err_len, "%s must be an integer from %lld to %lld, not '%s'",
+		 key, min, max, value);
+	return -EINVAL;
+}
+
+int source_check_abs_path(const char *key, const char *value, char *err,
+			  size_t err_len)
+{
+	if (value[0] == '/')
+		return 0;
+	snprintf(err, err_len, "%s must be an absolute path, not '%s'", key,
+		 value);
+	return -EINVAL;
 }
 
 static bool driver_has_key(const struct source_driver *drv, const char *key)
@@ -85,15 +136,21 @@ int source_config_set(struct source_config *cfg, const char *key,
 	if (strcmp(key, "min-entropy") == 0) {
 		char *end;
 		double h;
+		double floor_h = source_min_entropy_floor(drv->sample_bits);
 
 		errno = 0;
 		h = strtod(value, &end);
-		if (!*value || *end || errno || !(h > 0) ||
+		if (!*value || *end || errno || !(h >= floor_h) ||
 		    h > drv->sample_bits) {
 			snprintf(err, err_len,
-				 "%s: min-entropy must be above 0 and at most "
-				 "%u (bits per sample), not '%s'",
-				 drv->name, drv->sample_bits, value);
+				 "%s: min-entropy must be from %.10g to %u "
+				 "(bits per sample; below %.10g the adaptive "
+				 "proportion test cannot fail within its "
+				 "%u-sample window), not '%s'",
+				 drv->name, floor_h, drv->sample_bits, floor_h,
+				 drv->sample_bits == 1 ? MONITOR_APT_WINDOW_BINARY
+						       : MONITOR_APT_WINDOW,
+				 value);
 			return -EINVAL;
 		}
 		cfg->min_entropy = h;
@@ -126,6 +183,16 @@ int source_config_set(struct source_config *cfg, const char *key,
 			 key, value[0] ? "too long" : "empty");
 		return -EINVAL;
 	}
+	if (strcmp(key, "device") != 0 && drv->check_option) {
+		char msg[SOURCE_WHY_LEN] = "";
+
+		r = drv->check_option(key, value, msg, sizeof(msg));
+		if (r < 0) {
+			snprintf(err, err_len, "%s: %s", drv->name,
+				 msg[0] ? msg : "bad value");
+			return -EINVAL;
+		}
+	}
 	if (strcmp(key, "device") == 0 &&
 	    source_path_is_kernel_output(value) == 1) {
 		snprintf(err, err_len, "%s: refusing %s: %s", drv->name, value,
@@ -157,12 +224,64 @@ const char *source_config_get(const struct source_config *cfg,
 	return NULL;
 }
 
+unsigned int source_credit_cap(const struct source_config *cfg)
+{
+	double h = source_config_min_entropy(cfg);
+	unsigned int bits = cfg->driver->sample_bits ? cfg->driver->sample_bits
+						     : 8;
+	/* H typed in decimal is inexact in binary: a product within 1e-9
+	 * below an integer is that integer (6.25 * 128 is 800, not 799). */
+	double cap = floor(SOURCE_CREDIT_MAX * h / bits + 1e-9);
+
+	if (!(cap > 0))
+		return 0;
+	return cap >= SOURCE_CREDIT_MAX ? SOURCE_CREDIT_MAX : (unsigned int)cap;
+}
+
 unsigned int source_config_credit(const struct source_config *cfg)
 {
+	unsigned int credit, cap = source_credit_cap(cfg);
+
 	if (cfg->credit >= 0)
-		return (unsigned int)cfg->credit;
-	return cfg->driver->device_credit ? cfg->driver->device_credit(cfg)
-					  : cfg->driver->default_credit;
+		credit = (unsigned int)cfg->credit;
+	else if (cfg->driver->device_credit)
+		credit = cfg->driver->device_credit(cfg);
+	else
+		credit = cfg->driver->default_credit;
+	/* Defence in depth: source_config_validate() refuses a user credit
+	 * above the cap, and no default may exceed it either. */
+	return credit < cap ? credit : cap;
+}
+
+int source_config_validate(const struct source_config *cfg, char *err,
+			   size_t err_len)
+{
+	const struct source_driver *drv = cfg->driver;
+	unsigned int cap = source_credit_cap(cfg);
+
+	if (cfg->credit < 0 || (unsigned int)cfg->credit <= cap)
+		return 0;
+	/* The smallest H whose cap reaches the credit: credit * bits / 1024
+	 * has at most 10 binary places, so %.10g prints it exactly. */
+	snprintf(err, err_len,
+		 "%s: credit %d is above %u, the most its health tests' "
+		 "min-entropy %g (bits per %u-bit sample) allows; lower the "
+		 "credit, or raise min-entropy to at least %.10g, which makes "
+		 "the health tests stricter",
+		 drv->name, cfg->credit, cap, source_config_min_entropy(cfg),
+		 drv->sample_bits,
+		 (double)cfg->credit * drv->sample_bits / SOURCE_CREDIT_MAX);
+	return -EINVAL;
+}
+
+int source_config_warning(const struct source_config *cfg, char *buf,
+			  size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (!cfg->driver->config_warning)
+		return 0;
+	return cfg->driver->config_warning(cfg, buf, len) > 0 ? 1 : 0;
 }
 
 double source_config_min_entropy(const struct source_config *cfg)

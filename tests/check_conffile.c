@@ -161,6 +161,7 @@ START_TEST(test_good_file)
 		 "\tcredit\t= 0 # do not trust it\n"
 		 "[source file]\n"
 		 "device = %s\n"
+		 "min-entropy = 8\n"
 		 "credit=1024",
 		 device);
 	ck_assert_msg(load(text) == 0, "refused: %s", err);
@@ -618,6 +619,50 @@ static int parse(int argc, const char **args)
 	return config_parse_args(&cfg, argc, argv, err, sizeof(err));
 }
 
+/* A credit in the file above the cap its H allows is refused once the
+ * command line is parsed too, and a min-entropy given on either side
+ * settles it: the order of the two does not matter. */
+START_TEST(test_credit_cap_across_file_and_options)
+{
+	char f[600], f8[600];
+
+	/* write_file() returns its own buffer: copy each path at once. */
+	snprintf(f, sizeof(f), "%s",
+		 write_file("cap.conf", "[source hwrng]\ncredit = 1024\n"));
+	snprintf(f8, sizeof(f8), "%s",
+		 write_file("cap8.conf", "[source hwrng]\ncredit = 1024\n"
+					 "min-entropy = 8\n"));
+	{
+		const char *a[] = { "rngfeed", "-c", f };
+
+		ck_assert_int_eq(parse(3, a), -EINVAL);
+		ck_assert_msg(strstr(err, "768") && strstr(err, "at least 8,"),
+			      "err: %s", err);
+	}
+	{
+		const char *a[] = { "rngfeed", "-O", "hwrng:min-entropy=8", "-c",
+				    f };
+
+		ck_assert_msg(parse(5, a) == 0, "%s", err);
+		ck_assert_uint_eq(source_config_credit(config_source(&cfg, "hwrng")),
+				  1024);
+	}
+	{
+		const char *a[] = { "rngfeed", "-c", f8 };
+
+		ck_assert_msg(parse(3, a) == 0, "%s", err);
+	}
+	{
+		/* The command line lowers H again: refused. */
+		const char *a[] = { "rngfeed", "-c", f8, "-O",
+				    "hwrng:min-entropy=7" };
+
+		ck_assert_int_eq(parse(5, a), -EINVAL);
+		ck_assert_msg(strstr(err, "896"), "err: %s", err);
+	}
+}
+END_TEST
+
 START_TEST(test_command_line_overrides)
 {
 	const char *file = write_file("override.conf",
@@ -740,6 +785,7 @@ static Suite *conffile_suite(void)
 	tc = tcase_create("config_set and the command line");
 	tcase_add_test(tc, test_config_set);
 	tcase_add_test(tc, test_command_line_overrides);
+	tcase_add_test(tc, test_credit_cap_across_file_and_options);
 	tcase_add_test(tc, test_missing_named_file);
 	tcase_add_test(tc, test_missing_default_file);
 	suite_add_tcase(s, tc);

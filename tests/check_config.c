@@ -222,17 +222,62 @@ END_TEST
 
 START_TEST(test_min_entropy)
 {
+	/* 0.001 and 1e-300 were accepted, and the reader never started:
+	 * below 60/512 the health tests cannot fail (source.h). */
 	static const char *const bad[] = { "0", "9", "nan", "inf", "-1",
-					   "abc", "", "8.5", "4x" };
+					   "abc", "", "8.5", "4x", "0.001",
+					   "1e-300", "0.117" };
 	char culprit[64], opt[64];
 
 	BAD("--min-entropy", "--min-entropy", "4");
+	parse_ok("--check", "--min-entropy", "0.1171875", NULL);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(culprit, sizeof(culprit), "'%s'", bad[i]);
 		BAD(culprit, "--check", "--min-entropy", bad[i]);
 		snprintf(opt, sizeof(opt), "check:h=%s", bad[i]);
 		BAD(culprit, "--check", "-O", opt);
 	}
+}
+END_TEST
+
+/* Driver option values are checked when parsed: one line, and the
+ * caller exits 2 ("-O rdrand:tries=abc --list" exited 0). */
+START_TEST(test_bad_driver_option_values)
+{
+	BAD("'abc'", "-O", "rdrand:tries=abc", "--list");
+	BAD("tries", "-O", "rdseed:tries=0", "--list");
+	BAD("'maybe'", "-O", "virtio:select=maybe");
+	BAD("select", "-O", "virtio:select=2");
+	BAD("'sometimes'", "-O", "rdseed:force=sometimes");
+	BAD("timeout-ms", "-O", "tpm:timeout-ms=-5");
+	BAD("sysfs", "-O", "virtio:sysfs=relative");
+	BAD("from 0.1171875", "-O", "hwrng:min-entropy=0.001");
+	BAD("'1e-300'", "-O", "rdrand:min-entropy=1e-300");
+	parse_ok("-O", "rdrand:tries=5", "-O", "virtio:select=yes", "-O",
+		 "rdseed:force=no", "-O", "tpm:timeout-ms=100", NULL);
+}
+END_TEST
+
+/* A credit above what the source's H allows is refused once every option
+ * is parsed, whichever comes first; hwrng's H of 6 allows 768. */
+START_TEST(test_credit_cap)
+{
+	BAD("at least 8,", "-O", "hwrng:credit=1024");
+	BAD("768", "-O", "hwrng:credit=769", "--list");
+	BAD("at least 8,", "-O", "hwrng:min-entropy=6", "-O",
+	    "hwrng:credit=1024");
+	BAD("at least 6.25,", "-O", "rdseed:min-entropy=4", "-O",
+	    "rdseed:credit=800");
+	parse_ok("-O", "hwrng:credit=1024", "-O", "hwrng:min-entropy=8", NULL);
+	ck_assert_uint_eq(source_config_credit(src("hwrng")), 1024);
+	parse_ok("-O", "hwrng:min-entropy=8", "-O", "hwrng:credit=1024", NULL);
+	ck_assert_uint_eq(source_config_credit(src("hwrng")), 1024);
+	parse_ok("-O", "hwrng:credit=768", NULL);
+	/* A disabled source is checked too: its config is still wrong. */
+	BAD("file", "-n", "rdrand", "-O", "file:credit=1024");
+	/* The default follows a lower H without complaint. */
+	parse_ok("-O", "rdseed:min-entropy=4", NULL);
+	ck_assert_uint_eq(source_config_credit(src("rdseed")), 512);
 }
 END_TEST
 
@@ -516,6 +561,8 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_bad_bytes);
 	tcase_add_test(tc, test_raw_needs_one_source);
 	tcase_add_test(tc, test_min_entropy);
+	tcase_add_test(tc, test_bad_driver_option_values);
+	tcase_add_test(tc, test_credit_cap);
 	tcase_add_test(tc, test_loopback_refused);
 	tcase_add_test(tc, test_mode_conflicts);
 	tcase_add_test(tc, test_stray_arguments);

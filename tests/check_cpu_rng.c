@@ -323,9 +323,10 @@ static void sigill_marker(int sig)
 }
 
 /*
- * The probe's verdict must match CPUID, and when CPUID hides the
- * instruction its reason must say whether the trial found it working.
- * The probe must also leave the SIGILL handler as it found it.
+ * The probe's verdict must match CPUID: an instruction CPUID hides is
+ * unavailable, even when it would execute (the kernel hides RDSEED on
+ * CPUs with an erratum).  The probe must leave the SIGILL handler as it
+ * found it.
  */
 static int probe_checked(enum cpu_insn insn, char *why, size_t why_len)
 {
@@ -339,17 +340,13 @@ static int probe_checked(enum cpu_insn insn, char *why, size_t why_len)
 	ck_assert_msg(now.sa_handler == sigill_marker,
 		      "the probe did not restore the SIGILL handler");
 	signal(SIGILL, SIG_DFL);
-	ck_assert_msg(r == 0 || r == -ENOTSUP, "probe returned %d", r);
 	ck_assert_msg(why[0], "probe gave no reason");
 	if (cpuid_advertises(insn)) {
 		ck_assert_int_eq(r, 0);
 		ck_assert_msg(strstr(why, "CPUID advertises"), "why: %s", why);
-	} else if (r == 0) {
-		ck_assert_msg(strstr(why, "does not advertise") &&
-				      strstr(why, "executes"),
-			      "why: %s", why);
 	} else {
-		ck_assert_msg(strstr(why, "not support") ||
+		ck_assert_int_eq(r, -ENOTSUP);
+		ck_assert_msg(strstr(why, "report no") ||
 				      strstr(why, "only on x86"),
 			      "why: %s", why);
 	}
@@ -371,29 +368,148 @@ START_TEST(test_probe_rdrand)
 }
 END_TEST
 
+/*
+ * Here the kernel hid RDSEED ("RDSEED32 is broken. Disabling the
+ * corresponding CPUID bit."): the probe must follow CPUID and name the
+ * likely reason (it used to run RDSEED anyway, at full credit, and blame
+ * a hypervisor).
+ */
 START_TEST(test_probe_rdseed)
 {
-	char why[256] = "";
+	char why[512] = "";
 	int r = probe_checked(CPU_RDSEED, why, sizeof(why));
 
-	/* Here the hypervisor masks RDSEED in CPUID but it executes; on a
-	 * machine where it really is absent the probe must say so, not die
-	 * of SIGILL (Check would report the signal as an error). */
 	printf("rdseed probe (%d): %s\n", r, why);
 	fflush(stdout);
-	if (!cpuid_advertises(CPU_RDSEED) && r == 0)
-		ck_assert(strstr(why, "masked") || strstr(why, "hypervisor"));
+	if (!cpuid_advertises(CPU_RDSEED)) {
+		ck_assert_int_eq(r, -ENOTSUP);
+		ck_assert_msg(strstr(why, "erratum") && strstr(why, "dmesg") &&
+				      strstr(why, "force=yes"),
+			      "why: %s", why);
+	}
 }
 END_TEST
 
 START_TEST(test_probe_repeatable)
 {
-	char a[256] = "", b[256] = "";
+	char a[512] = "", b[512] = "";
 
 	/* Probing twice gives the same verdict and reason. */
 	ck_assert_int_eq(cpu_insn_probe(CPU_RDSEED, a, sizeof(a)),
 			 cpu_insn_probe(CPU_RDSEED, b, sizeof(b)));
 	ck_assert_str_eq(a, b);
+}
+END_TEST
+
+/* ---- the decision, with injected CPUID bits and trials ------------------------- */
+
+/* The CPUID bit positions (Intel SDM vol. 2A, CPUID): RDRAND leaf 1 ECX
+ * bit 30, RDSEED leaf 7.0 EBX bit 18, the latter only if leaf 7 exists. */
+START_TEST(test_cpu_id_bits)
+{
+	ck_assert(cpu_id_has(CPU_RDRAND, 1, 1u << 30, 0));
+	ck_assert(!cpu_id_has(CPU_RDRAND, 1, ~(1u << 30), ~0u));
+	ck_assert(!cpu_id_has(CPU_RDRAND, 0, 1u << 30, 0));
+	ck_assert(cpu_id_has(CPU_RDSEED, 7, 0, 1u << 18));
+	ck_assert(!cpu_id_has(CPU_RDSEED, 7, ~0u, ~(1u << 18)));
+	ck_assert(!cpu_id_has(CPU_RDSEED, 6, 0, 1u << 18));
+	ck_assert(cpu_id_has(CPU_RDSEED, 0x20, 0, 1u << 18));
+}
+END_TEST
+
+static int trials;
+static int trial_executes(enum cpu_insn insn)
+{
+	(void)insn;
+	trials++;
+	return 1;
+}
+static int trial_sigill(enum cpu_insn insn)
+{
+	(void)insn;
+	trials++;
+	return 0;
+}
+
+START_TEST(test_decide)
+{
+	char why[512];
+
+	/* CPUID advertises it: used, never tried, force or not. */
+	for (int force = 0; force < 2; force++) {
+		trials = 0;
+		ck_assert_int_eq(cpu_insn_decide(CPU_RDSEED, true, force,
+						 trial_executes, why,
+						 sizeof(why)), 0);
+		ck_assert_int_eq(trials, 0);
+		ck_assert_ptr_nonnull(strstr(why, "CPUID advertises RDSEED"));
+	}
+	/* CPUID hides it: unavailable, even though it would execute; the
+	 * instruction is not even tried. */
+	trials = 0;
+	ck_assert_int_eq(cpu_insn_decide(CPU_RDSEED, false, false,
+					 trial_executes, why, sizeof(why)),
+			 -ENOTSUP);
+	ck_assert_int_eq(trials, 0);
+	ck_assert_msg(strstr(why, "report no RDSEED") &&
+			      strstr(why, "erratum") &&
+			      strstr(why, "rdseed:force=yes") &&
+			      !strstr(why, "masked"),
+		      "why: %s", why);
+	/* force=yes: used if it executes, with a warning naming why CPUID
+	 * hides it. */
+	ck_assert_int_eq(cpu_insn_decide(CPU_RDSEED, false, true,
+					 trial_executes, why, sizeof(why)),
+			 1);
+	ck_assert_int_eq(trials, 1);
+	ck_assert_msg(strstr(why, "force=yes") && strstr(why, "erratum") &&
+			      strstr(why, "executes"),
+		      "why: %s", why);
+	/* force=yes on a CPU where it does not execute: unavailable. */
+	ck_assert_int_eq(cpu_insn_decide(CPU_RDRAND, false, true,
+					 trial_sigill, why, sizeof(why)),
+			 -ENOTSUP);
+	ck_assert_int_eq(trials, 2);
+	ck_assert_msg(strstr(why, "RDRAND") && strstr(why, "does not execute"),
+		      "why: %s", why);
+}
+END_TEST
+
+/* The rdseed driver: force=yes warns at start-up only when the
+ * instruction runs against CPUID. */
+START_TEST(test_rdseed_force_option)
+{
+	struct source_config cfg;
+	char why[SOURCE_WHY_LEN] = "", err[256] = "", warn[SOURCE_WHY_LEN];
+	int r, r_forced;
+
+	source_config_init(&cfg, source_driver_find("rdseed"));
+	r = cfg.driver->probe(&cfg, why, sizeof(why));
+	ck_assert_int_eq(source_config_warning(&cfg, warn, sizeof(warn)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "force", "yes", err,
+					   sizeof(err)), 0);
+	r_forced = cfg.driver->probe(&cfg, why, sizeof(why));
+	printf("rdseed force=yes probe (%d): %s\n", r_forced, why);
+	fflush(stdout);
+	if (cpuid_advertises(CPU_RDSEED)) {
+		ck_assert_int_eq(r, 0);
+		ck_assert_int_eq(r_forced, 0);
+		ck_assert_int_eq(source_config_warning(&cfg, warn, sizeof(warn)),
+				 0);
+		return;
+	}
+	ck_assert_int_eq(r, -ENOTSUP);
+	if (r_forced == 0) {
+		ck_assert_int_eq(source_config_warning(&cfg, warn, sizeof(warn)),
+				 1);
+		ck_assert_msg(strstr(warn, "force=yes") &&
+				      strstr(warn, "erratum"),
+			      "warning: %s", warn);
+	} else {
+		ck_assert_int_eq(r_forced, -ENOTSUP);
+		ck_assert_int_eq(source_config_warning(&cfg, warn, sizeof(warn)),
+				 0);
+	}
 }
 END_TEST
 
@@ -462,7 +578,9 @@ START_TEST(test_real_rdseed)
 }
 END_TEST
 
-/* A bad "tries" option is refused at open, with a reason naming it. */
+/* A bad "tries" option is refused when it is set (it used to pass until
+ * open: "-O rdrand:tries=abc --list" exited 0), and at open too, should
+ * one get past the config. */
 START_TEST(test_bad_tries)
 {
 	static const char *const bad[] = { "0", "-1", "abc", "1000001" };
@@ -477,7 +595,13 @@ START_TEST(test_bad_tries)
 			source_config_init(&cfg, source_driver_find(drivers[d]));
 			ck_assert_int_eq(source_config_set(&cfg, "tries", bad[i],
 							   err, sizeof(err)),
-					 0);
+					 -EINVAL);
+			ck_assert_msg(strstr(err, "tries") && strstr(err, bad[i]),
+				      "err: %s", err);
+			/* Past the config check (a test's own write). */
+			strcpy(cfg.options[0].key, "tries");
+			strcpy(cfg.options[0].value, bad[i]);
+			cfg.n_options = 1;
 			ck_assert_int_eq(source_open(&s, &cfg, why, sizeof(why)),
 					 -EINVAL);
 			ck_assert_ptr_null(s);
@@ -510,6 +634,9 @@ static Suite *cpu_rng_suite(void)
 	tcase_add_test(tc, test_probe_rdrand);
 	tcase_add_test(tc, test_probe_rdseed);
 	tcase_add_test(tc, test_probe_repeatable);
+	tcase_add_test(tc, test_cpu_id_bits);
+	tcase_add_test(tc, test_decide);
+	tcase_add_test(tc, test_rdseed_force_option);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("drivers");

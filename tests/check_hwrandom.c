@@ -242,6 +242,83 @@ START_TEST(virtio_open_refuses_without_select)
 }
 END_TEST
 
+/* ---- rng_quality and the device credit ------------------------------------- */
+
+START_TEST(quality_parsed)
+{
+	put("rng_quality", "1024\n");
+	ck_assert_int_eq(hwrandom_quality(dir), 1024);
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrandom_quality(dir), 0);
+	put("rng_quality", "1025\n");
+	ck_assert_int_eq(hwrandom_quality(dir), -EINVAL);
+	put("rng_quality", "-1\n");
+	ck_assert_int_eq(hwrandom_quality(dir), -EINVAL);
+	put("rng_quality", "high\n");
+	ck_assert_int_eq(hwrandom_quality(dir), -EINVAL);
+	put("rng_quality", "");
+	ck_assert_int_eq(hwrandom_quality(dir), -EINVAL);
+	/* Kernels before 5.18 have no rng_quality. */
+	ck_assert_int_eq(hwrandom_quality("/nonexistent"), -ENOENT);
+}
+END_TEST
+
+static const struct hwrandom_credit_rule rule = {
+	.fallback = 768, .tpm = 64, .cap = 768,
+};
+
+/* The pure rule: what the kernel knows, capped by H. */
+START_TEST(device_credit_rule)
+{
+	const struct hwrandom_credit_rule open_cap = { 700, 64, 1024 };
+
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 1024, &rule), 768);
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 1000, &rule), 768);
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 1000, &open_cap), 1000);
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 500, &rule), 500);
+	/* 0: the kernel credits nothing itself (5.18-6.1 default,
+	 * default_quality=0, or our gate): not a verdict on the device. */
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 0, &rule), 768);
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", 0, &open_cap), 700);
+	ck_assert_uint_eq(hwrandom_device_credit("virtio_rng.0", -1, &open_cap), 700);
+	ck_assert_uint_eq(hwrandom_device_credit(NULL, -1, &open_cap), 700);
+	/* A TPM is a DRBG whatever its quality. */
+	ck_assert_uint_eq(hwrandom_device_credit("tpm-rng-0", 1024, &rule), 64);
+	ck_assert_uint_eq(hwrandom_device_credit("tpm-rng-1", 0, &rule), 64);
+	/* Never above the cap, even for the TPM rule. */
+	{
+		const struct hwrandom_credit_rule low = { 768, 64, 10 };
+
+		ck_assert_uint_eq(hwrandom_device_credit("tpm-rng-0", -1, &low), 10);
+		ck_assert_uint_eq(hwrandom_device_credit("x", 1024, &low), 10);
+	}
+}
+END_TEST
+
+/* The sysfs variant: rng_quality counts only for the current device. */
+START_TEST(device_credit_sysfs)
+{
+	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
+	put("rng_current", "virtio_rng.0\n");
+	put("rng_quality", "500\n");
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, NULL, &rule), 500);
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, "virtio_rng.0", &rule),
+			  500);
+	/* Not current: its quality is not what rng_quality says. */
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, "other.0", &rule),
+			  768);
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, "tpm-rng-0", &rule),
+			  64);
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, NULL, &rule), 64);
+	put("rng_current", "none\n");
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs(dir, NULL, &rule), 768);
+	/* No sysfs at all: the driver's default. */
+	ck_assert_uint_eq(hwrandom_device_credit_sysfs("/nonexistent", NULL, &rule),
+			  768);
+}
+END_TEST
+
 static Suite *hwrandom_suite(void)
 {
 	Suite *s = suite_create("hwrandom");
@@ -261,6 +338,9 @@ static Suite *hwrandom_suite(void)
 	tcase_add_test(tc, virtio_current);
 	tcase_add_test(tc, virtio_select_and_restore);
 	tcase_add_test(tc, virtio_open_refuses_without_select);
+	tcase_add_test(tc, quality_parsed);
+	tcase_add_test(tc, device_credit_rule);
+	tcase_add_test(tc, device_credit_sysfs);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,6 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/sysmacros.h>
+
+#include "rngfeed/hwrandom.h"
+#include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
 
@@ -215,10 +219,11 @@ START_TEST(test_config_defaults)
 	ck_assert(c.enabled);
 	ck_assert_str_eq(source_config_device(&c), "/dev/hwrng");
 	ck_assert_ptr_null(source_config_get(&c, "device"));
-	/* Full credit for a device that is not the kernel's hw_random one
-	 * (that one may be a TPM here, credited as the tpm source). */
+	/* A character device that is not the kernel's hw_random one
+	 * (10:183) is credited as the file source: 0 unless credit= is
+	 * given (it was 1024). */
 	config_for(&c, "hwrng", "device", "/dev/null");
-	ck_assert_uint_eq(source_config_credit(&c), 1024);
+	ck_assert_uint_eq(source_config_credit(&c), 0);
 	ck_assert_ptr_nonnull(source_hwrng.device_credit);
 	config_for(&c, "hwrng", "credit", "512");
 	ck_assert_uint_eq(source_config_credit(&c), 512);
@@ -891,6 +896,330 @@ START_TEST(test_hwrng_missing_device)
 }
 END_TEST
 
+
+/* ---- the credit rule: credit <= 1024 * H / sample bits ---------------------------- */
+
+/* Every driver's default respects its own tests' H (issue 14, 3: hwrng
+ * defaulted to 1024 with H = 6 bits per byte, cap 768). */
+START_TEST(test_credit_defaults_within_cap)
+{
+	for (size_t i = 0; source_drivers[i]; i++) {
+		const struct source_driver *d = source_drivers[i];
+		struct source_config c;
+		unsigned int cap;
+
+		source_config_init(&c, d);
+		cap = source_credit_cap(&c);
+		ck_assert_msg(d->default_credit <= cap,
+			      "%s: default credit %u above its cap %u (H %g)",
+			      d->name, d->default_credit, cap, d->min_entropy);
+		ck_assert_uint_le(source_config_credit(&c), cap);
+		ck_assert_int_eq(source_config_validate(&c, (char[8]){ 0 }, 8),
+				 0);
+	}
+	ck_assert_uint_eq(source_hwrng.default_credit, 768);
+	ck_assert_uint_eq(source_virtio.default_credit, 768);
+	ck_assert(source_hwrng.min_entropy == source_virtio.min_entropy);
+}
+END_TEST
+
+START_TEST(test_credit_cap_formula)
+{
+	struct source_config c;
+
+	config_for(&c, "hwrng", NULL, NULL);
+	ck_assert_uint_eq(source_credit_cap(&c), 768);
+	config_for(&c, "rdseed", NULL, NULL);
+	ck_assert_uint_eq(source_credit_cap(&c), 1024);
+	config_for(&c, "rdseed", "min-entropy", "4.5");
+	ck_assert_uint_eq(source_credit_cap(&c), 576);
+	/* Decimal H inexact in binary still gives the exact cap. */
+	config_for(&c, "rdseed", "min-entropy", "6.25");
+	ck_assert_uint_eq(source_credit_cap(&c), 800);
+	config_for(&c, "rdseed", "min-entropy", "0.1171875");
+	ck_assert_uint_eq(source_credit_cap(&c), 15);
+	/* A default is capped by a lower H the user sets. */
+	config_for(&c, "rdseed", "min-entropy", "2");
+	ck_assert_uint_eq(source_config_credit(&c), 256);
+}
+END_TEST
+
+/* validate() that must refuse @cfg with a message naming each of @want. */
+static void expect_invalid(const struct source_config *cfg, const char *want1,
+			   const char *want2)
+{
+	char err[512] = "";
+
+	ck_assert_int_eq(source_config_validate(cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, want1) && strstr(err, want2),
+		      "message '%s' lacks '%s' or '%s'", err, want1, want2);
+	ck_assert_msg(!strchr(err, '\n'), "not one line: '%s'", err);
+}
+
+/* A user credit above the cap is refused, whatever the order of credit=
+ * and min-entropy=; the message says the cap and how to raise it. */
+START_TEST(test_credit_above_cap_refused)
+{
+	struct source_config c;
+	char err[512] = "";
+
+	config_for(&c, "hwrng", "credit", "1024");
+	expect_invalid(&c, "768", "min-entropy to at least 8,");
+	expect_invalid(&c, "stricter", "hwrng");
+	/* Defence in depth: even unvalidated it is never credited more. */
+	ck_assert_uint_eq(source_config_credit(&c), 768);
+	/* Raising H allows it, before or after credit=. */
+	ck_assert_int_eq(source_config_set(&c, "min-entropy", "8", err,
+					   sizeof(err)), 0);
+	ck_assert_int_eq(source_config_validate(&c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(source_config_credit(&c), 1024);
+	config_for(&c, "hwrng", "min-entropy", "8");
+	ck_assert_int_eq(source_config_set(&c, "credit", "1024", err,
+					   sizeof(err)), 0);
+	ck_assert_int_eq(source_config_validate(&c, err, sizeof(err)), 0);
+	/* The H it names is exact: 800 needs 6.25, and 6.25 is enough. */
+	config_for(&c, "rdseed", "min-entropy", "6");
+	ck_assert_int_eq(source_config_set(&c, "credit", "800", err,
+					   sizeof(err)), 0);
+	expect_invalid(&c, "at least 6.25,", "768");
+	ck_assert_int_eq(source_config_set(&c, "min-entropy", "6.25", err,
+					   sizeof(err)), 0);
+	ck_assert_int_eq(source_config_validate(&c, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&c, "credit", "801", err,
+					   sizeof(err)), 0);
+	expect_invalid(&c, "801", "at least 6.2578125,");
+	/* At or below the cap, and the default, are fine. */
+	config_for(&c, "hwrng", "credit", "768");
+	ck_assert_int_eq(source_config_validate(&c, err, sizeof(err)), 0);
+	config_for(&c, "file", "credit", "1024");
+	expect_invalid(&c, "file", "768");
+}
+END_TEST
+
+/* ---- min-entropy's floor: the health tests must be able to fail ------------------- */
+
+START_TEST(test_min_entropy_floor)
+{
+	static const char *const bad[] = { "0.001", "1e-300", "0.1171874",
+					   "4.9e-324", "0.1" };
+	struct monitor_params p;
+	struct source_config c;
+	char culprit[64];
+
+	ck_assert(source_min_entropy_floor(8) == 60.0 / MONITOR_APT_WINDOW);
+	ck_assert(source_min_entropy_floor(1) ==
+		  60.0 / MONITOR_APT_WINDOW_BINARY);
+	/* The floor follows the monitor's own parameters and cutoffs: at
+	 * it the permanent APT cutoff fits the window, below it not. */
+	monitor_params_default(&p);
+	ck_assert(p.permanent_alpha_log2 == -60.0);
+	for (unsigned int bits = 1; bits <= 8; bits += 7) {
+		unsigned int w = bits == 1 ? MONITOR_APT_WINDOW_BINARY
+					   : MONITOR_APT_WINDOW;
+		double h = source_min_entropy_floor(bits);
+		struct monitor *m = NULL;
+
+		ck_assert_uint_le(monitor_apt_cutoff(h, w, p.permanent_alpha_log2),
+				  w);
+		ck_assert_uint_gt(monitor_apt_cutoff(h * 0.999, w,
+						     p.permanent_alpha_log2),
+				  w);
+		p.sample_bits = bits;
+		p.min_entropy = h;
+		ck_assert_int_eq(monitor_new(&p, &m), 0);
+		monitor_free(m);
+	}
+	config_for(&c, "hwrng", "min-entropy", "0.1171875");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(culprit, sizeof(culprit), "'%s'", bad[i]);
+		expect_set_fails(&c, "min-entropy", bad[i], -EINVAL, culprit);
+		expect_set_fails(&c, "min-entropy", bad[i], -EINVAL,
+				 "from 0.1171875 to 8");
+	}
+	ck_assert(source_config_min_entropy(&c) == 0.1171875);
+}
+END_TEST
+
+/* ---- driver option values are checked at config time ------------------------------ */
+
+START_TEST(test_option_values_checked)
+{
+	static const struct {
+		const char *driver, *key, *value;
+	} bad[] = {
+		{ "rdrand", "tries", "abc" },   { "rdrand", "tries", "0" },
+		{ "rdseed", "tries", "1000001" }, { "rdseed", "force", "maybe" },
+		{ "rdrand", "force", "2" },     { "virtio", "select", "maybe" },
+		{ "virtio", "sysfs", "relative/dir" },
+		{ "hwrng", "sysfs", "sys" },    { "tpm", "timeout-ms", "0" },
+		{ "tpm", "timeout-ms", "5s" },
+	}, good[] = {
+		{ "rdrand", "tries", "20" },    { "rdseed", "force", "yes" },
+		{ "virtio", "select", "no" },   { "virtio", "sysfs", "/tmp" },
+		{ "hwrng", "sysfs", "/sys/class/misc/hw_random" },
+		{ "tpm", "timeout-ms", "600000" },
+	};
+	struct source_config c;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char culprit[64];
+
+		config_for(&c, bad[i].driver, NULL, NULL);
+		snprintf(culprit, sizeof(culprit), "'%s'", bad[i].value);
+		expect_set_fails(&c, bad[i].key, bad[i].value, -EINVAL, culprit);
+		expect_set_fails(&c, bad[i].key, bad[i].value, -EINVAL,
+				 bad[i].key);
+		expect_set_fails(&c, bad[i].key, bad[i].value, -EINVAL,
+				 bad[i].driver);
+		ck_assert_ptr_null(source_config_get(&c, bad[i].key));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		config_for(&c, good[i].driver, good[i].key, good[i].value);
+		ck_assert_str_eq(source_config_get(&c, good[i].key),
+				 good[i].value);
+	}
+	/* No driver option goes unchecked. */
+	for (size_t i = 0; source_drivers[i]; i++)
+		if (source_drivers[i]->option_keys &&
+		    source_drivers[i]->option_keys[0])
+			ck_assert_msg(source_drivers[i]->check_option,
+				      "%s has options but no check_option",
+				      source_drivers[i]->name);
+}
+END_TEST
+
+/* ---- one device, one credit ------------------------------------------------------- */
+
+/* A TPM on a unix: socket is a software TPM: 0 by default; the chip 64. */
+START_TEST(test_tpm_socket_credit)
+{
+	struct source_config c;
+
+	config_for(&c, "tpm", NULL, NULL);
+	ck_assert_uint_eq(source_config_credit(&c), 64);
+	config_for(&c, "tpm", "device", "unix:/run/swtpm.sock");
+	ck_assert_uint_eq(source_config_credit(&c), 0);
+	ck_assert_int_eq(source_config_set(&c, "credit", "32", (char[64]){ 0 },
+					   64), 0);
+	ck_assert_uint_eq(source_config_credit(&c), 32);
+}
+END_TEST
+
+/* hwrng on a character device that is not 10:183: the file source's
+ * treatment, said in --list (the probe) and at start-up (the warning). */
+START_TEST(test_hwrng_other_device_credit_0)
+{
+	static const char *const devs[] = { "/dev/zero", "/dev/null",
+					    "/nonexistent/hwrng0" };
+	struct source_config c;
+	char why[SOURCE_WHY_LEN], warn[SOURCE_WHY_LEN];
+
+	for (size_t i = 0; i < 3; i++) {
+		config_for(&c, "hwrng", "device", devs[i]);
+		ck_assert_uint_eq(source_config_credit(&c), 0);
+		ck_assert_int_eq(source_config_warning(&c, warn, sizeof(warn)), 1);
+		ck_assert_msg(strstr(warn, "not the kernel's hw_random device") &&
+				      strstr(warn, "credit="),
+			      "warning '%s'", warn);
+	}
+	config_for(&c, "hwrng", "device", "/dev/zero");
+	ck_assert_int_eq(c.driver->probe(&c, why, sizeof(why)), 0);
+	ck_assert_msg(strstr(why, "not the kernel's hw_random device") &&
+			      strstr(why, "credited 0 unless credit="),
+		      "probe why '%s'", why);
+	/* An explicit credit is the user's call: honoured, no warning. */
+	ck_assert_int_eq(source_config_set(&c, "credit", "100", why,
+					   sizeof(why)), 0);
+	ck_assert_uint_eq(source_config_credit(&c), 100);
+	ck_assert_int_eq(source_config_warning(&c, warn, sizeof(warn)), 0);
+	ck_assert_str_eq(warn, "");
+}
+END_TEST
+
+/* A fixture hw_random sysfs directory with @current and its quality. */
+static void fake_sysfs(const char *current, const char *quality)
+{
+	char p[128];
+
+	write_file(tmp_path(p, sizeof(p), "rng_available"), current,
+		   strlen(current));
+	write_file(tmp_path(p, sizeof(p), "rng_current"), current,
+		   strlen(current));
+	if (quality)
+		write_file(tmp_path(p, sizeof(p), "rng_quality"), quality,
+			   strlen(quality));
+}
+
+static bool have_real_hwrng(void)
+{
+	struct stat st;
+
+	if (stat("/dev/hwrng", &st) == 0 && S_ISCHR(st.st_mode) &&
+	    major(st.st_rdev) == 10 && minor(st.st_rdev) == 183)
+		return true;
+	printf("SKIP: no /dev/hwrng (10:183) here: the credit of the real "
+	       "device path is not tested\n");
+	fflush(stdout);
+	return false;
+}
+
+/* hwrng and virtio on the same device: the same credit, from the kernel's
+ * rng_quality capped by H (it was 1024 through hwrng, 1000 through
+ * virtio, for virtio_rng.0). */
+START_TEST(test_one_device_one_credit)
+{
+	static const struct {
+		const char *current, *quality;
+		unsigned int credit;
+	} cases[] = {
+		{ "virtio_rng.0\n", "1024\n", 768 }, /* capped by H = 6 */
+		{ "virtio_rng.0\n", "1000\n", 768 },
+		{ "virtio_rng.0\n", "500\n", 500 },  /* the kernel knows less */
+		{ "virtio_rng.0\n", "0\n", 768 },    /* gated, or not crediting */
+		{ "virtio_rng.0\n", NULL, 768 },     /* before 5.18 */
+		{ "tpm-rng-0\n", "1024\n", 64 },     /* a TPM: the tpm source's */
+	};
+	char err[256];
+
+	if (!have_real_hwrng())
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct source_config hw, vi;
+
+		fake_sysfs(cases[i].current, cases[i].quality);
+		if (!cases[i].quality) {
+			char p[128];
+
+			unlink(tmp_path(p, sizeof(p), "rng_quality"));
+		}
+		config_for(&hw, "hwrng", "sysfs", tmpdir);
+		ck_assert_uint_eq(source_config_credit(&hw), cases[i].credit);
+		if (strncmp(cases[i].current, "virtio", 6) != 0)
+			continue;
+		config_for(&vi, "virtio", "sysfs", tmpdir);
+		ck_assert_uint_eq(source_config_credit(&vi), cases[i].credit);
+		/* Both follow a min-entropy the user raises. */
+		ck_assert_int_eq(source_config_set(&hw, "min-entropy", "8", err,
+						   sizeof(err)), 0);
+		ck_assert_int_eq(source_config_set(&vi, "min-entropy", "8", err,
+						   sizeof(err)), 0);
+		ck_assert_uint_eq(source_config_credit(&hw),
+				  source_config_credit(&vi));
+	}
+	/* The quality the gate found before it set rng_quality to 0. */
+	{
+		struct source_config hw;
+
+		fake_sysfs("virtio_rng.0\n", "0\n");
+		config_for(&hw, "hwrng", "sysfs", tmpdir);
+		hw.hw_quality = 300;
+		ck_assert_uint_eq(source_config_credit(&hw), 300);
+		hw.hw_quality = 1024;
+		ck_assert_uint_eq(source_config_credit(&hw), 768);
+	}
+}
+END_TEST
+
 static Suite *source_suite(void)
 {
 	Suite *s = suite_create("source");
@@ -945,6 +1274,18 @@ static Suite *source_suite(void)
 
 	tc = tcase_create("hwrng");
 	tcase_add_test(tc, test_hwrng_missing_device);
+	tcase_add_test(tc, test_hwrng_other_device_credit_0);
+	tcase_add_test(tc, test_tpm_socket_credit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("credit");
+	tcase_add_unchecked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(tc, test_credit_defaults_within_cap);
+	tcase_add_test(tc, test_credit_cap_formula);
+	tcase_add_test(tc, test_credit_above_cap_refused);
+	tcase_add_test(tc, test_min_entropy_floor);
+	tcase_add_test(tc, test_option_values_checked);
+	tcase_add_test(tc, test_one_device_one_credit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,13 +14,43 @@
 enum cpu_insn { CPU_RDRAND, CPU_RDSEED };
 
 /*
- * Is the instruction usable?  0 yes (@why may say how it was found),
- * -ENOTSUP with a reason in @why.  CPUID decides when it advertises the
- * instruction; when it does not (hypervisors may mask the bit while the
- * instruction still works), one trial execution guarded against SIGILL
- * decides, so an absent instruction never kills the process.
+ * Is the instruction usable?  CPUID decides, as it does for the kernel
+ * and rngd: the kernel clears the CPUID bit (through an MSR, so user space
+ * sees it too) on CPUs with a known erratum, e.g. AMD's "RDSEED32 is
+ * broken" (dmesg), and a hypervisor clears it for a reason too.  So an
+ * instruction CPUID does not advertise is unavailable, even when it
+ * executes.  0 yes (@why says so), -ENOTSUP with the reason in @why.
  */
 int cpu_insn_probe(enum cpu_insn insn, char *why, size_t why_len);
+
+/*
+ * The same with force=yes: an instruction CPUID does not advertise is
+ * tried (guarded against SIGILL, once per process) and used if it
+ * executes and succeeds; then it returns 1 and @why is the warning to
+ * show, naming why CPUID hides it.  0 when CPUID advertises it, -ENOTSUP
+ * when it does not execute.
+ */
+int cpu_insn_probe_forced(enum cpu_insn insn, char *why, size_t why_len);
+
+/*
+ * The decision itself, with what the CPU says injected (tests):
+ * @cpuid_has: CPUID advertises the instruction; @force: force=yes;
+ * @trial: runs the instruction, 1 if it executed and succeeded (called
+ * only when CPUID hides it and @force is set).  Returns as
+ * cpu_insn_probe_forced() (or cpu_insn_probe() when !@force).
+ */
+typedef int (*cpu_trial_fn)(enum cpu_insn insn);
+int cpu_insn_decide(enum cpu_insn insn, bool cpuid_has, bool force,
+		    cpu_trial_fn trial, char *why, size_t why_len);
+
+/*
+ * The CPUID bits, from the registers of leaf 1 (ECX) and leaf 7 subleaf 0
+ * (EBX); @max_leaf is leaf 0's EAX.  Pure, for tests with injected
+ * registers: RDRAND is leaf 1 ECX bit 30, RDSEED leaf 7 EBX bit 18 (only
+ * when max_leaf >= 7).
+ */
+bool cpu_id_has(enum cpu_insn insn, unsigned int max_leaf,
+		uint32_t leaf1_ecx, uint32_t leaf7_ebx);
 
 /* One attempt: 1 and *v set when the CPU reported success (CF=1), else 0. */
 typedef int (*cpu_insn_fn)(uint64_t *v);

@@ -32,4 +32,59 @@ int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
 /* Make @name the current device (write rng_current).  0 or -errno. */
 int hwrandom_select(const char *sysfs_dir, const char *name);
 
+#define HWRANDOM_QUALITY_MAX 1024u
+
+/*
+ * rng_quality under @sysfs_dir: the current device's quality, entropy
+ * bits per 1024 bits, which the kernel's hw_random core credits by itself
+ * (0 = the kernel credits nothing itself).  Returns 0..1024, -ENOENT on
+ * kernels without the file (before 5.18), -EINVAL for text that is not a
+ * number in range, or -errno.
+ */
+int hwrandom_quality(const char *sysfs_dir);
+
+/*
+ * One device, one credit: the default credit of a hw_random device, the
+ * same whichever driver reads it (hwrng, virtio).  What the kernel knows
+ * of the device decides, capped by what the health tests assume:
+ *
+ *   a TPM (tpm-rng-N)       rule->tpm: its output is a DRBG's, credited
+ *                           as the tpm source credits the same TPM;
+ *   rng_quality 1..1024     that quality: the driver's declaration, or the
+ *                           admin's (rng_core.default_quality caps it);
+ *   0, or unknown (-1)      rule->fallback, the driver's default: 0 means
+ *                           only that the kernel credits nothing itself
+ *                           (kernels 5.18-6.1 give 0 to devices that
+ *                           declare nothing; rng_core.default_quality=0;
+ *                           or rngfeed's own gate), not that the device
+ *                           is bad;
+ *
+ * and never more than rule->cap (source_credit_cap(): 1024 * H / sample
+ * bits).
+ *
+ * @quality is rng_quality as found BEFORE rngfeed gated the device (the
+ * gate sets it to 0 so that the kernel stops crediting the device
+ * itself): the caller that holds the gate passes what it found; anyone
+ * else asks before the gate is taken and keeps the answer, or passes -1.
+ */
+struct hwrandom_credit_rule {
+	unsigned int fallback; /* the driver's default credit */
+	unsigned int tpm;      /* credit of a TPM's hw_random device */
+	unsigned int cap;      /* what the health tests' H allows */
+};
+
+unsigned int hwrandom_device_credit(const char *name, int quality,
+				    const struct hwrandom_credit_rule *rule);
+
+/*
+ * The same, reading what it needs under @sysfs_dir: the current device's
+ * name (when @name is NULL, or to check that @name is current) and its
+ * rng_quality.  rng_quality belongs to the current device only, so for a
+ * @name that is not current the quality counts as unknown.  Mind the gate
+ * (above): once rngfeed set rng_quality to 0 this reads 0.
+ */
+unsigned int hwrandom_device_credit_sysfs(const char *sysfs_dir,
+					  const char *name,
+					  const struct hwrandom_credit_rule *rule);
+
 #endif

@@ -43,6 +43,16 @@ struct source_config {
 	bool enabled;
 	int credit;
 	double min_entropy; /* health-test H per sample; 0 = driver's */
+	/*
+	 * Not an option: the kernel's rng_quality (0..1024) of the current
+	 * hw_random device as it was before rngfeed gated it (set it to 0 to
+	 * stop the kernel crediting the device itself), or -1 (the default):
+	 * read sysfs when the credit is asked.  The hwrng and virtio drivers
+	 * derive their default credit from it (hwrandom.h), so whoever gates
+	 * the device sets this first, or asks source_config_credit() before
+	 * gating and keeps the answer.
+	 */
+	int hw_quality;
 	unsigned int n_options;
 	struct source_option options[SOURCE_MAX_OPTIONS];
 };
@@ -90,6 +100,10 @@ struct source_driver {
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
 	unsigned int (*device_credit)(const struct source_config *cfg);
+	int (*check_option)(const char *key, const char *value, char *err,
+			    size_t err_len);
+	int (*config_warning)(const struct source_config *cfg, char *buf,
+			      size_t len);
 };
 
 /* The driver table, in the order --list shows them; NULL-terminated. */
@@ -105,21 +119,68 @@ void source_config_init(struct source_config *cfg,
 			const struct source_driver *drv);
 /*
  * Set one option from "key=value" text, as given to -O.  Common keys are
- * credit (0..1024), device (path), enable (yes/no) and min-entropy (the
- * health tests' H per sample, above 0 and at most sample_bits); others
- * must be in
- * the driver's option_keys.  Returns -EINVAL with a message in @err, or
- * -ELOOP for a device path that is the kernel's own output.
+ * credit (0..1024; checked against the cap by source_config_validate()),
+ * device (path), enable (yes/no) and min-entropy (the health tests' H per
+ * sample, from source_min_entropy_floor() to sample_bits); others must be
+ * in the driver's option_keys and pass its check_option.  Returns -EINVAL
+ * with a message in @err, or -ELOOP for a device path that is the
+ * kernel's own output.
  */
 int source_config_set(struct source_config *cfg, const char *key,
 		      const char *value, char *err, size_t err_len);
 /* Value of a driver-specific option, or NULL when not given. */
 const char *source_config_get(const struct source_config *cfg,
 			      const char *key);
-/* The effective credit, health-test min-entropy and device path. */
+/*
+ * The effective credit, health-test min-entropy and device path.  The
+ * credit is the user's, or the driver's default (device_credit when the
+ * driver has it), and never above source_credit_cap().
+ */
 unsigned int source_config_credit(const struct source_config *cfg);
 double source_config_min_entropy(const struct source_config *cfg);
 const char *source_config_device(const struct source_config *cfg);
+
+/*
+ * The credit rule: a source is never credited more than the min-entropy
+ * its health tests assume, floor(1024 * H / sample_bits) with H =
+ * source_config_min_entropy().  A device at exactly the tested H must not
+ * be over-credited.
+ */
+unsigned int source_credit_cap(const struct source_config *cfg);
+
+/*
+ * The smallest H per sample the health tests work with: below it the
+ * adaptive proportion test's permanent cutoff (alpha 2^-60) exceeds its
+ * window (512 samples, 1024 for binary samples) and the test can never
+ * fail, and the repetition count cutoff grows past any block.  It is
+ * 60 / window: 0.1171875 bits per byte, 0.05859375 per bit.
+ */
+double source_min_entropy_floor(unsigned int sample_bits);
+
+/*
+ * Checks that need the whole configuration of one source, run once every
+ * option is parsed (so the order of credit= and min-entropy= does not
+ * matter): a credit above source_credit_cap() is refused with one line
+ * that says the cap and how to raise it.  0 or -EINVAL with @err set.
+ */
+int source_config_validate(const struct source_config *cfg, char *err,
+			   size_t err_len);
+
+/* The driver's start-up warning for @cfg, if any: 1 with @buf set, or 0. */
+int source_config_warning(const struct source_config *cfg, char *buf,
+			  size_t len);
+
+/*
+ * Helpers for check_option: yes/no, and an integer in [min, max].  0 or
+ * -EINVAL with a message naming @key and @value.
+ */
+int source_check_bool(const char *key, const char *value, char *err,
+		      size_t err_len);
+int source_check_uint(const char *key, const char *value, long long min,
+		      long long max, char *err, size_t err_len);
+/* An absolute path (for sysfs= options). */
+int source_check_abs_path(const char *key, const char *value, char *err,
+			  size_t err_len);
 
 /*
  * Is @path, after following links, the kernel's own random output

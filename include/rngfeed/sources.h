@@ -12,4 +12,16 @@ extern const struct source_driver source_tpm;
 extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;
 
+/*
+ * The default credit of the hw_random device @name (NULL: the current
+ * one) that @cfg reads through its device path, for the hwrng and virtio
+ * drivers alike (one device, one credit): 0 when that path exists and is
+ * not the kernel's hw_random device (char 10:183), as the file source;
+ * else hwrandom_device_credit() with the driver's default, the tpm
+ * source's credit and source_credit_cap(@cfg), from @cfg->hw_quality when
+ * the gate set it, or from @sysfs_dir.
+ */
+unsigned int source_hwrandom_credit(const struct source_config *cfg,
+				    const char *sysfs_dir, const char *name);
+
 #endif

@@ -15,6 +15,43 @@
  */
 #define RDRAND_TRIES 10
 #define RDSEED_TRIES 1000
+#define TRIES_MAX 1000000
+
+const char *const cpu_source_keys[] = { "tries", "force", NULL };
+
+static bool forced(const struct source_config *cfg)
+{
+	const char *v = source_config_get(cfg, "force");
+
+	return v && parse_bool(v) == 1;
+}
+
+int cpu_source_probe(enum cpu_insn insn, const struct source_config *cfg,
+		     char *why, size_t why_len)
+{
+	int r = forced(cfg) ? cpu_insn_probe_forced(insn, why, why_len)
+			    : cpu_insn_probe(insn, why, why_len);
+
+	return r > 0 ? 0 : r;
+}
+
+int cpu_source_check_option(const char *key, const char *value, char *err,
+			    size_t err_len)
+{
+	if (strcmp(key, "force") == 0)
+		return source_check_bool(key, value, err, err_len);
+	return source_check_uint(key, value, 1, TRIES_MAX, err, err_len);
+}
+
+int cpu_source_config_warning(enum cpu_insn insn,
+			      const struct source_config *cfg, char *buf,
+			      size_t len)
+{
+	/* Only when the instruction really is used against CPUID. */
+	if (!forced(cfg))
+		return 0;
+	return cpu_insn_probe_forced(insn, buf, len) == 1;
+}
 
 int cpu_source_open(enum cpu_insn insn, const struct source_config *cfg,
 		    void **state, char *why, size_t why_len)
@@ -24,13 +61,13 @@ int cpu_source_open(enum cpu_insn insn, const struct source_config *cfg,
 	long long n = insn == CPU_RDRAND ? RDRAND_TRIES : RDSEED_TRIES;
 	int r;
 
-	if (tries && parse_ll(tries, 1, 1000000, &n) < 0) {
+	if (tries && parse_ll(tries, 1, TRIES_MAX, &n) < 0) {
 		snprintf(why, why_len,
-			 "%s: tries must be an integer from 1 to 1000000",
-			 cfg->driver->name);
+			 "%s: tries must be an integer from 1 to %d",
+			 cfg->driver->name, TRIES_MAX);
 		return -EINVAL;
 	}
-	r = cpu_insn_probe(insn, why, why_len);
+	r = cpu_source_probe(insn, cfg, why, why_len);
 	if (r < 0)
 		return r;
 	c = calloc(1, sizeof(*c));

@@ -12,13 +12,16 @@
 #include "cpu_common.h"
 #include "rngfeed/sources.h"
 
-static const char *const rdrand_keys[] = { "tries", NULL };
-
 static int rdrand_probe(const struct source_config *cfg, char *why,
 			size_t why_len)
 {
-	(void)cfg;
-	return cpu_insn_probe(CPU_RDRAND, why, why_len);
+	return cpu_source_probe(CPU_RDRAND, cfg, why, why_len);
+}
+
+static int rdrand_config_warning(const struct source_config *cfg, char *buf,
+				 size_t len)
+{
+	return cpu_source_config_warning(CPU_RDRAND, cfg, buf, len);
 }
 
 static int rdrand_open(const struct source_config *cfg, void **state,
@@ -37,7 +40,9 @@ const struct source_driver source_rdrand = {
 	/* DRBG output looks like full entropy; the tests catch stuck and
 	 * patterned output, which is what fails in the field. */
 	.min_entropy = 8.0,
-	.option_keys = rdrand_keys,
+	.option_keys = cpu_source_keys,
+	.check_option = cpu_source_check_option,
+	.config_warning = rdrand_config_warning,
 	.probe = rdrand_probe,
 	.open = rdrand_open,
 	.read = cpu_source_read,

@@ -546,6 +546,24 @@ static void tpm_close(void *state)
 	free(st);
 }
 
+/*
+ * A TPM reached over a unix: socket is a software TPM (swtpm): its
+ * randomness is its host kernel's output, so by default it earns nothing;
+ * a hardware TPM (a character device) keeps the default.
+ */
+static unsigned int tpm_device_credit(const struct source_config *cfg)
+{
+	return socket_path(source_config_device(cfg)) ? 0
+						       : cfg->driver->default_credit;
+}
+
+static int tpm_check_option(const char *key, const char *value, char *err,
+			    size_t err_len)
+{
+	return source_check_uint(key, value, 1, TPM_TIMEOUT_MS_MAX, err,
+				 err_len);
+}
+
 static int tpm_describe(void *state, char *buf, size_t len)
 {
 	struct tpm_state *st = state;
@@ -571,14 +589,15 @@ const struct source_driver source_tpm = {
 	 * the TPM mixes at least 32 fresh TRNG bits into each answer, as a
 	 * hardware TPM that samples its TRNG continuously does; a TPM that
 	 * only reseeds as the reference code does earns ~0, and the health
-	 * tests cannot tell the two apart.  A software TPM on the same host
-	 * (swtpm draws from this kernel through OpenSSL) is the kernel's
-	 * own output at one remove: give it credit=0.
+	 * tests cannot tell the two apart.  A software TPM (swtpm draws
+	 * from its host kernel through OpenSSL) is a kernel's own output at
+	 * one remove: on a unix: socket it defaults to 0 (tpm_device_credit).
 	 */
 	.default_credit = 64,
 	.credit_reason = "64/1024: DRBG output; TCG sets no entropy rate or "
 			 "reseed interval, so 32 fresh bits per 64-byte "
-			 "answer are assumed",
+			 "answer are assumed; 0 on a unix: socket (a software "
+			 "TPM: its host kernel's randomness)",
 	.sample_bits = 8,
 	/* DRBG output looks like full entropy; the tests catch stuck and
 	 * patterned output, which is what fails in the field. */
@@ -591,4 +610,6 @@ const struct source_driver source_tpm = {
 	.read = tpm_read,
 	.close = tpm_close,
 	.describe = tpm_describe,
+	.device_credit = tpm_device_credit,
+	.check_option = tpm_check_option,
 };

@@ -166,6 +166,29 @@ static void virtio_close(void *state)
 	free(st);
 }
 
+/*
+ * The same device has the same credit through hwrng and through virtio
+ * (source_hwrandom_credit()): the kernel's rng_quality while it is the
+ * current device, capped by the health tests' H.
+ */
+static unsigned int virtio_device_credit(const struct source_config *cfg)
+{
+	char name[HWRANDOM_NAME_LEN];
+	const char *dir = virtio_sysfs(cfg);
+
+	if (hwrandom_find(dir, VIRTIO_PREFIX, name, sizeof(name)) < 0)
+		return source_hwrandom_credit(cfg, dir, VIRTIO_PREFIX "0");
+	return source_hwrandom_credit(cfg, dir, name);
+}
+
+static int virtio_check_option(const char *key, const char *value, char *err,
+			       size_t err_len)
+{
+	if (strcmp(key, "select") == 0)
+		return source_check_bool(key, value, err, err_len);
+	return source_check_abs_path(key, value, err, err_len);
+}
+
 static int virtio_describe(void *state, char *buf, size_t len)
 {
 	struct virtio_state *st = state;
@@ -177,16 +200,22 @@ static int virtio_describe(void *state, char *buf, size_t len)
 const struct source_driver source_virtio = {
 	.name = "virtio",
 	.description = "VM virtio-rng device (through /dev/hwrng)",
-	/* The host decides what a virtio-rng device delivers (usually its
+	/*
+	 * The host decides what a virtio-rng device delivers (usually its
 	 * own /dev/urandom); the guest can test the output but not its
-	 * origin.  Linux's virtio-rng driver declares quality 1000, and we
-	 * credit no more than the kernel itself would. */
-	.default_credit = 1000,
-	.credit_reason = "1000: the host decides the quality; as the "
-			 "kernel's virtio-rng driver declares",
+	 * origin.  It is the device hwrng reads too, so it gets the same
+	 * credit and the same tests: the kernel's rng_quality (virtio-rng
+	 * declared 1000 before 6.2; 1024 by default since), capped by H = 6
+	 * bits per byte, 768 (source_hwrandom_credit()).
+	 */
+	.default_credit = 768,
+	.credit_reason = "768: the device's rng_quality, capped by the "
+			 "health tests' H = 6 bits per byte, as hwrng credits "
+			 "the same device",
 	.sample_bits = 8,
-	/* Host CRNG output: full entropy per byte as far as tests see. */
-	.min_entropy = 8.0,
+	/* The same device and tests as hwrng: the host may hand over only
+	 * lightly conditioned data. */
+	.min_entropy = 6.0,
 	.flags = SOURCE_F_DEVICE,
 	.default_device = "/dev/hwrng",
 	.option_keys = virtio_keys,
@@ -195,4 +224,6 @@ const struct source_driver source_virtio = {
 	.read = virtio_read,
 	.close = virtio_close,
 	.describe = virtio_describe,
+	.device_credit = virtio_device_credit,
+	.check_option = virtio_check_option,
 };
