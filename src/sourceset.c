@@ -109,7 +109,7 @@ static void take_gate(struct source_set *s, struct slot *sl)
 	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
 		return;
 	sl->gated = true;
-	if (s->gate.fd >= 0)
+	if (hwrng_gate_held(&s->gate))
 		return;
 	r = hwrng_gate_take(&s->gate, s->p.sysfs_dir, s->p.gate_state, why,
 			    sizeof(why));
@@ -117,12 +117,13 @@ static void take_gate(struct source_set *s, struct slot *sl)
 		log_warn("%s: the kernel keeps crediting %s itself: %s",
 			 sl->cfg.driver->name, source_config_device(&sl->cfg),
 			 why);
+	else if (r == 1 && why[0])
+		log_info("%s: %s", sl->cfg.driver->name, why);
 	else if (r == 1)
 		log_info("%s: the kernel's own credit for %s (rng_quality %u) "
 			 "is handed over to the health tests until rngfeed "
-			 "stops%s%s",
-			 sl->cfg.driver->name, s->gate.device, s->gate.original,
-			 why[0] ? "; " : "", why);
+			 "stops",
+			 sl->cfg.driver->name, s->gate.device, s->gate.original);
 }
 
 static void release_gate(struct source_set *s)
@@ -139,7 +140,7 @@ static void release_gate(struct source_set *s)
 		failed |= sl->base.state == READER_DISABLED;
 		sl->gated = false;
 	}
-	if (!any || s->gate.fd < 0)
+	if (!any || !hwrng_gate_held(&s->gate))
 		return;
 	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
 	if (msg[0])
