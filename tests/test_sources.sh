@@ -165,6 +165,85 @@ expect_usage_error "two modes" "exclude each other" "$RNGFEED" --list --raw -n r
 expect_usage_error "stray argument" "stray" "$RNGFEED" --list stray
 expect_usage_error "missing value" "--bytes" "$RNGFEED" --raw -n rdrand --bytes
 
+# Driver option values and min-entropy are checked at config time
+# (issue 15, 3: "-O rdrand:tries=abc --list" exited 0, virtio:select=maybe
+# and min-entropy=0.001 were accepted and the reader never started).
+expect_usage_error "rdrand:tries=abc" "tries" "$RNGFEED" -c /dev/null -O rdrand:tries=abc --list
+expect_usage_error "virtio:select=maybe" "'maybe'" "$RNGFEED" -c /dev/null -f -O virtio:select=maybe
+expect_usage_error "rdseed:force=perhaps" "force" "$RNGFEED" -c /dev/null -O rdseed:force=perhaps --list
+expect_usage_error "tpm:timeout-ms=0" "timeout-ms" "$RNGFEED" -c /dev/null -O tpm:timeout-ms=0 --list
+expect_usage_error "min-entropy=0.001" "0.1171875" "$RNGFEED" -c /dev/null -f -O rdrand:min-entropy=0.001
+expect_usage_error "min-entropy=1e-300" "'1e-300'" "$RNGFEED" -c /dev/null -f -O hwrng:min-entropy=1e-300
+expect_usage_error "--check --min-entropy 0.001" "0.001" "$RNGFEED" -c /dev/null --check --min-entropy 0.001
+
+# ---- the credit rule: credit <= 1024 x H / sample bits (issue 14, 3) ------------
+
+# hwrng's tests assume H = 6 bits per byte: 768 at most, whatever the order.
+expect_usage_error "hwrng:credit=1024" "raise min-entropy to at least 8," \
+	"$RNGFEED" -c /dev/null -O hwrng:credit=1024 --list
+expect_usage_error "hwrng:credit=1024 then H=6" "768" \
+	"$RNGFEED" -c /dev/null -O hwrng:credit=1024 -O hwrng:min-entropy=6 --list
+for order in "credit first" "min-entropy first"; do
+	if [ "$order" = "credit first" ]; then
+		set -- -O hwrng:credit=1024 -O hwrng:min-entropy=8
+	else
+		set -- -O hwrng:min-entropy=8 -O hwrng:credit=1024
+	fi
+	line=$(timeout 10 "$RNGFEED" -c /dev/null "$@" --list 2>&1 | grep -E '^hwrng ')
+	[ "$(awk '{ print $3 }' <<<"$line")" = 1024 ] ||
+		fail "hwrng credit 1024 with min-entropy 8 ($order): '$line'"
+done
+set --
+list=$(timeout 10 "$RNGFEED" -c /dev/null --list 2>/dev/null)
+for name in hwrng virtio; do
+	credit=$(awk -v n="$name" '$1 == n { print $3 }' <<<"$list")
+	[ "${credit:-0}" -le 768 ] || fail "$name: default credit $credit is above 768 (H = 6)"
+done
+# One device, one credit: virtio_rng.0 through hwrng and through virtio.
+if [ "$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)" = virtio_rng.0 ]; then
+	a=$(awk '$1 == "hwrng" { print $3 }' <<<"$list")
+	b=$(awk '$1 == "virtio" { print $3 }' <<<"$list")
+	[ "$a" = "$b" ] || fail "virtio_rng.0: credit $a through hwrng, $b through virtio"
+else
+	skip "one device, one credit: the current hw_random device is not virtio_rng.0"
+fi
+
+# hwrng on a character device that is not the kernel's hw_random device
+# (10:183) is credited as the file source: 0 unless credit= is given, and
+# --list says so (/dev/zero showed "available 1024").
+line=$(timeout 10 "$RNGFEED" -c /dev/null -O hwrng:device=/dev/zero --list 2>&1 | grep -E '^hwrng ')
+case "$line" in
+*" 0 "*"not the kernel's hw_random device"*"credit="*) ok "hwrng on /dev/zero: credit 0, said" ;;
+*) fail "hwrng on /dev/zero: '$line'" ;;
+esac
+line=$(timeout 10 "$RNGFEED" -c /dev/null -O hwrng:device=/dev/zero -O hwrng:credit=100 --list 2>&1 | grep -E '^hwrng ')
+[ "$(awk '{ print $3 }' <<<"$line")" = 100 ] || fail "hwrng on /dev/zero with credit=100: '$line'"
+
+# A TPM on a unix: socket (swtpm: its host kernel's randomness): credit 0.
+line=$(timeout 10 "$RNGFEED" -c /dev/null -O tpm:device=unix:"$tmp/no.sock" --list 2>&1 | grep -E '^tpm ')
+[ "$(awk '{ print $3 }' <<<"$line")" = 0 ] || fail "tpm on a unix: socket: '$line'"
+
+# ---- RDSEED follows CPUID (issue 14, 3) -------------------------------------------
+
+if grep -qw rdseed /proc/cpuinfo; then
+	skip "RDSEED hidden by CPUID: this CPU advertises it"
+else
+	line=$(timeout 10 "$RNGFEED" -c /dev/null --list 2>&1 | grep -E '^rdseed ')
+	case "$line" in
+	"rdseed "*unavailable*"report no RDSEED"*"force=yes"*) ok "rdseed unavailable: CPUID hides it" ;;
+	*) fail "rdseed with CPUID hiding it: '$line'" ;;
+	esac
+	line=$(timeout 10 "$RNGFEED" -c /dev/null -O rdseed:force=yes --list 2>&1 | grep -E '^rdseed ')
+	case "$line" in
+	"rdseed "*available*"force=yes"*erratum*) ok "rdseed:force=yes: used, with the reason" ;;
+	"rdseed "*unavailable*"does not execute"*) ok "rdseed:force=yes: does not execute here" ;;
+	*) fail "rdseed:force=yes: '$line'" ;;
+	esac
+	# --raw refuses it without force, as the daemon does.
+	timeout 10 "$RNGFEED" -c /dev/null -n rdseed --raw --bytes 8 >/dev/null 2>"$tmp/rdseed.err" &&
+		fail "rdseed --raw succeeded although CPUID hides RDSEED"
+fi
+
 timeout 10 "$RNGFEED" --help >"$tmp/help.out" 2>"$tmp/help.err"
 rc=$?
 [ $rc -eq 0 ] || fail "--help exited $rc"
