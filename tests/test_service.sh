@@ -109,6 +109,42 @@ rc=$?
 [ "$(wc -l <"$tmp/e3")" -eq 1 ] && grep -q "unknown user 'no-such-user-here'" "$tmp/e3" ||
 	fail "unknown user message: $(cat "$tmp/e3")"
 
+# --- READY=1 bounded (issue 15 defect 2) --------------------------------------
+# Nothing creditable (a credit-0 source): READY=1 still comes, after
+# --ready-timeout, with a STATUS= saying why nothing was credited.  Before
+# the fix READY=1 waited for a credit that never came (boot waited for
+# systemd's start timeout).
+timeout 20 tests/helper_notify 1 "$RNGFEED" -f -n rdrand -O rdrand:credit=0 \
+	--ready-timeout 1 >"$tmp/notify2" 2>"$tmp/err2n"
+grep -qx 'notify: READY=1' "$tmp/notify2" ||
+	fail "credit 0: no READY=1 after --ready-timeout: $(cat "$tmp/notify2" "$tmp/err2n")"
+grep -q '^notify: STATUS=.*none yet: rdrand has credit 0' "$tmp/notify2" ||
+	fail "credit 0: STATUS does not say why nothing was credited: $(cat "$tmp/notify2")"
+grep -q 'ready after .* without a credit yet: rdrand has credit 0' "$tmp/err2n" ||
+	fail "credit 0: no log line for the READY without credit: $(cat "$tmp/err2n")"
+
+# --- -D under the unit's own bounding set (issue 15 defect 1) -------------------
+# /dev/hwrng is root's: it must be opened before the switch to nobody, and
+# the switch must work with only the capabilities the shipped unit leaves
+# (CapabilityBoundingSet=, NoNewPrivileges=).  Before the fix: "cannot
+# open /dev/hwrng: Permission denied", and under the unit's set "switching
+# to user 'nobody' needs root".
+if [ -c /dev/hwrng ] && "$RNGFEED" --list -n hwrng 2>/dev/null | grep -q '^hwrng *available' &&
+	command -v setpriv >/dev/null; then
+	bset=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/rngfeed.service |
+		tr ' ' '\n' | sed 's/^CAP_/+/' | tr 'A-Z' 'a-z' | paste -sd, -)
+	[ -n "$bset" ] || fail "no CapabilityBoundingSet= in the unit"
+	setpriv --bounding-set "-all,$bset" --no-new-privs \
+		"$RNGFEED" -f -n hwrng -D nobody --metrics "$tmp/m4" 2>"$tmp/e4" &
+	pids+=($!)
+	wait_metric "$tmp/m4" rngfeed_credited_bits_total
+	check_caps "${pids[-1]}" "$nobody"
+	kill -TERM "${pids[-1]}"; wait "${pids[-1]}" ||
+		fail "hwrng as nobody exited non-zero: $(cat "$tmp/e4")"
+else
+	skipped+=("no usable /dev/hwrng or no setpriv: -D with a root-only device not checked")
+fi
+
 for s in "${skipped[@]}"; do echo "note: $s"; done
 echo "notify, watchdog, capabilities and user switch checked"
 exit 0
