@@ -35,8 +35,10 @@ orig=$(cat "$QUALITY") || skip "cannot read $QUALITY"
 [ "$orig" -gt 0 ] 2>/dev/null ||
 	skip "rng_quality of $cur is already '$orig': the kernel credits nothing from it; nothing to hand over"
 # Another rngfeed holds the gate (a service, a concurrent test): its record
-# must not be disturbed, and its 0 would look like ours.
-[ ! -e "$RECORD" ] || skip "$RECORD exists: another rngfeed holds the hand-over"
+# must not be disturbed, and its 0 would look like ours.  (An empty record
+# is none: a daemon that ran as another user empties it and cannot remove
+# it.)
+[ ! -s "$RECORD" ] || skip "$RECORD is there: another rngfeed holds the hand-over"
 "$RNGFEED" --list 2>/dev/null | grep -qE '^hwrng +available' ||
 	skip "the hwrng source is not usable here: $("$RNGFEED" --list 2>&1 | grep '^hwrng')"
 
