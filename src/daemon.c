@@ -35,14 +35,13 @@
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
 #include "rngfeed/output.h"
+#include "rngfeed/pidfile.h"
 #include "rngfeed/privs.h"
 #include "rngfeed/report.h"
 #include "rngfeed/service.h"
 #include "rngfeed/sourceset.h"
 #include "rngfeed/util.h"
 #include "rngfeed/vmgenid.h"
-
-#define METRICS_PERIOD_S 5.0
 
 struct daemon {
 	struct rngfeed_config *cfg;
@@ -61,7 +60,7 @@ struct daemon {
 	struct report report;
 	struct service service;
 
-	double start, last_metrics, last_status;
+	double start;
 	uint8_t block[MONITOR_BLOCK_BYTES]; /* a block on its way in */
 	bool stop;
 	int exit_code;
@@ -149,41 +148,17 @@ static int detach_up(struct daemon *d)
 	return 0;
 }
 
-/*
- * The PID file is locked for the daemon's life: a second instance pointed
- * at a running one's file is refused and leaves it alone, and only the
- * instance that wrote it removes it.
- */
 static int pidfile_up(struct daemon *d)
 {
-	const char *path = d->cfg->pid_file;
-	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char buf[32];
-	int fd, n, r;
+	char why[CONFIG_PATH_LEN + 100];
+	int fd;
 
-	if (!path[0])
+	if (!d->cfg->pid_file[0])
 		return 0;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = pidfile_take(d->cfg->pid_file, getpid(), why, sizeof(why));
 	if (fd < 0) {
-		r = -errno;
-		log_err("cannot open the PID file %s: %s", path, strerror(-r));
-		return r;
-	}
-	if (fcntl(fd, F_SETLK, &lk) < 0) {
-		r = -errno;
-		log_err("the PID file %s is held by a running process: is "
-			"rngfeed running already?",
-			path);
-		close(fd);
-		return r == -EACCES ? -EAGAIN : r;
-	}
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	r = ftruncate(fd, 0) < 0 ? -errno : write_all(fd, buf, (size_t)n);
-	if (r < 0) {
-		log_err("cannot write the PID file %s: %s", path, strerror(-r));
-		unlink(path);
-		close(fd);
-		return r;
+		log_err("%s", why);
+		return fd;
 	}
 	d->pidfd = fd;
 	return 0;
@@ -191,13 +166,7 @@ static int pidfile_up(struct daemon *d)
 
 static void pidfile_down(struct daemon *d)
 {
-	if (d->pidfd < 0)
-		return;
-	/* After a switch to another user this may fail (a root-owned
-	 * directory); the lock, which goes with the process, is what tells
-	 * the next start that the file is stale. */
-	unlink(d->cfg->pid_file);
-	close(d->pidfd);
+	pidfile_release(d->cfg->pid_file, d->pidfd);
 	d->pidfd = -1;
 }
 
@@ -379,7 +348,6 @@ static int output_up(struct daemon *d)
 	}
 	report_init(&d->report, d->start);
 	service_init(&d->service, now);
-	d->last_metrics = now;
 	return 0;
 }
 
@@ -497,72 +465,20 @@ static void handle_signals(struct daemon *d)
 	}
 }
 
-/*
- * READY=1 at the first credit, or --ready-timeout after the start without
- * one (boot must not wait on a source that cannot be credited: STATUS says
- * why); then STATUS= when it changed, at most every METRICS_PERIOD_S.
- * Seconds until it should be looked at again.
- */
-static double update_status(struct daemon *d, double now)
-{
-	struct report_view v = view(d);
-	char buf[512], why[256];
-	bool credited = d->out.feeder.credited_bits > 0;
-
-	if (!d->service.enabled)
-		return 1e9;
-	report_status(&v, buf, sizeof(buf));
-	if (!d->service.ready_sent) {
-		double left = d->start + d->cfg->ready_timeout - now;
-
-		if (d->cfg->mode == MODE_DAEMON && !credited && left > 0)
-			return left;
-		if (d->cfg->mode == MODE_DAEMON && !credited) {
-			report_why_no_credit(&v, why, sizeof(why));
-			log_notice("ready after %.1f s without a credit yet: %s",
-				   now - d->start, why);
-		}
-		service_ready(&d->service, buf);
-		d->last_status = now;
-		return 1e9;
-	}
-	if (!service_status_changed(&d->service, buf))
-		return 1e9;
-	if (now - d->last_status < METRICS_PERIOD_S)
-		return d->last_status + METRICS_PERIOD_S - now;
-	service_status(&d->service, buf);
-	d->last_status = now;
-	return 1e9;
-}
-
-/* Rates (-t), metrics, STATUS and the watchdog; seconds until the next. */
+/* Rates (-t), metrics, READY/STATUS and the watchdog; seconds until the
+ * next is due. */
 static double housekeeping(struct daemon *d, double now)
 {
 	struct report_view v = view(d);
-	double wait = 1e9;
+	struct report_params p = {
+		.metrics_path = d->cfg->metrics_path,
+		.rates_interval = d->cfg->mode == MODE_TEST
+					  ? d->cfg->stats_interval
+					  : 0,
+		.ready_timeout = d->cfg->ready_timeout,
+	};
 
-	if (d->cfg->mode == MODE_TEST) {
-		if (now - d->report.last_rates >= d->cfg->stats_interval)
-			report_rates(&d->report, &v, now);
-		wait = d->report.last_rates + d->cfg->stats_interval - now;
-	}
-	if (d->cfg->metrics_path[0]) {
-		if (now - d->last_metrics >= METRICS_PERIOD_S) {
-			int r = report_metrics(&d->report, &v,
-					       d->cfg->metrics_path, now);
-
-			if (r < 0)
-				log_warn("cannot write metrics to %s: %s",
-					 d->cfg->metrics_path, strerror(-r));
-			d->last_metrics = now;
-		}
-		wait = fmin(wait, d->last_metrics + METRICS_PERIOD_S - now);
-	}
-	if (d->service.enabled) {
-		wait = fmin(wait, update_status(d, now));
-		wait = fmin(wait, service_watchdog(&d->service, now));
-	}
-	return wait;
+	return report_tick(&d->report, &v, &p, &d->service, now);
 }
 
 static int timeout_ms(double wait_s)

@@ -3,6 +3,7 @@
  * Reporting: rate lines, the summary, metrics and STATUS=.  See
  * include/rngfeed/report.h.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +15,8 @@
 
 void report_init(struct report *r, double now)
 {
-	*r = (struct report){ .start = now, .last_rates = now };
+	*r = (struct report){ .start = now, .last_rates = now,
+			      .last_metrics = now };
 }
 
 static const char *fed_word(const struct report_view *v)
@@ -229,4 +231,52 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 			sourceset_kernel_credit(v->set)[0] ? "; " : "",
 			sourceset_kernel_credit(v->set));
 	return used < len ? used : len - 1;
+}
+
+static double update_status(const struct report *r, const struct report_view *v,
+			    const struct report_params *p, struct service *svc,
+			    double now)
+{
+	char buf[512], why[256];
+	bool credited = v->mode != MODE_DAEMON || v->feeder->credited_bits > 0;
+	double left = r->start + p->ready_timeout - now;
+
+	if (!svc->ready_sent && !credited) {
+		if (left > 0)
+			return left;
+		report_why_no_credit(v, why, sizeof(why));
+		log_notice("ready after %.1f s without a credit yet: %s",
+			   now - r->start, why);
+	}
+	report_status(v, buf, sizeof(buf));
+	return service_update(svc, buf, now);
+}
+
+double report_tick(struct report *r, const struct report_view *v,
+		   const struct report_params *p, struct service *svc,
+		   double now)
+{
+	double wait = 1e9;
+
+	if (p->rates_interval > 0) {
+		if (now - r->last_rates >= p->rates_interval)
+			report_rates(r, v, now);
+		wait = r->last_rates + p->rates_interval - now;
+	}
+	if (p->metrics_path && p->metrics_path[0]) {
+		if (now - r->last_metrics >= REPORT_METRICS_PERIOD_S) {
+			int e = report_metrics(r, v, p->metrics_path, now);
+
+			if (e < 0)
+				log_warn("cannot write metrics to %s: %s",
+					 p->metrics_path, strerror(-e));
+			r->last_metrics = now;
+		}
+		wait = fmin(wait, r->last_metrics + REPORT_METRICS_PERIOD_S - now);
+	}
+	if (svc->enabled) {
+		wait = fmin(wait, update_status(r, v, p, svc, now));
+		wait = fmin(wait, service_watchdog(svc, now));
+	}
+	return wait;
 }

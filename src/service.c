@@ -39,6 +39,22 @@ void service_status(struct service *s, const char *status)
 	sd_notifyf(0, "STATUS=%s", status);
 }
 
+double service_update(struct service *s, const char *status, double now)
+{
+	if (!s->ready_sent) {
+		service_ready(s, status);
+		s->last_status_at = now;
+		return 1e9;
+	}
+	if (!service_status_changed(s, status))
+		return 1e9;
+	if (now - s->last_status_at < SERVICE_STATUS_PERIOD_S)
+		return s->last_status_at + SERVICE_STATUS_PERIOD_S - now;
+	service_status(s, status);
+	s->last_status_at = now;
+	return 1e9;
+}
+
 double service_watchdog(struct service *s, double now)
 {
 	if (s->watchdog_period <= 0)

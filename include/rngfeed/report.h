@@ -14,7 +14,10 @@
 #include "rngfeed/conditioner.h"
 #include "rngfeed/config.h"
 #include "rngfeed/feeder.h"
+#include "rngfeed/service.h"
 #include "rngfeed/sourceset.h"
+
+#define REPORT_METRICS_PERIOD_S 5.0
 
 /* What a report reads. */
 struct report_view {
@@ -27,6 +30,7 @@ struct report_view {
 struct report {
 	double start;                  /* monotonic seconds */
 	double last_rates;
+	double last_metrics;
 	uint64_t last_generated;
 	struct reader_stats last[CONFIG_MAX_SOURCES];
 };
@@ -46,6 +50,23 @@ int report_metrics(const struct report *r, const struct report_view *v,
  * nothing is credited yet, why.  The number of characters written.
  */
 size_t report_status(const struct report_view *v, char *buf, size_t len);
+/* What is reported when, for report_tick(). */
+struct report_params {
+	const char *metrics_path;      /* "" = no metrics file */
+	double rates_interval;         /* rate lines every so often; 0 = none */
+	double ready_timeout;          /* READY=1 at the first credit or then */
+};
+
+/*
+ * What is due now: rate lines, the metrics file (every
+ * REPORT_METRICS_PERIOD_S), READY=1 (at the first credit, or
+ * ready_timeout after the start without one: boot must not wait on a
+ * source that cannot be credited; STATUS= then says why), STATUS= and the
+ * watchdog.  Seconds until something is due again.
+ */
+double report_tick(struct report *r, const struct report_view *v,
+		   const struct report_params *p, struct service *svc,
+		   double now);
 /* Why nothing has been credited yet ("" once something has), in a phrase. */
 void report_why_no_credit(const struct report_view *v, char *buf, size_t len);
 

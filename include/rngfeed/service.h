@@ -17,7 +17,12 @@ struct service {
 	double watchdog_period;   /* seconds between pings; 0 = off */
 	double last_ping;
 	char last_status[512];
+	double last_status_at;    /* when the last STATUS= went out */
 };
+
+/* A changed STATUS= goes out at most this often: a daemon with nothing
+ * to do sleeps. */
+#define SERVICE_STATUS_PERIOD_S 5.0
 
 void service_init(struct service *s, double now);
 /* READY=1 (once), with a first STATUS= line. */
@@ -26,6 +31,12 @@ void service_ready(struct service *s, const char *status);
 void service_status(struct service *s, const char *status);
 /* Would service_status() send @status? */
 bool service_status_changed(const struct service *s, const char *status);
+/*
+ * The first call sends READY=1 with @status; later ones STATUS=@status
+ * when it changed, at most every SERVICE_STATUS_PERIOD_S.  Returns seconds
+ * until a held-back change may go (a large value when nothing waits).
+ */
+double service_update(struct service *s, const char *status, double now);
 /* Send WATCHDOG=1 if due; returns seconds until the next one is due
  * (a large value when the watchdog is off). */
 double service_watchdog(struct service *s, double now);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The locked PID file: a held file is refused and left as it was (issue
+ * 15 defect 6: a failed start deleted a running instance's PID file), a
+ * stale one is taken over, and release removes only what was taken.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rngfeed/pidfile.h"
+
+static char dir[64], path[128];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/check_pidfile.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.pid", dir);
+}
+
+static void teardown(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+static void read_file(char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, len - 1);
+	ck_assert_int_ge(n, 0);
+	buf[n] = '\0';
+	close(fd);
+}
+
+START_TEST(test_take_writes_and_release_removes)
+{
+	char why[256], buf[64];
+	int fd = pidfile_take(path, 4242, why, sizeof(why));
+
+	ck_assert_int_ge(fd, 0);
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "4242\n");
+	pidfile_release(path, fd);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+/* Another process holds the lock: refused, and the file keeps its
+ * content and stays. */
+START_TEST(test_held_file_is_left_alone)
+{
+	char why[256], buf[64];
+	int p[2], fd;
+	pid_t child;
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		int cfd = pidfile_take(path, 777, why, sizeof(why));
+
+		if (write(p[1], cfd >= 0 ? "y" : "n", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	ck_assert_int_eq(c, 'y');
+	fd = pidfile_take(path, 4242, why, sizeof(why));
+	ck_assert_int_eq(fd, -EAGAIN);
+	ck_assert_ptr_nonnull(strstr(why, "locked by a running process"));
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "777\n");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* Its process is gone, so is the lock: a stale file is taken over,
+	 * with no trace of the old PID. */
+	fd = pidfile_take(path, 4243, why, sizeof(why));
+	ck_assert_int_ge(fd, 0);
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "4243\n");
+	pidfile_release(path, fd);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+START_TEST(test_symlink_refused)
+{
+	char why[256], target[160];
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_lt(pidfile_take(path, 1, why, sizeof(why)), 0);
+	ck_assert_int_eq(access(target, F_OK), -1);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_release_of_nothing)
+{
+	char buf[64];
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+
+	ck_assert_int_eq(write(fd, "1\n", 2), 2);
+	close(fd);
+	pidfile_release(path, -1); /* never taken: not removed */
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1\n");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pidfile");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_take_writes_and_release_removes);
+	tcase_add_test(tc, test_held_file_is_left_alone);
+	tcase_add_test(tc, test_symlink_refused);
+	tcase_add_test(tc, test_release_of_nothing);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
