@@ -5,25 +5,19 @@
  * was wrong; the caller exits with status 2.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "rngfeed/config.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/util.h"
 
-/* Longest config line, newline excluded. */
-#define CONFIG_LINE_MAX 1024
 
 enum {
 	OPT_RAW = 0x100,
@@ -204,19 +198,6 @@ void config_usage(FILE *out)
 	      out);
 }
 
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 struct source_config *config_source(struct rngfeed_config *cfg,
 				    const char *name)
 {
@@ -262,7 +243,7 @@ static int parse_min_entropy(const char *s, double *out, char *err,
 	 * windows and could never fail (source_min_entropy_floor()). */
 	if (!*s || *end || errno || !isfinite(h) ||
 	    !(h >= source_min_entropy_floor(8)) || h > 8.0)
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "min-entropy must be a number from %.10g to 8 "
 			    "(bits per byte), not '%s'",
 			    source_min_entropy_floor(8), s);
@@ -279,19 +260,19 @@ static int parse_source_option(struct rngfeed_config *cfg, const char *arg,
 	int r;
 
 	if (strlen(arg) >= sizeof(buf))
-		return fail(err, err_len, "option too long: '%.40s...'", arg);
+		return set_error(err, err_len, "option too long: '%.40s...'", arg);
 	strcpy(buf, arg);
 	colon = strchr(buf, ':');
 	eq = colon ? strchr(colon + 1, '=') : NULL;
 	if (!colon || !eq || colon == buf || eq == colon + 1)
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "malformed option '%s': expected NAME:KEY=VALUE",
 			    arg);
 	*colon = '\0';
 	*eq = '\0';
 	if (strcmp(buf, "check") == 0) {
 		if (strcmp(colon + 1, "h") != 0)
-			return fail(err, err_len,
+			return set_error(err, err_len,
 				    "check: unknown option '%s' (only h)",
 				    colon + 1);
 		return parse_min_entropy(eq + 1, &cfg->min_entropy, err,
@@ -299,7 +280,7 @@ static int parse_source_option(struct rngfeed_config *cfg, const char *arg,
 	}
 	sc = config_source(cfg, buf);
 	if (!sc)
-		return fail(err, err_len, "unknown source '%s' in -O %s", buf,
+		return set_error(err, err_len, "unknown source '%s' in -O %s", buf,
 			    arg);
 	r = source_config_set(sc, colon + 1, eq + 1, err, err_len);
 	return r;
@@ -369,217 +350,20 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		*(bool *)(void *)field = b;
 		return 0;
 	}
-	return fail(err, err_len, "%s must be %s, not '%s'", key, st->what,
+	return set_error(err, err_len, "%s must be %s, not '%s'", key, st->what,
 		    value);
 }
 
 /* Split "key = value" in place around its first '='; the caller has
  * trimmed the line's own leading and trailing blanks.  False if there is
  * no '='. */
-static bool split_key_value(char *line, char **key, char **value)
-{
-	char *eq = strchr(line, '='), *end;
-
-	if (!eq)
-		return false;
-	*eq = '\0';
-	*key = line;
-	*value = eq + 1;
-	for (end = eq; end > *key && (end[-1] == ' ' || end[-1] == '\t');)
-		*--end = '\0';
-	while (**value == ' ' || **value == '\t')
-		(*value)++;
-	return true;
-}
-
-static int load_line(struct rngfeed_config *cfg, char *line,
-		     struct source_config **section, char *msg, size_t len)
-{
-	char *key, *value, *end;
-	int r;
-
-	line[strcspn(line, "#")] = '\0';
-	while (*line == ' ' || *line == '\t')
-		line++;
-	/* Trailing blanks (before a comment, too) are not part of a
-	 * section header: "[source hwrng]  # note" is fine. */
-	for (end = line + strlen(line);
-	     end > line && (end[-1] == ' ' || end[-1] == '\t');)
-		*--end = '\0';
-	if (!*line)
-		return 0;
-	if (*line == '[') {
-		char name[64], close_br;
-
-		if (sscanf(line, "[source %63[a-z0-9_-]%c", name, &close_br) != 2 ||
-		    close_br != ']' || line[strlen(line) - 1] != ']' ||
-		    line[strcspn(line, "]") + 1] != '\0')
-			return fail(msg, len,
-				    "malformed section (expected [source NAME])");
-		*section = config_source(cfg, name);
-		if (!*section)
-			return fail(msg, len, "unknown source '%s'", name);
-		return 0;
-	}
-	if (!split_key_value(line, &key, &value) || !*key)
-		return fail(msg, len, "expected key = value");
-	if (!*value)
-		return fail(msg, len, "%s has no value", key);
-	if (*section)
-		return source_config_set(*section, key, value, msg, len) < 0
-			       ? -EINVAL
-			       : 0;
-	if (strcmp(key, "config") == 0)
-		return fail(msg, len, "config cannot be set in a config file");
-	r = config_set(cfg, key, value, msg, len);
-	if (r == -ENOENT)
-		return fail(msg, len, "unknown key '%s'", key);
-	return r;
-}
-
-/*
- * Read one line of at most @max bytes (the newline excluded) into @buf
- * (@max + 2 bytes).  Returns its length, -1 at end of file, or -E2BIG for
- * a longer line (the rest of it is not read: a file without newlines
- * cannot make us allocate).
- */
-static ssize_t read_line(FILE *f, char *buf, size_t max)
-{
-	size_t n = 0;
-	int c;
-
-	while ((c = getc(f)) != EOF) {
-		if (c == '\n') {
-			buf[n] = '\0';
-			return (ssize_t)n;
-		}
-		if (n == max)
-			return -E2BIG;
-		buf[n++] = (char)c;
-	}
-	buf[n] = '\0';
-	return n ? (ssize_t)n : -1;
-}
-
-/*
- * Is @s (@len bytes) well-formed UTF-8 (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF)?  A config file is text; bytes that
- * are not would end up in paths and messages unseen.
- */
-static bool valid_utf8(const unsigned char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
-
-int config_load_file(struct rngfeed_config *cfg, const char *path,
-		     char *err, size_t err_len)
-{
-	struct source_config *section = NULL;
-	char line[CONFIG_LINE_MAX + 2], msg[400];
-	unsigned int lineno = 0;
-	struct stat st;
-	ssize_t n;
-	FILE *f;
-	int fd, r = 0;
-
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
-		fail(err, err_len, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	/* A device or FIFO could feed us forever, or block; /dev/null (1:3)
-	 * is the usual way to say "no config file". */
-	if (fstat(fd, &st) < 0 ||
-	    !(S_ISREG(st.st_mode) ||
-	      (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
-		close(fd);
-		return fail(err, err_len, "%s: not a regular file", path);
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		fail(err, err_len, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	while ((n = read_line(f, line, CONFIG_LINE_MAX + 1)) != -1) {
-		lineno++;
-		if (n > 0 && line[n - 1] == '\r')
-			line[--n] = '\0';
-		if (n == -E2BIG || n > CONFIG_LINE_MAX) {
-			r = fail(err, err_len, "%s:%u: line longer than %d bytes",
-				 path, lineno, CONFIG_LINE_MAX);
-			break;
-		}
-		for (ssize_t i = 0; i < n && r == 0; i++)
-			if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
-			    line[i] == 0x7f)
-				r = fail(err, err_len,
-					 "%s:%u: %s byte in line", path, lineno,
-					 line[i] ? "control" : "NUL");
-		if (r < 0)
-			break;
-		if (!valid_utf8((const unsigned char *)line, (size_t)n)) {
-			r = fail(err, err_len, "%s:%u: not valid UTF-8", path,
-				 lineno);
-			break;
-		}
-		if (load_line(cfg, line, &section, msg, sizeof(msg)) < 0) {
-			r = fail(err, err_len, "%s:%u: %s", path, lineno, msg);
-			break;
-		}
-	}
-	if (r == 0 && ferror(f))
-		r = fail(err, err_len, "%s: read error", path);
-	explicit_bzero(line, sizeof(line));
-	fclose(f);
-	return r;
-}
-
 static int include_source(struct rngfeed_config *cfg, const char *name,
 			  bool include, char *err, size_t err_len)
 {
 	struct source_config *sc = config_source(cfg, name);
 
 	if (!sc)
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "unknown source '%s' (see rngfeed --list)", name);
 	if (include && !cfg->sources_named) {
 		/* The first -n turns the default "all sources" into "only
@@ -600,25 +384,25 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 	if (cfg->mode == MODE_CHECK && optind < argc)
 		cfg->check_path = argv[optind++];
 	if (optind < argc)
-		return fail(err, err_len, "unexpected argument '%s'",
+		return set_error(err, err_len, "unexpected argument '%s'",
 			    argv[optind]);
 	for (size_t i = 0; i < cfg->n_sources; i++)
 		enabled += cfg->sources[i].enabled;
 	if (cfg->mode == MODE_RAW && (!cfg->sources_named || enabled != 1))
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "--raw needs exactly one source, named with -n");
 	if (cfg->bytes >= 0 && cfg->mode != MODE_RAW &&
 	    cfg->mode != MODE_STDOUT)
-		return fail(err, err_len, "--bytes needs --raw or --stdout");
+		return set_error(err, err_len, "--bytes needs --raw or --stdout");
 	if (cfg->retry_max < cfg->retry_delay)
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "retry-max (%g s) is shorter than retry-delay (%g s)",
 			    cfg->retry_max, cfg->retry_delay);
 	if (cfg->min_entropy > 0 && cfg->mode != MODE_CHECK)
-		return fail(err, err_len, "--min-entropy needs --check");
+		return set_error(err, err_len, "--min-entropy needs --check");
 	if (cfg->bench_fill > 0 &&
 	    (cfg->mode != MODE_DAEMON || !cfg->foreground))
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "--bench-fill is for benchmarks: it needs -f and "
 			    "no other mode");
 	return 0;
@@ -628,7 +412,7 @@ static int set_mode(struct rngfeed_config *cfg, enum rngfeed_mode mode,
 		    char *err, size_t err_len)
 {
 	if (cfg->mode != MODE_DAEMON && cfg->mode != mode)
-		return fail(err, err_len,
+		return set_error(err, err_len,
 			    "--list, --raw, --check, --test and --stdout "
 			    "exclude each other");
 	cfg->mode = mode;
@@ -740,7 +524,7 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			break;
 		case OPT_BYTES:
 			if (parse_size(optarg, (1LL << 62), &cfg->bytes) < 0)
-				r = fail(err, err_len,
+				r = set_error(err, err_len,
 					 "--bytes needs a non-negative byte "
 					 "count, not '%s'",
 					 optarg);
@@ -758,13 +542,13 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 		case OPT_BENCH_FILL:
 			if (parse_seconds(optarg, &cfg->bench_fill) < 0 ||
 			    cfg->bench_fill <= 0 || cfg->bench_fill > 3600)
-				r = fail(err, err_len,
+				r = set_error(err, err_len,
 					 "--bench-fill needs seconds from "
 					 "0.001 to 3600, not '%s'",
 					 optarg);
 			break;
 		case ':':
-			r = fail(err, err_len, "option '%s' needs a value",
+			r = set_error(err, err_len, "option '%s' needs a value",
 				 argv[optind - 1]);
 			break;
 		default:
@@ -775,14 +559,14 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			 * wrote. */
 			if (optopt > 0 && optopt < 0x100 &&
 			    !strchr(SHORT_OPTIONS, optopt))
-				r = fail(err, err_len, "unknown option '-%c'",
+				r = set_error(err, err_len, "unknown option '-%c'",
 					 optopt);
 			else if (optopt)
-				r = fail(err, err_len,
+				r = set_error(err, err_len,
 					 "option '%s' takes no value",
 					 argv[optind - 1]);
 			else
-				r = fail(err, err_len, "unknown option '%s'",
+				r = set_error(err, err_len, "unknown option '%s'",
 					 argv[optind - 1]);
 			break;
 		}

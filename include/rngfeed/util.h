@@ -26,6 +26,11 @@ int write_all(int fd, const void *buf, size_t len);
  * in the text). */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
 
+/* Write a one-line message into @err (printf-style) and return -EINVAL:
+ * how parsers say what was wrong. */
+int set_error(char *err, size_t err_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Exit status for bad input (options, configuration, a path that is not
  * what it must be): the user has something to fix. */
 #define EXIT_USAGE 2
