@@ -260,8 +260,8 @@ FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
 # What each harness parses, and what that code links against.
 FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
                     src/hwrandom.c src/tpm2.c $(wildcard src/sources/*.c)
-FUZZ_SRCS_config  := src/config.c $(FUZZ_SOURCES_LIB)
-FUZZ_SRCS_options := src/config.c $(FUZZ_SOURCES_LIB)
+FUZZ_SRCS_config  := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
+FUZZ_SRCS_options := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_tpm2    := src/tpm2.c
 FUZZ_SRCS_sysfs   := src/hwrandom.c src/util.c
 FUZZ_SRCS_cavp    := tests/cavp.c
