@@ -37,6 +37,10 @@ fuzz_check_source_config(const struct source_config *sc)
 		    (isfinite(sc->min_entropy) && sc->min_entropy > 0 &&
 		     sc->min_entropy <= drv->sample_bits));
 	FUZZ_ASSERT(source_config_min_entropy(sc) > 0);
+	/* The credit rule and the floor under H (source.h). */
+	FUZZ_ASSERT(sc->min_entropy == 0 ||
+		    sc->min_entropy >= source_min_entropy_floor(drv->sample_bits));
+	FUZZ_ASSERT(source_config_credit(sc) <= source_credit_cap(sc));
 	FUZZ_ASSERT(sc->n_options <= SOURCE_MAX_OPTIONS);
 	for (unsigned int i = 0; i < sc->n_options; i++) {
 		const struct source_option *o = &sc->options[i];
@@ -61,6 +65,17 @@ fuzz_check_source_config(const struct source_config *sc)
 	FUZZ_ASSERT(!(drv->flags & SOURCE_F_DEVICE) ||
 		    (drv->flags & SOURCE_F_NEEDS_DEVICE) ||
 		    source_config_device(sc) != NULL);
+}
+
+/* A user credit above what its source's H allows: config_load_file()
+ * keeps it, config_parse_args() refuses it once every option is read. */
+static __attribute__((unused)) bool
+fuzz_credit_above_cap(const struct rngfeed_config *c)
+{
+	for (size_t i = 0; i < c->n_sources; i++)
+		if (c->sources[i].credit > (int)source_credit_cap(&c->sources[i]))
+			return true;
+	return false;
 }
 
 static bool fuzz_seconds_ok(double d, double min_ms, double max_ms)

@@ -9,7 +9,8 @@
  * mode or the config path; a file that does not load gives -EINVAL and
  * a one-line message starting "FILE:"; "-c FILE" fails with the same
  * message, or succeeds with the same settings unless retry-max ended up
- * below retry-delay (a consistency error of its own).
+ * below retry-delay or a credit above what its source's min-entropy
+ * allows (consistency errors of their own).
  */
 #include "config_invariants.h"
 
@@ -57,12 +58,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r2 == -EINVAL);
 		fuzz_assert_message(err2, sizeof(err2));
 		FUZZ_ASSERT(strstr(err2, "retry-max") != NULL);
+	} else if (fuzz_credit_above_cap(&cfg)) {
+		/* Checked once every option is read (source.h). */
+		FUZZ_ASSERT(r2 == -EINVAL);
+		fuzz_assert_message(err2, sizeof(err2));
+		FUZZ_ASSERT(strstr(err2, "raise min-entropy") != NULL);
 	} else {
 		FUZZ_ASSERT(r2 == 0);
 		FUZZ_ASSERT(cfg2.mode == MODE_DAEMON);
 		FUZZ_ASSERT(strcmp(cfg2.config_path, path) == 0);
 		FUZZ_ASSERT(fuzz_config_equal(&cfg, &cfg2));
 		fuzz_check_config(&cfg2);
+		FUZZ_ASSERT(!fuzz_credit_above_cap(&cfg2));
 	}
 	return 0;
 }

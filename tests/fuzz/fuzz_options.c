@@ -63,6 +63,7 @@ static void check_parsed(const struct rngfeed_config *c)
 	size_t enabled = 0;
 
 	fuzz_check_config(c);
+	FUZZ_ASSERT(!fuzz_credit_above_cap(c));
 	FUZZ_ASSERT(strcmp(c->config_path, "/dev/null") == 0);
 	FUZZ_ASSERT(c->verbosity >= 0);
 	FUZZ_ASSERT(c->bytes >= -1 && c->bytes <= 1LL << 62);
