@@ -62,6 +62,7 @@ struct daemon {
 
 	double start;
 	uint8_t block[MONITOR_BLOCK_BYTES]; /* a block on its way in */
+	unsigned int held_from;             /* the slot of the held block */
 	bool stop;
 	int exit_code;
 };
@@ -382,18 +383,24 @@ static const struct step {
  * whatever is waiting, whole. */
 static void absorb(struct daemon *d, bool in_parts)
 {
-	unsigned int idx, credit;
+	unsigned int credit;
 
 	for (;;) {
 		if (!conditioner_holding(d->cond)) {
-			if (!sourceset_take(d->set, d->block, &idx, &credit))
+			if (!sourceset_take(d->set, d->block, &d->held_from,
+					    &credit))
 				break;
-			conditioner_hold(d->cond, idx, credit, d->block);
+			conditioner_hold(d->cond, d->held_from, credit, d->block);
 			explicit_bzero(d->block, sizeof(d->block));
 		}
 		if (in_parts && conditioner_available(d->cond))
 			break;
-		(void)conditioner_absorb(d->cond, in_parts);
+		if (!conditioner_seeded(d->cond) &&
+		    conditioner_absorb(d->cond, in_parts) == 1)
+			log_info("CTR_DRBG instantiated from a tested %s block",
+				 sourceset_config(d->set, d->held_from)->driver->name);
+		else
+			(void)conditioner_absorb(d->cond, in_parts);
 	}
 }
 
