@@ -237,11 +237,13 @@ static double update_status(const struct report *r, const struct report_view *v,
 			    const struct report_params *p, struct service *svc,
 			    double now)
 {
-	char buf[512], why[256];
+	char buf[512];
 	bool credited = v->mode != MODE_DAEMON || v->feeder->credited_bits > 0;
 	double left = r->start + p->ready_timeout - now;
 
 	if (!svc->ready_sent && !credited) {
+		char why[256];
+
 		if (left > 0)
 			return left;
 		report_why_no_credit(v, why, sizeof(why));
