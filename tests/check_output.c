@@ -157,7 +157,10 @@ static const struct source_driver credited = {
 
 /* ---- the loop -------------------------------------------------------------- */
 
-static char dir[64];
+/* One directory for the whole run, removed by main(): a test that fails
+ * ends its process before its teardown runs. */
+static char base[64];
+static char dir[80];
 static struct rngfeed_config cfg;
 static struct source_set *set;
 static struct output out;
@@ -189,7 +192,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag,
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-output-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	memset(&fk, 0, sizeof(fk));
 	memset(&cfg, 0, sizeof(cfg));
@@ -710,9 +713,13 @@ int main(void)
 	tcase_add_test(tc, test_test_mode);
 	tcase_add_test(tc, test_ops_for);
 	suite_add_tcase(s, tc);
+	strcpy(base, "/tmp/rngfeed-check-output-XXXXXX");
+	if (!mkdtemp(base))
+		return EXIT_FAILURE;
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -88,7 +88,10 @@ DOUBLE(idle, 768, d_read); /* configured, never started */
 
 /* ---- fixture ------------------------------------------------------------- */
 
-static char dir[64], sysfs[96];
+/* One directory for the whole run, removed by main(): a test that fails
+ * ends its process before its teardown runs. */
+static char base[64];
+static char dir[80], sysfs[96];
 static struct rngfeed_config cfg;
 static struct source_set *set;
 static struct conditioner *cond;
@@ -122,7 +125,7 @@ static void setup(void)
 		.modern_kernel = true, .interval_s = 60, .step = 64,
 	};
 
-	strcpy(dir, "/tmp/rngfeed-report-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs", dir);
 	ck_assert_int_eq(mkdir(sysfs, 0700), 0);
@@ -614,9 +617,13 @@ int main(void)
 	tcase_add_test(tc, test_metrics_file);
 	tcase_add_test(tc, test_rates_and_summary);
 	suite_add_tcase(s, tc);
+	strcpy(base, "/tmp/rngfeed-check-report-XXXXXX");
+	if (!mkdtemp(base))
+		return EXIT_FAILURE;
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

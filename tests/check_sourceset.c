@@ -113,7 +113,10 @@ DOUBLE(dev_b, 512, d_probe, d_open, .flags = SOURCE_F_DEVICE);
 
 /* ---- fixture ------------------------------------------------------------- */
 
-static char dir[64], sysfs[96], state_path[128];
+/* One directory for the whole run, removed by main(): a test that fails
+ * ends its process before its teardown runs. */
+static char base[64];
+static char dir[80], sysfs[96], state_path[128];
 static struct rngfeed_config cfg;
 static struct sourceset_params params;
 static struct source_set *set;
@@ -173,7 +176,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag,
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-sourceset-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs", dir);
 	ck_assert_int_eq(mkdir(sysfs, 0700), 0);
@@ -673,9 +676,13 @@ int main(void)
 	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
 	tcase_add_test(tc, test_gate_off_leaves_hwrng);
 	suite_add_tcase(s, tc);
+	strcpy(base, "/tmp/rngfeed-check-sourceset-XXXXXX");
+	if (!mkdtemp(base))
+		return EXIT_FAILURE;
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
