@@ -275,7 +275,7 @@ static const struct output_ops output_stdout = {
 static const struct output_ops output_test = {
 	.name = "test",
 	.wants = bench_wants, /* always, from every source */
-	.in_parts = false,
+	.in_parts = true,     /* as the kernel output: what it would credit */
 	.step = test_step,
 };
 

@@ -153,7 +153,7 @@ int report_metrics(const struct report *r, const struct report_view *v,
 void report_why_no_credit(const struct report_view *v, char *buf, size_t len)
 {
 	size_t used = 0;
-	bool any_credit = false;
+	bool any_credit = false, running = false;
 
 	buf[0] = '\0';
 	if (v->feeder->credited_bits > 0)
@@ -178,11 +178,14 @@ void report_why_no_credit(const struct report_view *v, char *buf, size_t len)
 					     : reader_state_name(st.state),
 				     st.reason[0] ? ": " : "", st.reason);
 		}
-		if (n < 0 || (size_t)n >= len - used)
+		running = true;
+		if (n < 0 || (size_t)n >= len - used) {
+			used = len - 1; /* cut short, not empty */
 			break;
+		}
 		used += (size_t)n;
 	}
-	if (!used)
+	if (!running)
 		snprintf(buf, len, "no source is running");
 	else if (!any_credit && used + 40 < len)
 		snprintf(buf + used, len - used, " (nothing to credit)");
@@ -206,15 +209,17 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 		if (!sourceset_running(v->set, i))
 			continue;
 		sourceset_stats(v->set, i, &st);
-		if (st.state == READER_RUNNING || st.state == READER_STARTUP) {
+		if (st.state == READER_RUNNING || st.state == READER_STARTUP ||
+		    st.state == READER_OPENING) {
 			if (used < len)
 				used += (size_t)snprintf(buf + used, len - used,
 							 " %s", name);
 		} else if (used_off < sizeof(off)) {
 			used_off += (size_t)snprintf(off + used_off,
 						     sizeof(off) - used_off,
-						     "; %s %s: %s", name,
+						     "; %s %s%s%s", name,
 						     reader_state_name(st.state),
+						     st.reason[0] ? ": " : "",
 						     st.reason);
 		}
 	}

@@ -12,7 +12,8 @@
  * state, the held block and every credit backed by them.
  *
  * Single-threaded by design: only the daemon's main loop calls it.  No
- * logging above info, no globals.
+ * globals; the one message it logs is a DRBG failure (an error a user must
+ * see whatever the caller does next).
  */
 #ifndef RNGFEED_CONDITIONER_H
 #define RNGFEED_CONDITIONER_H
