@@ -197,6 +197,7 @@ static void sources_down(struct daemon *d)
 static int sources_up(struct daemon *d)
 {
 	const struct rngfeed_config *cfg = d->cfg;
+	char record[256];
 	struct sourceset_params p = {
 		.retry_delay = cfg->retry_delay,
 		.retry_max = cfg->retry_max,
@@ -205,7 +206,7 @@ static int sources_up(struct daemon *d)
 		.sources_named = cfg->sources_named,
 		.gate_hwrng = cfg->mode == MODE_DAEMON,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
-		.gate_state = HWRNG_GATE_STATE_PATH,
+		.gate_state = hwrng_gate_state_path(record, sizeof(record)),
 	};
 	int r = sourceset_new(&d->set, cfg, &p);
 

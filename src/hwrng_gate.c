@@ -614,3 +614,14 @@ void hwrng_gate_describe_kernel(const char *sysfs_dir, char *buf, size_t len)
 	else
 		say(buf, len, "the kernel credits %s itself at %u/1024", cur, q);
 }
+
+const char *hwrng_gate_state_path(char *buf, size_t len)
+{
+	const char *dir = getenv("RUNTIME_DIRECTORY");
+	size_t n = dir ? strcspn(dir, ":") : 0;
+
+	if (n == 0 || dir[0] != '/' ||
+	    (size_t)snprintf(buf, len, "%.*s/hwrng-quality", (int)n, dir) >= len)
+		snprintf(buf, len, "%s", HWRNG_GATE_STATE_PATH);
+	return buf;
+}

@@ -16,6 +16,7 @@
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
 #include "rngfeed/source.h"
+#include "rngfeed/sourceset.h"
 #include "rngfeed/util.h"
 
 static int verbosity_to_priority(int verbosity)
@@ -25,23 +26,52 @@ static int verbosity_to_priority(int verbosity)
 	return prio[verbosity > 3 ? 3 : verbosity];
 }
 
-/* --list: one line per driver, whether it can be used here and why. */
+/*
+ * --list: one line per driver, with the options and config file of a run:
+ * whether it can be used here (STATE: probed, and openable by this user),
+ * the credit and health-test H a reader would get, and whether this run
+ * would use it (RUN), and why not.  The decisions are the source set's
+ * own (sourceset_plan()), so the list and the daemon cannot disagree.
+ */
 static int run_list(struct rngfeed_config *cfg)
 {
+	struct sourceset_params p = {
+		.wait_for_source = cfg->wait_for_source,
+		.sources_named = cfg->sources_named,
+		.sysfs_dir = HWRANDOM_SYSFS_DIR,
+		.gate_state = HWRNG_GATE_STATE_PATH,
+	};
 	char kernel[HWRNG_GATE_MSG_LEN];
+	struct source_set *set;
+	int r = sourceset_new(&set, cfg, &p);
 
-	printf("%-8s %-11s %-6s %s\n", "SOURCE", "STATE", "CREDIT",
-	       "DESCRIPTION");
-	for (size_t i = 0; i < cfg->n_sources; i++) {
-		const struct source_config *sc = &cfg->sources[i];
-		char why[SOURCE_WHY_LEN] = "";
-		int r = sc->driver->probe(sc, why, sizeof(why));
-
-		printf("%-8s %-11s %6u %s%s%s\n", sc->driver->name,
-		       r == 0 ? "available" : "unavailable",
-		       source_config_credit(sc), sc->driver->description,
-		       why[0] ? ": " : "", why);
+	if (r < 0) {
+		log_err("%s", strerror(-r));
+		return EXIT_FAILURE;
 	}
+	printf("%-8s %-11s %6s %5s %-4s %s\n", "SOURCE", "STATE", "CREDIT",
+	       "H", "RUN", "DESCRIPTION");
+	for (size_t i = 0; i < sourceset_count(set); i++) {
+		const struct source_config *sc = sourceset_config(set, i);
+		struct sourceset_plan pl;
+
+		sourceset_plan(set, i, &pl);
+		printf("%-8s %-11s %6u %5.2f %-4s %s%s%s", sc->driver->name,
+		       pl.available ? "available" : "unavailable", pl.credit,
+		       pl.min_entropy,
+		       pl.use ? (pl.waits ? "wait" : "yes") : "no",
+		       sc->driver->description, pl.detail[0] ? ": " : "",
+		       pl.detail);
+		/* "unavailable" is said by STATE and the detail already. */
+		if (!pl.use && pl.available)
+			printf("; not used: %s", pl.why_not);
+		else if (!pl.use && !sc->enabled)
+			printf("; %s", pl.why_not);
+		else if (pl.waits)
+			printf("; --wait-for-source keeps trying it");
+		putchar('\n');
+	}
+	sourceset_free(set);
 	/* The kernel's own crediting of /dev/hwrng, beside ours. */
 	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
 	printf("hw_random: %s\n", kernel);
@@ -52,8 +82,9 @@ static int run_list(struct rngfeed_config *cfg)
  * there is no record and nothing to say. */
 static int run_restore_hwrng(void)
 {
-	char msg[HWRNG_GATE_MSG_LEN];
-	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR, HWRNG_GATE_STATE_PATH,
+	char msg[HWRNG_GATE_MSG_LEN], path[256];
+	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR,
+				   hwrng_gate_state_path(path, sizeof(path)),
 				   msg, sizeof(msg));
 
 	if (r < 0) {

@@ -4,11 +4,13 @@
  * own hw_random credit.  See include/rngfeed/sourceset.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/ledger.h"
@@ -33,6 +35,7 @@ struct source_set {
 	struct slot slots[CONFIG_MAX_SOURCES];
 	size_t n_slots, next_take;
 	struct hwrng_gate gate;
+	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
 	char kernel_line[200];
 };
 
@@ -44,6 +47,13 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->p = *p;
+	/* The caller's strings may not outlive this call. */
+	snprintf(s->sysfs_dir, sizeof(s->sysfs_dir), "%s",
+		 p->sysfs_dir ? p->sysfs_dir : "");
+	snprintf(s->gate_state, sizeof(s->gate_state), "%s",
+		 p->gate_state ? p->gate_state : "");
+	s->p.sysfs_dir = s->sysfs_dir;
+	s->p.gate_state = s->gate_state;
 	hwrng_gate_init(&s->gate);
 	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
@@ -67,9 +77,11 @@ static bool reads_hw_random(const struct source_config *cfg)
 /*
  * Two enabled sources reading one device (hwrng and virtio both on
  * /dev/hwrng) would split its output between two monitors and count it
- * twice over; keep the later, more specific driver of the table.
+ * twice over; keep the later, more specific driver of the table.  The
+ * later source's name, or NULL.
  */
-static bool shares_device_with_later(const struct source_set *s, size_t i)
+static const char *later_reader_of_device(const struct source_set *s,
+					  size_t i)
 {
 	const struct source_config *a = &s->slots[i].cfg;
 	struct stat sa, sb;
@@ -77,7 +89,7 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 	if (!(a->driver->flags & SOURCE_F_DEVICE) ||
 	    !source_config_device(a) || stat(source_config_device(a), &sa) < 0 ||
 	    !S_ISCHR(sa.st_mode))
-		return false;
+		return NULL;
 	for (size_t j = i + 1; j < s->n_slots; j++) {
 		const struct source_config *b = &s->slots[j].cfg;
 		char why[SOURCE_WHY_LEN];
@@ -88,12 +100,24 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 		    sb.st_rdev != sa.st_rdev ||
 		    b->driver->probe(b, why, sizeof(why)) < 0)
 			continue;
-		log_notice("%s: not used: %s is read by the %s source already",
-			   a->driver->name, source_config_device(a),
-			   b->driver->name);
-		return true;
+		return b->driver->name;
 	}
-	return false;
+	return NULL;
+}
+
+static bool shares_device_with_later(const struct source_set *s, size_t i)
+{
+	const char *other = later_reader_of_device(s, i);
+
+	if (!other)
+		return false;
+	/* Worth a notice when feeding the kernel; in -t and --stdout runs
+	 * (no gate) it is a detail that only clutters their stderr. */
+	log_msg(s->p.gate_hwrng ? LOG_NOTICE : LOG_INFO,
+		"%s: not used: %s is read by the %s source already",
+		s->slots[i].cfg.driver->name,
+		source_config_device(&s->slots[i].cfg), other);
+	return true;
 }
 
 /*
@@ -395,4 +419,63 @@ bool sourceset_running(const struct source_set *s, size_t i)
 const char *sourceset_kernel_credit(const struct source_set *s)
 {
 	return s->kernel_line;
+}
+
+/* Can this user open @cfg's device?  The open the driver would do, for an
+ * instant: a device that probes fine can still be root's (--list run as
+ * the user -D names). */
+static int can_open_device(const struct source_config *cfg, char *why,
+			   size_t why_len)
+{
+	const char *dev = source_config_device(cfg);
+	int fd, e;
+
+	if (!(cfg->driver->flags & SOURCE_F_DEVICE) || !dev || dev[0] != '/')
+		return 0;
+	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+void sourceset_plan(const struct source_set *s, size_t i,
+		    struct sourceset_plan *out)
+{
+	const struct source_config *cfg = &s->slots[i].cfg;
+	const char *other;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->credit = sourceset_credit(s, i);
+	out->min_entropy = source_config_min_entropy(cfg);
+	r = cfg->driver->probe(cfg, out->detail, sizeof(out->detail));
+	if (r == 0)
+		r = can_open_device(cfg, out->detail, sizeof(out->detail));
+	out->available = r == 0;
+	/* In sourceset_open()'s order: enabled, shared device, usable. */
+	if (!cfg->enabled) {
+		snprintf(out->why_not, sizeof(out->why_not), "%s",
+			 s->p.sources_named
+				 ? "not named with -n"
+				 : "turned off (-x, or enable = no in the "
+				   "config file)");
+		return;
+	}
+	other = later_reader_of_device(s, i);
+	if (other) {
+		snprintf(out->why_not, sizeof(out->why_not),
+			 "%s is read by the %s source already",
+			 source_config_device(cfg), other);
+		return;
+	}
+	if (!out->available && !s->p.wait_for_source) {
+		snprintf(out->why_not, sizeof(out->why_not), "unavailable");
+		return;
+	}
+	out->use = true;
+	out->waits = !out->available;
 }

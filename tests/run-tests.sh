@@ -6,7 +6,24 @@
 set -u
 passed=0 failed=0 skipped=0 failed_names=()
 log=$(mktemp) || exit 2
-trap 'rm -f "$log"' EXIT
+# Daemons the tests start record the hw_random hand-over here, never in
+# /run/rngfeed, where a running rngfeed service keeps its own.
+RUNTIME_DIRECTORY=$(mktemp -d) || exit 2
+export RUNTIME_DIRECTORY
+trap 'rm -f "$log"; rm -rf "$RUNTIME_DIRECTORY"' EXIT
+# No test may leave the kernel's hw_random credit changed (a daemon killed
+# before it could hand rng_quality back): checked after each test, put
+# back, and counted as a failure of that test.
+quality=/sys/class/misc/hw_random/rng_quality
+quality0=$(cat "$quality" 2>/dev/null)
+quality_left_changed() { # TEST
+	local q
+	q=$(cat "$quality" 2>/dev/null)
+	[ "$q" = "$quality0" ] && return 1
+	echo "    | FAIL: $1 left $quality at '$q' (was '$quality0'); put back"
+	echo "$quality0" >"$quality" 2>/dev/null
+	return 0
+}
 
 for t in "$@"; do
 	case "$t" in
@@ -46,6 +63,9 @@ for t in "$@"; do
 		grep -h '^SKIP: ' "$log" | sed 's/^/    /'
 		;;
 	esac
+	if quality_left_changed "$t"; then
+		failed=$((failed + 1)); failed_names+=("$t")
+	fi
 done
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"

@@ -15,7 +15,6 @@ set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 SYSFS=/sys/class/misc/hw_random
 QUALITY=$SYSFS/rng_quality
-RECORD=/run/rngfeed/hwrng-quality
 
 skip() {
 	echo "SKIP: $*"
@@ -34,18 +33,20 @@ case "$cur" in "" | none) skip "no current hw_random device" ;; esac
 orig=$(cat "$QUALITY") || skip "cannot read $QUALITY"
 [ "$orig" -gt 0 ] 2>/dev/null ||
 	skip "rng_quality of $cur is already '$orig': the kernel credits nothing from it; nothing to hand over"
-# Another rngfeed holds the gate (a service, a concurrent test): its record
-# must not be disturbed, and its 0 would look like ours.  (An empty record
-# is none: a daemon that ran as another user empties it and cannot remove
-# it.)
-[ ! -s "$RECORD" ] || skip "$RECORD is there: another rngfeed holds the hand-over"
+# Another rngfeed holds the gate (a service): its record must not be
+# disturbed, and its 0 would look like ours.  (An empty record is none: a
+# daemon that ran as another user empties it and cannot remove it.)
+[ ! -s /run/rngfeed/hwrng-quality ] ||
+	skip "/run/rngfeed/hwrng-quality is there: another rngfeed holds the hand-over"
 "$RNGFEED" --list 2>/dev/null | grep -qE '^hwrng +available' ||
 	skip "the hwrng source is not usable here: $("$RNGFEED" --list 2>&1 | grep '^hwrng')"
 
 tmp=$(mktemp -d) || exit 1
+# The record goes where systemd's RuntimeDirectory= says; here the test's
+# own directory, so nothing is left in /run whatever happens.
+export RUNTIME_DIRECTORY=$tmp/run
+RECORD=$RUNTIME_DIRECTORY/hwrng-quality
 pid=''
-had_rundir=no
-[ -d /run/rngfeed ] && had_rundir=yes
 cleanup() {
 	if [ -n "$pid" ]; then
 		kill -KILL "$pid" 2>/dev/null
@@ -57,8 +58,6 @@ cleanup() {
 		echo "$orig" >"$QUALITY" 2>/dev/null ||
 			echo "WARNING: could not write $orig back to $QUALITY"
 	fi
-	rm -f "$RECORD"
-	[ $had_rundir = yes ] || rmdir /run/rngfeed 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

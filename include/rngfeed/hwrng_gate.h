@@ -38,6 +38,13 @@
 #define HWRNG_GATE_STATE_PATH "/run/rngfeed/hwrng-quality"
 #define HWRNG_GATE_MSG_LEN 384
 
+/*
+ * Where this instance records what it found: hwrng-quality in
+ * $RUNTIME_DIRECTORY when systemd (or a test) sets it, its first entry if
+ * it lists several, else HWRNG_GATE_STATE_PATH.  Returns @buf.
+ */
+const char *hwrng_gate_state_path(char *buf, size_t len);
+
 /* Public so it can live inside another struct; touch it only through
  * the functions below. */
 struct hwrng_gate {
