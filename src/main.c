@@ -63,10 +63,8 @@ static int run_list(struct rngfeed_config *cfg)
 		       sc->driver->description, pl.detail[0] ? ": " : "",
 		       pl.detail);
 		/* "unavailable" is said by STATE and the detail already. */
-		if (!pl.use && pl.available)
+		if (!pl.use && strcmp(pl.why_not, "unavailable") != 0)
 			printf("; not used: %s", pl.why_not);
-		else if (!pl.use && !sc->enabled)
-			printf("; %s", pl.why_not);
 		else if (pl.waits)
 			printf("; --wait-for-source keeps trying it");
 		putchar('\n');

@@ -141,7 +141,15 @@ static void take_gate(struct source_set *s, struct slot *sl)
 		log_warn("%s: the kernel keeps crediting %s itself: %s",
 			 sl->cfg.driver->name, source_config_device(&sl->cfg),
 			 why);
-	else if (r == 1 && why[0])
+	if (r == 1 && sl->device_credit >= 0 && sl->cfg.hw_quality < 0) {
+		/* rng_quality read 0 because an earlier run's record was
+		 * adopted: the device's credit follows what that run found. */
+		sl->cfg.credit = -1;
+		sl->cfg.hw_quality = (int)s->gate.original;
+		sl->device_credit = (int)source_config_credit(&sl->cfg);
+		sl->cfg.credit = sl->device_credit;
+	}
+	if (r == 1 && why[0])
 		log_info("%s: %s", sl->cfg.driver->name, why);
 	else if (r == 1)
 		log_info("%s: the kernel's own credit for %s (rng_quality %u) "
@@ -184,6 +192,8 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	int r;
 
 	r = sl->cfg.driver->probe(&sl->cfg, why, sizeof(why));
+	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
+		log_warn("%s: %s", name, why);
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
 		 * zeroes what the kernel says of it. */

@@ -86,4 +86,23 @@ void sourceset_stats(const struct source_set *s, size_t i,
 /* One line on the kernel's own crediting of hw_random (for STATUS). */
 const char *sourceset_kernel_credit(const struct source_set *s);
 
+/*
+ * What sourceset_open() would do with slot @i, without opening anything
+ * for long or starting a reader (--list): the same decisions (enabled,
+ * a device read by a later source already, probe, whether this user can
+ * open the device), the credit and H the reader would get.
+ */
+struct sourceset_plan {
+	bool available;       /* probed usable and openable by this user */
+	bool use;             /* this run would start a reader for it */
+	bool waits;           /* not available, but --wait-for-source keeps
+			       * trying it */
+	unsigned int credit;  /* effective, bits per 1024 */
+	double min_entropy;   /* its health tests' H per sample */
+	char detail[SOURCE_WHY_LEN];  /* the probe's sentence */
+	char why_not[SOURCE_WHY_LEN]; /* "" when used */
+};
+void sourceset_plan(const struct source_set *s, size_t i,
+		    struct sourceset_plan *out);
+
 #endif
