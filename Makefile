@@ -194,7 +194,48 @@ CPPCHECK    := cppcheck --error-exitcode=1 --inline-suppr -q \
                -D__x86_64__ -D__linux__ -Iinclude -Itests
 SCAN_BUILD  ?= $(firstword $(shell command -v scan-build scan-build-14 2>/dev/null) scan-build)
 
-.PHONY: sanitize valgrind analyze
+.PHONY: sanitize valgrind analyze tsan
+
+# make tsan: ThreadSanitizer over the tests that start reader threads
+# (issue 15 defect 7): the reader unit test (request, take, discard, stop,
+# errors, end of input, over test-double drivers), and the daemon with two
+# readers (rdrand and a regular file) through SIGTERM at random moments,
+# SIGUSR2 and vmgenid discards and SIGHUP reloads (test_sigterm.sh, a short
+# run with its stop limit stretched), the read-once file source and the
+# vmgenid test.  It builds in build/tsan/tree, a copy of the tree like
+# sanitize's, so its objects never meet the normal ones.  halt_on_error
+# makes the first report end the process, and every report also goes to
+# build/tsan/reports/: any report fails the target, even from a process
+# whose exit status a script ignores.
+TSAN_FLAGS   := -fsanitize=thread -fno-omit-frame-pointer -O1 -g
+# monitor.c is built without TSan: GCC instruments the resolvers of its
+# target_clones functions, which the dynamic loader runs before TSan is set
+# up (a crash at start).  The monitor is pure code on one reader's state.
+build/src/monitor.o: override CFLAGS += $(MONITOR_EXTRA_CFLAGS)
+TSAN_DIR     := build/tsan
+TSAN_REPORTS := $(CURDIR)/$(TSAN_DIR)/reports
+TSAN_UNITS   := tests/check_reader
+TSAN_SCRIPTS := $(filter $(addprefix tests/,test_file_once.sh test_vmgenid.sh \
+                  test_sigterm.sh),$(TEST_SCRIPTS))
+TSAN_ENV     := TSAN_OPTIONS=halt_on_error=1:log_path=$(TSAN_REPORTS)/tsan:second_deadlock_stack=1 \
+                RNGFEED_SANITIZED=1 TEST_TIME_SCALE=4 SIGTERM_ROUNDS=2 SIGTERM_WORKERS=2
+
+tsan:
+	@$(call copy_tree,$(TSAN_DIR)/tree)
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	@rc=0; $(MAKE) -s -j2 -C $(TSAN_DIR)/tree rngfeed $(TSAN_UNITS) tests/helper_uevent \
+		CFLAGS='$(TSAN_FLAGS)' LDFLAGS='-fsanitize=thread' \
+		MONITOR_EXTRA_CFLAGS=-fno-sanitize=thread || rc=$$?; \
+	if [ $$rc -eq 0 ]; then \
+		cd $(TSAN_DIR)/tree && $(TSAN_ENV) RNGFEED=./rngfeed \
+			tests/run-tests.sh $(TSAN_UNITS) $(TSAN_SCRIPTS) || rc=$$?; cd $(CURDIR); \
+	fi; \
+	for f in $(TSAN_REPORTS)/*; do \
+		[ -e "$$f" ] || continue; rc=1; echo "==== $$f"; cat "$$f"; \
+	done; \
+	[ $$rc -eq 0 ] && echo "tsan: no ThreadSanitizer reports" || echo "tsan: FAILED"; \
+	exit $$rc
+
 
 # A copy of the working tree, without build/ and .git, built from clean.
 copy_tree = rm -rf $(1) && mkdir -p $(1) && \
