@@ -274,9 +274,17 @@ double report_tick(struct report *r, const struct report_view *v,
 		if (now - r->last_metrics >= REPORT_METRICS_PERIOD_S) {
 			int e = report_metrics(r, v, p->metrics_path, now);
 
-			if (e < 0)
-				log_warn("cannot write metrics to %s: %s",
+			/* Once per error, not every period: a path that
+			 * cannot be written stays so until someone acts. */
+			if (e < 0 && e != r->metrics_error)
+				log_warn("cannot write metrics to %s: %s "
+					 "(said again only if the error "
+					 "changes)",
 					 p->metrics_path, strerror(-e));
+			else if (e == 0 && r->metrics_error < 0)
+				log_notice("metrics written to %s again",
+					   p->metrics_path);
+			r->metrics_error = e < 0 ? e : 0;
 			r->last_metrics = now;
 		}
 		wait = fmin(wait, r->last_metrics + REPORT_METRICS_PERIOD_S - now);

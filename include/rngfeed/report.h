@@ -31,6 +31,8 @@ struct report {
 	double start;                  /* monotonic seconds */
 	double last_rates;
 	double last_metrics;
+	int metrics_error;             /* the last write's -errno, 0 = ok:
+					* a failure is logged when it changes */
 	uint64_t last_generated;
 	struct reader_stats last[CONFIG_MAX_SOURCES];
 };
