@@ -188,7 +188,10 @@ int main(int argc, char **argv)
 	char err[512];
 
 	if (config_parse_args(&cfg, argc, argv, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rngfeed: %s (see rngfeed --help)\n", err);
+		/* One hint: a message may name a better place to look. */
+		fprintf(stderr, "rngfeed: %s%s\n", err,
+			strstr(err, "(see rngfeed ") ? ""
+						     : " (see rngfeed --help)");
 		return EXIT_USAGE;
 	}
 	/* Started by systemd (even in the foreground, as Type=notify units

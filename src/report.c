@@ -73,14 +73,15 @@ void report_summary(const struct report *r, const struct report_view *v,
 		if (!sourceset_used(v->set, i))
 			continue;
 		sourceset_stats(v->set, i, &st);
-		log_notice("  %s: %llu raw bytes, %llu blocks passed, %llu "
+		log_notice("  %s: %llu raw bytes, %llu block%s passed, %llu "
 			   "failed (monobit %llu, poker %llu, runs %llu, long "
 			   "run %llu, continuous %llu, RCT %llu, APT %llu, "
 			   "difference RCT %llu), %llu errors, %llu disables, "
-			   "%llu credit bits",
+			   "%llu credit bits (what its passed blocks carried)",
 			   sourceset_config(v->set, i)->driver->name,
 			   (unsigned long long)st.raw_bytes,
 			   (unsigned long long)st.blocks_passed,
+			   st.blocks_passed == 1 ? "" : "s",
 			   (unsigned long long)st.blocks_failed,
 			   (unsigned long long)st.fips_failures[0],
 			   (unsigned long long)st.fips_failures[1],
@@ -97,7 +98,11 @@ void report_summary(const struct report *r, const struct report_view *v,
 						1024));
 	}
 	conditioner_get_stats(v->cond, &cs);
-	log_notice("  %s %llu bytes crediting %llu bits; DRBG %llu reseeds, "
+	/* The kernel's credit is spent from what the sources carried, at
+	 * most 256 bits per reseed: say so beside the per-source figures. */
+	log_notice("  %s %llu bytes crediting %llu bits (the kernel's credit: "
+		   "all sources together, at most 256 bits per DRBG reseed); "
+		   "DRBG %llu reseeds, "
 		   "%llu bytes generated%s",
 		   fed_word(v), (unsigned long long)v->feeder->fed_bytes,
 		   (unsigned long long)v->feeder->credited_bits,

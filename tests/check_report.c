@@ -587,7 +587,7 @@ START_TEST(test_rates_and_summary)
 				  "credited"),
 		      "%s", out);
 	ck_assert_msg(strstr(out, "summary after 10.0 s:"), "%s", out);
-	snprintf(want, sizeof(want), "credited: %llu raw bytes, 1 blocks passed",
+	snprintf(want, sizeof(want), "credited: %llu raw bytes, 1 block passed",
 		 (unsigned long long)rs.raw_bytes);
 	ck_assert_msg(strstr(out, want), "%s", out);
 	ck_assert_msg(strstr(out, "10000 credit bits"), "%s", out);

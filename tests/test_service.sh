@@ -105,7 +105,7 @@ kill -TERM "${pids[-1]}"; wait "${pids[-1]}" || fail "daemon as nobody exited no
 
 "$RNGFEED" -f -n rdrand -D no-such-user-here 2>"$tmp/e3"
 rc=$?
-[ $rc -eq 1 ] || fail "unknown user: exit $rc"
+[ $rc -eq 2 ] || fail "unknown user: exit $rc, want 2 (bad usage)"
 [ "$(wc -l <"$tmp/e3")" -eq 1 ] && grep -q "unknown user 'no-such-user-here'" "$tmp/e3" ||
 	fail "unknown user message: $(cat "$tmp/e3")"
 
