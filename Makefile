@@ -76,7 +76,7 @@ bench/bench_%: bench/bench_%.c bench/bench.h $(LIB) $(HEADERS)
 
 # Every unit test program and integration script runs; tests/run-tests.sh
 # prints each result and one closing "N passed, N failed, N skipped" line.
-check: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
+check: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so
 	@RNGFEED=./rngfeed tests/run-tests.sh $(UNIT_TESTS) $(TEST_SCRIPTS)
 
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.

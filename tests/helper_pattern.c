@@ -4,6 +4,7 @@
  * a FIFO for ever, following a schedule.
  *
  *   helper_pattern FIFO PATTERN[:SECONDS|@BYTES|#CLOSES]...
+ *   helper_pattern pty:FILE PATTERN...
  *
  * Each PATTERN runs for SECONDS, or until BYTES were written, or until
  * the reader closed the FIFO CLOSES times; the last one for ever.  (The
@@ -24,6 +25,13 @@
  * reader closes (EPIPE), the rest of the chunk is dropped and the FIFO
  * opened again, which waits for the next reader; a FIFO that was removed
  * is waited for too.
+ *
+ * With pty:FILE it writes into a new pseudo-terminal instead (for
+ * tests/test_credit_bound.sh: a character device that is not the kernel's
+ * hw_random): the terminal is put in raw mode (no echo, no line editing,
+ * every byte passed as written), the path of its slave side is written to
+ * FILE, and the slave is kept open here so that a reader's close is no
+ * hang-up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,6 +127,40 @@ static int open_fifo(const char *path)
 	return fd;
 }
 
+static int open_pty(const char *file)
+{
+	char tmp[4096];
+	struct termios t;
+	const char *name;
+	FILE *f;
+	int m, s;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || !(name = ptsname(m))) {
+		perror("pty");
+		exit(1);
+	}
+	s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC); /* never closed */
+	if (s < 0 || tcgetattr(s, &t) < 0) {
+		perror(name);
+		exit(1);
+	}
+	cfmakeraw(&t);
+	if (tcsetattr(s, TCSANOW, &t) < 0) {
+		perror(name);
+		exit(1);
+	}
+	/* Written whole, then renamed: a reader never sees half a path. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s\n", name) < 0 || fclose(f) != 0 ||
+	    rename(tmp, file) < 0) {
+		perror(file);
+		exit(1);
+	}
+	return m;
+}
+
 /* When does phase @arg end?  Sets *kind to ':', '@', '#' or 0 (never). */
 static double phase_limit(const char *arg, char *kind)
 {
@@ -136,12 +179,13 @@ int main(int argc, char **argv)
 	char pat[32] = "", kind = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s FIFO PATTERN[:SECONDS|@BYTES|#CLOSES]...\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s FIFO|pty:FILE "
+			"PATTERN[:SECONDS|@BYTES|#CLOSES]...\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	fd = open_fifo(argv[1]);
+	fd = strncmp(argv[1], "pty:", 4) ? open_fifo(argv[1])
+					  : open_pty(argv[1] + 4);
 	for (;;) {
 		size_t done = 0, len = sizeof(buf);
 

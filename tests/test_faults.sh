@@ -4,8 +4,10 @@
 # injected into the real daemon, each run next to a healthy source.
 #
 # Each case runs the daemon in the foreground for a few seconds with the
-# faulty source at full credit (1024/1024) and a healthy CPU source (rdrand,
-# or rdseed) at full credit, --metrics, --interval 1 (top up every second),
+# faulty source at the highest credit it may be given (1024 x H / 8 for the
+# min-entropy H its health tests assume: 1024/1024, 768 for the file
+# source's H = 6) and a healthy CPU source (rdrand, or rdseed) at full
+# credit, --metrics, --interval 1 (top up every second),
 # --retry-delay 1 --retry-max 4 --max-failures 2; then SIGTERM.  From the
 # metrics file (read twice: the periodic write at 5 s, and the final one at
 # exit) and the -v log it asserts:
@@ -22,7 +24,14 @@
 #     uses a whole core, 100 % of wall time, and still far more than 10 %
 #     when the ~30 cases share this machine's cores: 10 % separates the two
 #     with a wide margin either way;
-#   - SIGTERM ends it with exit 0 within 2 s (SIGKILL after 2 s: "hung").
+#   - SIGTERM ends it with exit 0 within 2 s (before a 2-s watchdog
+#     sleep ends; SIGKILL then: "hung");
+#   - the global credit bound (issue 14), measured outside the process by
+#     bench/shim.so (LD_PRELOAD), which counts the credited bits of every
+#     RNDADDENTROPY the kernel accepted: credited bits <= the sum over
+#     both sources of blocks_passed x 20000 x credit / 1024 (blocks_passed
+#     from the metrics, credit from the daemon's "using it, credit N/1024"
+#     line).  A faulty source whose blocks all failed adds nothing to it.
 # At the end a table: fault | detected by | credited bits | source | daemon.
 #
 # Uses the real ./rngfeed for FIFO and TPM faults (FIFO data from
@@ -38,21 +47,24 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
+SHIM=${SHIM:-bench/shim.so}
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
 CPU_MAX_PCT=10
 BLOCK_BITS=20000 # one 2,500-byte block at credit 1024/1024
+FILE_CREDIT=768  # the file source's cap: 1024 x H / 8 at its H = 6
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root (RNDADDENTROPY)"
 	exit 77
 fi
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM"; do
-	if [ ! -x "$f" ]; then
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$SHIM"; do
+	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
 	fi
 done
+case $SHIM in /*) ;; *) SHIM=$PWD/$SHIM ;; esac
 list=$("$RNGFEED" --list 2>/dev/null)
 HEALTHY=
 for s in rdrand rdseed; do
@@ -80,6 +92,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# Private copies (same names, so the PID's comm is the same): a rebuild in
+# the tree while the cases run must not pull a binary from under them.
+mkdir "$tmp/bin" && cp "$RNGFEED" "$FAULTY" "$tmp/bin/" || exit 1
+RNGFEED=$tmp/bin/${RNGFEED##*/} FAULTY=$tmp/bin/${FAULTY##*/}
 
 TCK=$(getconf CLK_TCK)
 now() { date +%s.%N; }
@@ -93,13 +109,16 @@ bg() { # run a command in the background, remember its PID
 
 # ---- one case: setup, daemon, events, SIGTERM --------------------------------
 
-# daemon DIR BINARY SOURCE [ARGS...]: start it with the common options.
+# daemon DIR BINARY SOURCE [ARGS...]: start it with the common options,
+# under the shim (env execs the daemon: $! is the daemon's PID).
 daemon() {
-	local dir=$1 bin=$2 src=$3
+	local dir=$1 bin=$2 src=$3 credit=1024
 	shift 3
+	[ "$src" = file ] && credit=$FILE_CREDIT
 	date +%s.%N >"$dir/start"
-	"$bin" -f -v -c /dev/null -n "$src" -n "$HEALTHY" \
-		-O "$src:credit=1024" -O "$HEALTHY:credit=1024" \
+	env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$dir/shim" \
+		"$bin" -f -v -c /dev/null -n "$src" -n "$HEALTHY" \
+		-O "$src:credit=$credit" -O "$HEALTHY:credit=1024" \
 		--metrics "$dir/metrics" --interval 1 --retry-delay 1 \
 		--retry-max 4 --max-failures 2 "$@" 2>"$dir/log" &
 	echo $! >"$dir/pid"
@@ -262,7 +281,7 @@ CASES=(
 	"rep64|FIFO: one random 64-byte block repeated|fifo_case rep64 rep64"
 	"counter|FIFO: 8-bit counter|fifo_case counter counter"
 	"alpha4|FIFO: 4 symbols (00 55 AA FF)|fifo_case alpha4 alpha4"
-	"gbg|FIFO: good -> constant -> good|fifo_case gbg good@2500 zeros#2 good"
+	"gbg|FIFO: good -> constant -> good|fifo_case gbg good@2500 zeros@5000 good"
 	"cpu_ones|CPU: success with all-ones (AMD)|fake_case cpu_ones fakecpu mode=ones"
 	"cpu_repeat|CPU: success, same word each time|fake_case cpu_repeat fakecpu mode=repeat"
 	"cpu_cycle|CPU: success, 4 words in turn|fake_case cpu_cycle fakecpu mode=cycle"
@@ -331,6 +350,11 @@ failures=0
 row_fail=
 problem() { row_fail+="${row_fail:+; }$*"; }
 
+# credit_of DIR SOURCE: the credit the daemon says it uses for SOURCE.
+credit_of() {
+	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\/1024.*/\1/p" "$1/log" | tail -n1
+}
+
 # detected_by LOG SOURCE REGEX: the line REGEX matched, shortened.
 detected_by() {
 	local line
@@ -347,7 +371,8 @@ detected_by() {
 check_case() {
 	local name=$1 label=$2 src dir=$tmp/$1 m1 m2 rc took cpu wall res
 	local credit passed failed disables errors opens enabled fed1 fed2 hb1 hb2
-	local want_log credit_rule retry_rule detected
+	local want_log credit_rule retry_rule detected c_src c_ok shim_credit shim_pid
+	local bound
 	row_fail=
 	case $name in
 	cpu_* ) src=fakecpu ;;
@@ -368,7 +393,12 @@ check_case() {
 	fed2=$(metric "$m2" rngfeed_fed_bytes_total)
 	hb1=$(metric "$m1" rngfeed_source_blocks_passed_total $HEALTHY)
 	hb2=$(metric "$m2" rngfeed_source_blocks_passed_total $HEALTHY)
-	opens=$(grep -c "rngfeed: $src: opened .*start-up test" "$dir/log")
+	# Attempts: an open, or the same open source tested again after a
+	# health-test failure.
+	opens=$(grep -cE "rngfeed: $src: (opened .*start-up test|start-up test again)" "$dir/log")
+	c_src=$(credit_of "$dir" "$src") c_ok=$(credit_of "$dir" "$HEALTHY")
+	shim_credit=$(sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' "$dir/shim" 2>/dev/null)
+	shim_pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$dir/shim" 2>/dev/null)
 
 	# What each fault must show.  credit_rule: zero = nothing credited;
 	# passed = credit is 20000 x k, k blocks that all passed; retry_rule:
@@ -436,9 +466,10 @@ check_case() {
 		problem "daemon $res (exit ${rc:-?})"
 	elif [ "$rc" -ne 0 ]; then
 		problem "exit $rc after SIGTERM"
-	elif ! awk -v t="$took" 'BEGIN { exit !(t < 2) }'; then
-		problem "SIGTERM took $took s"
 	fi
+	# "exited" means the daemon ended before the 2-s watchdog did; $took,
+	# bash's own reading, can pass 2 s on a loaded machine (load 9 here:
+	# 2.06-2.17 s) though the daemon was first, so it is only reported.
 	[ -n "$cpu" ] && awk -v c="$cpu" -v m=$CPU_MAX_PCT 'BEGIN { exit !(c < m) }' ||
 		problem "CPU ${cpu}% of wall time (limit ${CPU_MAX_PCT}%)"
 	if [ ! -s "$m1" ] || [ ! -s "$m2" ]; then
@@ -451,21 +482,37 @@ check_case() {
 	detected=$(detected_by "$dir/log" "$src" "$want_log")
 
 	# Credit: nothing from faulty data.
+	if [ -z "$c_src" ] || [ -z "$c_ok" ]; then
+		problem "no 'using it, credit N/1024' line for $src or $HEALTHY"
+		c_src=${c_src:-1024} c_ok=${c_ok:-1024}
+	fi
 	if [ -z "$credit" ] || [ -z "$passed" ]; then
 		problem "no credit/passed metrics for $src"
 	elif [ $credit_rule = zero ]; then
 		[ "$credit" -eq 0 ] || problem "$credit bits credited from faulty data"
 		[ "$passed" -eq 0 ] || problem "$passed faulty blocks passed"
 	else
-		# Every credited block passed: credit is a whole number of
-		# blocks, at most the passed ones (up to 2 may wait in the
-		# reader's queue at exit, not yet absorbed).
-		if [ $((credit % BLOCK_BITS)) -ne 0 ] ||
-			[ $((credit / BLOCK_BITS)) -gt "$passed" ] ||
-			[ $((credit / BLOCK_BITS)) -lt $((passed - 2)) ]; then
-			problem "credit $credit is not 20000 x k for k in [passed-2, passed = $passed]"
-		fi
+		# Every credited block passed: credit is what k whole blocks
+		# carry at the source's credit, k at most the passed ones (up
+		# to 2 may wait in the reader's queue at exit, not yet
+		# absorbed).
+		local k found=
+		for k in $((passed - 2)) $((passed - 1)) "$passed"; do
+			[ "$k" -ge 0 ] && [ $((k * BLOCK_BITS * c_src / 1024)) -eq "$credit" ] && found=$k
+		done
+		[ -n "$found" ] || problem "credit $credit is not k x 20000 x $c_src/1024 for k in [passed-2, passed = $passed]"
 		[ "$passed" -gt 0 ] || problem "no block passed (good data was there)"
+	fi
+
+	# The global bound, from outside: what the kernel was credited
+	# (shim) is backed by tested blocks of both sources.
+	bound=$(((${passed:-0} * c_src + ${hb2:-0} * c_ok) * BLOCK_BITS / 1024))
+	if [ -z "$shim_credit" ]; then
+		problem "no shim record"
+	elif [ "$res" = exited ] && [ "$shim_pid" != "$(cat "$dir/pid")" ]; then
+		problem "the shim record is not the daemon's (pid $shim_pid)"
+	elif [ "$shim_credit" -gt "$bound" ]; then
+		problem "the kernel was credited $shim_credit bits (shim), more than the tested blocks carried ($bound)"
 	fi
 
 	# Disabled or errored, and tried again.
@@ -504,7 +551,7 @@ check_case() {
 		# after the last disable, and a block passed after the bad
 		# stretch (only the first one was good before it).
 		sed -n '/disabled:/h; /disabled:/!H; ${x;p}' "$dir/log" |
-			grep -q "$src: opened .*start-up test" ||
+			grep -qE "$src: (opened .*start-up test|start-up test again)" ||
 			problem "no start-up test after the last disable"
 		[ "$passed" -ge 2 ] || problem "no credit after the bad stretch ($passed blocks passed)"
 		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
@@ -541,8 +588,9 @@ check_case() {
 	[ "$enabled" = 1 ] && srcstate+="; running at end" || srcstate+="; off at end"
 	daemonstate="exit ${rc:-?} in ${took:-?} s, CPU ${cpu:-?} %, fed ${fed1:-?}->${fed2:-?} B"
 	[ "$credit_rule" = passed ] && credit="$credit (${passed} blocks passed)"
-	printf '%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "$credit" \
-		"$srcstate" "$daemonstate" "${row_fail:-ok}" >>"$tmp/table"
+	printf '%s|%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "$credit" \
+		"${shim_credit:-?} <= $bound" "$srcstate" "$daemonstate" \
+		"${row_fail:-ok}" >>"$tmp/table"
 	if [ -n "$row_fail" ]; then
 		failures=$((failures + 1))
 		echo "FAIL: $label: $row_fail"
@@ -556,11 +604,17 @@ for c in "${CASES[@]}"; do
 	check_case "$name" "$label"
 done
 
+# A check that stopped half-way (a shell error) must not pass.
+if [ "$(wc -l <"$tmp/table")" -ne ${#CASES[@]} ]; then
+	echo "FAIL: $(wc -l <"$tmp/table") rows checked of ${#CASES[@]}"
+	failures=$((failures + 1))
+fi
+
 echo
-echo "| fault | detected by | credited bits (faulty source) | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|"
-awk -F'|' '{ r = $6 == "ok" ? "PASS" : "FAIL: " $6
-	printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, r }' "$tmp/table"
+echo "| fault | detected by | credited bits (faulty source) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
+echo "|---|---|---|---|---|---|---|"
+awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
+	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} -v h="$HEALTHY" \
 	'BEGIN { printf "%d faults in %.0f s (healthy source: %s)\n", c, n - s, h }'
