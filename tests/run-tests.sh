@@ -3,6 +3,9 @@
 # arguments and prints one closing line "tests: N passed, N failed, N skipped".
 # A Check program counts as many tests as it has checks; a script is one test,
 # exit 0 = pass, 77 = skip (it prints the reason), anything else = fail.
+# A part that a passing script or a check skipped ("SKIP: reason" on its
+# own line) is counted as skipped too: a run that skipped something never
+# reads "0 skipped".
 set -u
 passed=0 failed=0 skipped=0 failed_names=()
 log=$(mktemp) || exit 2
@@ -32,7 +35,13 @@ for t in "$@"; do
 		bash "$t" >"$log" 2>&1
 		rc=$?
 		if [ $rc -eq 0 ]; then
-			echo PASS; passed=$((passed + 1))
+			k=$(grep -c '^SKIP: ' "$log")
+			if [ "$k" -gt 0 ]; then
+				echo "PASS ($k part(s) skipped)"
+			else
+				echo PASS
+			fi
+			passed=$((passed + 1)); skipped=$((skipped + k))
 			# Parts a passing script skipped, with their reasons.
 			grep -h '^SKIP: ' "$log" | sed 's/^/    /'
 		elif [ $rc -eq 77 ]; then
@@ -51,7 +60,11 @@ for t in "$@"; do
 		n=$(sed -nE 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/p' <<<"$sum")
 		if [ -n "$n" ]; then
 			read -r c f e <<<"$n"
-			passed=$((passed + c - f - e)); failed=$((failed + f + e))
+			# Checks that skipped passed as far as Check knows.
+			k=$(grep -c '^SKIP: ' "$log")
+			[ "$k" -le $((c - f - e)) ] || k=$((c - f - e))
+			passed=$((passed + c - f - e - k)); failed=$((failed + f + e))
+			skipped=$((skipped + k))
 		fi
 		if [ $rc -ne 0 ] || [ -z "$n" ]; then
 			grep -vE '^[0-9]+%: Checks|^Running suite' "$log" | sed 's/^/    | /' | tail -n 40
