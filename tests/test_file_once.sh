@@ -5,7 +5,11 @@
 # x credit / 1024.  The old code reopened the file after every back-off and
 # credited a 25,000-byte file 798,720 bits in 8 s.
 #   1. 25,000 bytes (10 whole blocks);
-#   2. 26,234 bytes (10 whole blocks and a part-block, never used).
+#   2. 26,234 bytes (10 whole blocks and a part-block, never used);
+#   3. (issue 14, --wait-for-source) a file that appears 1 s after the
+#      reader found it missing is opened within a few seconds, not at the
+#      10 s back-off: a source that is not there yet is looked for every
+#      second.
 # Measured by --bench-fill, which feeds the kernel (root) and prints the
 # bits it credited on exit.  Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -66,6 +70,33 @@ start_case whole 25000
 start_case part 26234
 check_case whole 25000 "${pids[0]}"
 check_case part 26234 "${pids[1]}"
+pids=()
+
+# 3.
+"$RNGFEED" -f -v -t -c /dev/null -n file -O "file:device=$tmp/later" --wait-for-source \
+	--retry-delay 10 --retry-max 10 >/dev/null 2>"$tmp/later.err" </dev/null &
+pids+=($!)
+# Created once the reader has found it missing (not before: a slow start
+# would find it there at the first look).
+for _ in $(seq 200); do
+	grep -Eq "file: cannot open $tmp/later: .*; (looking|retrying)" "$tmp/later.err" && break
+	sleep 0.1
+done
+sleep 1
+head -c 30000 /dev/urandom >"$tmp/later.tmp" && mv "$tmp/later.tmp" "$tmp/later"
+for _ in $(seq 60); do
+	grep -q "file: opened $tmp/later" "$tmp/later.err" && break
+	sleep 0.1
+done
+if grep -q "file: opened $tmp/later" "$tmp/later.err"; then
+	ok "3: a file that appeared 1 s after it was missed was opened within 6 s (back-off 10 s)"
+else
+	fail "3: a file that appeared 1 s after it was missed was not opened within 6 s: $(tail -n 5 "$tmp/later.err")"
+fi
+n=$(grep -c "looking for it every" "$tmp/later.err")
+[ "$n" -eq 1 ] && ok "3: its absence said once" || fail "3: its absence said $n times"
+kill -TERM "${pids[0]}"
+wait "${pids[0]}"
 pids=()
 
 if [ $failures -ne 0 ]; then

@@ -18,14 +18,14 @@
 #             its own, so no other rngfeed hears it), SIGTERM 0-50 ms later;
 #   reload    SIGHUP (new readers), SIGTERM 0-50 ms later.
 # A daemon that does not stop is killed after 10 s, so a hang fails the test
-# instead of hanging it.  SIGTERM_ROUNDS (default 9) rounds of the 7 cases
-# run in SIGTERM_WORKERS (default 4) parallel workers: 252 SIGTERMs, about
+# instead of hanging it.  SIGTERM_ROUNDS (default 8) rounds of the 7 cases
+# run in SIGTERM_WORKERS (default 4) parallel workers: 224 SIGTERMs, about
 # 80 s.  TEST_TIME_SCALE stretches the limit (make tsan).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 
 RNGFEED=${RNGFEED:-./rngfeed}
-ROUNDS=${SIGTERM_ROUNDS:-9}
+ROUNDS=${SIGTERM_ROUNDS:-8}
 WORKERS=${SIGTERM_WORKERS:-4}
 SCALE=${TEST_TIME_SCALE:-1}
 STOP_LIMIT=$(awk -v s="$SCALE" 'BEGIN { print 1.0 * s }')
