@@ -21,7 +21,7 @@
  *   -ENOTCONN reseed or generate on a DRBG that is not instantiated
  *   -ESTALE   generate needs a reseed first: reseed_interval generate
  *             requests have been served since the last (re)seed (10.2.1.5)
- *   -ENOMEM   out of (secure) memory (64 KiB pool; a DRBG takes ~5.5 KiB)
+ *   -ENOMEM   out of (secure) memory (16 KiB pool; a DRBG takes ~5.5 KiB)
  *   -ENOTSUP  libgcrypt too old or AES-256 unavailable
  *   -EIO      libgcrypt failed inside an operation; the state has been
  *             wiped and the DRBG is uninstantiated (catastrophic error)
@@ -63,7 +63,7 @@ struct drbg_params {
 	((struct drbg_params){ .use_df = true, \
 			       .reseed_interval = DRBG_DEFAULT_RESEED_INTERVAL })
 
-/* Initialise libgcrypt with 64 KiB of secure memory, once; later calls
+/* Initialise libgcrypt with 16 KiB of secure memory, once; later calls
  * return the first result.  Call it before dropping privileges (mlock).
  * If the application finished libgcrypt's initialisation itself, this
  * only checks the version.  0, -ENOTSUP. */
