@@ -503,20 +503,26 @@ int reader_start(struct reader **out, const struct reader_params *p)
 }
 void reader_request_block(struct reader *r)
 {
+	bool wake;
+
 	pthread_mutex_lock(&r->lock);
 	/* One block at a time, and a request stands until it is met: a
 	 * fast source is never read ahead of need, and a slow one is not
 	 * starved by a fast one answering first (its block is absorbed when
 	 * it comes). */
-	if (r->requested == 0 && r->queued == 0) {
+	wake = r->requested == 0 && r->queued == 0;
+	if (wake)
 		r->requested = 1;
-		pthread_cond_broadcast(&r->cond);
-	}
 	pthread_mutex_unlock(&r->lock);
+	/* After the unlock: woken under it, the reader only blocked on the
+	 * mutex again (two more futex calls per block). */
+	if (wake)
+		pthread_cond_broadcast(&r->cond);
 }
 
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES])
 {
+	bool full = false;
 	int got = 0;
 
 	pthread_mutex_lock(&r->lock);
@@ -526,10 +532,15 @@ int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES])
 		memmove(r->queue[0], r->queue[1],
 			(size_t)r->queued * MONITOR_BLOCK_BYTES);
 		explicit_bzero(r->queue[r->queued], MONITOR_BLOCK_BYTES);
-		pthread_cond_broadcast(&r->cond);
+		/* Room for a block matters to wait_demand() only when the
+		 * queue was full; otherwise a wake-up finds no request and
+		 * sleeps again. */
+		full = r->queued + 1 == READER_QUEUE;
 		got = 1;
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (full)
+		pthread_cond_broadcast(&r->cond);
 	return got;
 }
 
