@@ -205,22 +205,51 @@ uint64_t conditioner_deposited(const struct conditioner *c, unsigned int idx)
 	return idx < LEDGER_MAX_SOURCES ? c->ledger.deposited[idx] : 0;
 }
 
-int conditioner_generate(struct conditioner *c, uint8_t *out, size_t len)
+/*
+ * @len bytes as requests of at most @max bytes each; the kernel's
+ * additional input goes into the first only.  On a failure nothing of
+ * @out is left: output before the failed request is wiped too.
+ */
+static int generate(struct conditioner *c, uint8_t *out, size_t len,
+		    size_t max)
 {
 	uint8_t add[ADDITIONAL_LEN];
+	size_t done = 0;
 	ssize_t n;
-	int r;
+	int r = 0;
 
 	if (!drbg_is_instantiated(c->drbg))
 		return -ENOKEY;
 	n = c->env.additional(add, sizeof(add));
-	r = drbg_generate(c->drbg, out, len, add, n > 0 ? (size_t)n : 0);
+	do {
+		size_t k = len - done < max ? len - done : max;
+
+		r = drbg_generate(c->drbg, out + done, k, done ? NULL : add,
+				  done || n <= 0 ? 0 : (size_t)n);
+		c->stats.requests += r == 0;
+		done += k;
+	} while (r == 0 && done < len);
 	explicit_bzero(add, sizeof(add));
-	if (r < 0)
+	if (r < 0) {
+		if (len)
+			explicit_bzero(out, len);
 		return drop_state(c, "generate", r);
+	}
 	c->stats.generated += len;
 	c->stats.since_reseed += len;
 	return 0;
+}
+
+int conditioner_generate(struct conditioner *c, uint8_t *out, size_t len)
+{
+	/* One request, whatever its length: the DRBG refuses one too long. */
+	return generate(c, out, len, len ? len : 1);
+}
+
+int conditioner_generate_batch(struct conditioner *c, uint8_t *out,
+			       size_t len)
+{
+	return generate(c, out, len, DRBG_MAX_REQUEST_LEN);
 }
 
 unsigned int conditioner_spend(struct conditioner *c, size_t len)

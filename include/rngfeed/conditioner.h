@@ -42,6 +42,7 @@ struct conditioner_stats {
 	uint64_t discards;         /* states thrown away (clone, request) */
 	uint64_t failures;         /* DRBG operations that failed */
 	uint64_t generated;        /* bytes of output, all kinds */
+	uint64_t requests;         /* DRBG generate requests served */
 	uint64_t since_reseed;     /* bytes of output since the last reseed */
 	double last_reseed;        /* monotonic seconds; 0 = never */
 	uint64_t credited_bits;    /* spent by conditioner_credited() */
@@ -78,9 +79,21 @@ unsigned int conditioner_available(const struct conditioner *c);
 /* 1/1024 bits deposited by source @idx since start. */
 uint64_t conditioner_deposited(const struct conditioner *c, unsigned int idx);
 
-/* @len bytes of output, credited to no one.  0, -ENOKEY when not seeded,
- * or -errno from the DRBG (the state was dropped). */
+/* @len bytes of output, credited to no one, as one DRBG request (at most
+ * DRBG_MAX_REQUEST_LEN) with fresh kernel additional input.  0, -ENOKEY
+ * when not seeded, or -errno from the DRBG (the state was dropped). */
 int conditioner_generate(struct conditioner *c, uint8_t *out, size_t len);
+/*
+ * Bulk output (--stdout): @len bytes of any length, credited to no one,
+ * as consecutive SP 800-90A requests of DRBG_MAX_REQUEST_LEN bytes (the
+ * last shorter), each with its own Update of the state (backtracking
+ * resistance per request, as before).  Only the first takes fresh kernel
+ * additional input: one getrandom() per batch, not per 64 KiB (it was a
+ * tenth of --stdout's time).  0, -ENOKEY, or -errno as above, with all
+ * of @out wiped.
+ */
+int conditioner_generate_batch(struct conditioner *c, uint8_t *out,
+			       size_t len);
 /*
  * @len bytes of output and the bits the ledger allows for them, spent
  * (*@credit, at most 8 * @len).  0 with a credit, -EAGAIN when the ledger
