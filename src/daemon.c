@@ -79,6 +79,7 @@ static struct report_view view(const struct daemon *d)
 {
 	return (struct report_view){
 		.mode = d->cfg->mode,
+		.sample = d->cfg->mode == MODE_TEST ? &d->out.sample : NULL,
 		.set = d->set,
 		.cond = d->cond,
 		.feeder = &d->out.feeder,

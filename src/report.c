@@ -9,6 +9,7 @@
 
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
+#include "rngfeed/output.h"
 #include "rngfeed/report.h"
 
 #define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8u)
@@ -26,26 +27,42 @@ static const char *fed_word(const struct report_view *v)
 
 void report_rates(struct report *r, const struct report_view *v, double now)
 {
-	double dt = now - r->last_rates;
+	double dt = now - r->last_rates, active = dt;
 	struct conditioner_stats cs;
 
 	if (dt <= 0)
 		return;
+	/* -t: over the bursts the sources were read in, not the interval
+	 * (a source's rate, not the duty cycle's). */
+	if (v->sample) {
+		active = v->sample->active_s - r->last_active;
+		r->last_active = v->sample->active_s;
+	}
 	for (size_t i = 0; i < sourceset_count(v->set); i++) {
 		struct reader_stats st;
+		uint64_t raw, passed;
 
 		if (!sourceset_running(v->set, i))
 			continue;
 		sourceset_stats(v->set, i, &st);
+		raw = st.raw_bytes - r->last[i].raw_bytes;
+		passed = st.blocks_passed - r->last[i].blocks_passed;
+		if (v->sample && i < CONFIG_MAX_SOURCES) {
+			raw = v->sample->raw[i] - r->last_sample_raw[i];
+			passed = v->sample->passed[i] - r->last_sample_passed[i];
+			r->last_sample_raw[i] = v->sample->raw[i];
+			r->last_sample_passed[i] = v->sample->passed[i];
+		}
 		log_notice("%s: %.1f B/s raw, blocks %llu passed %llu failed, "
 			   "%.1f credit bits/s [%s%s%s]",
 			   sourceset_config(v->set, i)->driver->name,
-			   (double)(st.raw_bytes - r->last[i].raw_bytes) / dt,
+			   active > 0 ? (double)raw / active : 0.0,
 			   (unsigned long long)st.blocks_passed,
 			   (unsigned long long)st.blocks_failed,
-			   (double)((st.blocks_passed - r->last[i].blocks_passed) *
-				    BLOCK_BITS * sourceset_credit(v->set, i)) /
-				   1024.0 / dt,
+			   active > 0 ? (double)(passed * BLOCK_BITS *
+						 sourceset_credit(v->set, i)) /
+						1024.0 / active
+				      : 0.0,
 			   reader_state_name(st.state),
 			   st.reason[0] ? ": " : "", st.reason);
 		r->last[i] = st;

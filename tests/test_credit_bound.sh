@@ -12,8 +12,8 @@
 # 2 s of SIGTERM.  The cases (rows of the README's fault catalogue):
 #   zero_*      a credit-0 source (rdrand credit=0, hwrng credit=0, a FIFO
 #               at the file source's default 0) must not spin: in a 20-s
-#               window after 3 s of start-up, at most 2 CPU ticks and 20
-#               wake-ups, and at most 1 MB read in the whole run; data is
+#               window after 3 s of start-up, at most 20 ms of CPU (0.1 %)
+#               and 20 wake-ups, and at most 1 MB read in the run; data is
 #               fed (shim bytes > 0) and nothing credited.  The window ends
 #               2 s before the first top-up (--interval 25) could come.
 #   zero_cadence  rdrand credit=0 with --interval 2 for 11 s: fed at the
@@ -35,14 +35,20 @@
 #               rdseed:force=yes runs, with a warning saying why.
 #
 # How CPU and wake-ups are measured, and why the limits hold on a loaded
-# 2-core machine: CPU is utime + stime of /proc/PID/stat, in ticks of
-# 10 ms (CLK_TCK 100).  The target is < 0.1 % of a core: 20 ms in 20 s,
-# 2 ticks.  The kernel scales these ticks to the task's exact run time, so
-# the difference of two readings is within 1 tick of the truth; an idle
-# daemon uses well under 1 ms in 20 s (make bench: 0.2 ms a minute), a
-# spinning one 2,000 ticks; load on the machine adds wall time, not CPU
-# time, so it cannot move a CPU-time reading towards the limit.  The exact
-# figure (ns, /proc/PID/task/*/schedstat) is printed beside it.  Wake-ups
+# 2-core machine.  The target is < 0.1 % of a core: 20 ms in 20 s.  CPU is
+# read two ways, and both must stay within it:
+#   - utime + stime of /proc/PID/stat, which counts every thread that ever
+#     ran, in ticks of 10 ms (CLK_TCK 100).  The kernel scales the two to
+#     the exact run time but each is cut to whole ticks on its own, so the
+#     difference of two readings can be up to 2 ticks above the truth
+#     (measured: 2 ticks for 4 ms of CPU): the limit is 2 ticks + 2 for
+#     that rounding, 4;
+#   - the exact run time, in ns, summed over the threads
+#     (/proc/PID/task/*/schedstat): at most 20 ms.
+# The idle daemon used 3-4 ms in the 20 s here (a metrics write every 5 s;
+# make bench: 0.2 ms a minute without metrics); a spinning one 2,000 ticks
+# (the old code: 870-1,290).  Load on the machine adds wall time, not CPU
+# time, so it cannot move either reading towards the limit.  Wake-ups
 # are the sum over the daemon's threads of voluntary + non-voluntary
 # context switches (/proc/PID/task/*/status); the target is <= 1 a second.
 # An idle daemon between top-ups has a few (the metrics file every 5 s);
@@ -96,6 +102,10 @@ trap 'exit 1' INT TERM
 # the binary from under them.
 mkdir "$tmp/bin" && cp "$RNGFEED" "$tmp/bin/rngfeed" || exit 1
 RNGFEED=$tmp/bin/rngfeed
+# The hwrng cases' hand-over record stays here, never beside a running
+# service's in /run/rngfeed.
+export RUNTIME_DIRECTORY=$tmp/run
+mkdir "$RUNTIME_DIRECTORY" || exit 1
 
 TCK=$(getconf CLK_TCK)
 now() { date +%s.%N; }
@@ -349,7 +359,7 @@ bound() {
 
 check_case() {
 	local name=$1 label=$2 dir=$tmp/$1 pid stopline credited calls bytes b
-	local detected="" credcol="" state="" daemon=""
+	local detected="" credcol="" state="" daemon="" tsrc="" srccol="-"
 	row_fail=
 	pid=$(cat "$dir/pid" 2>/dev/null)
 	read -r stopline <"$dir/stop" 2>/dev/null
@@ -373,7 +383,7 @@ check_case() {
 		if [ -n "$credited" ] && [ "$credited" -gt "$b" ]; then
 			problem "credited $credited bits > bound $b"
 		fi
-		credcol="$credited (bound $b)"
+		credcol="$credited <= $b"
 		daemon=$(sed -E 's/^exit ([0-9]+) (.*)/exit \1 in \2 s/; s/^gone 0$/ended by itself, exit 0/' <<<"${stopline:-?}")
 		daemon+="; fed $bytes B in $calls calls" ;;
 	esac
@@ -382,6 +392,7 @@ check_case() {
 	zero_*)
 		local src c0 c1 t0 n0 w0 t1 n1 w1 dt dns dw raw
 		src=$(sed -nE 's/^rngfeed: ([a-z]+): using it.*/\1/p' "$dir/log" | head -n1)
+		tsrc=$src
 		[ "$(credit_of "$dir" "$src")" = 0 ] || problem "$src credit is $(credit_of "$dir" "$src"), not 0"
 		[ "${credited:-1}" = 0 ] || problem "$credited bits credited from a credit-0 source"
 		[ "${bytes:-0}" -gt 0 ] || problem "nothing fed (credit 0 must still feed the data)"
@@ -401,7 +412,8 @@ check_case() {
 				problem "daemon gone before the window ended"
 			else
 				dt=$((t1 - t0)) dns=$(((n1 - n0) / 1000)) dw=$((w1 - w0))
-				[ "$dt" -le 2 ] || problem "CPU $dt ticks in 20 s (limit 2: 0.1 % of a core)"
+				[ "$dt" -le 4 ] || problem "CPU $dt ticks in 20 s (limit 4: 0.1 % of a core, 2 ticks, + 2 of rounding)"
+				[ "$dns" -le 20000 ] || problem "CPU $dns us in 20 s (limit 20000: 0.1 % of a core)"
 				[ "$dw" -le 20 ] || problem "$dw wake-ups in 20 s (limit 20: 1 a second)"
 			fi
 			[ -n "$raw" ] && [ "$raw" -le 1000000 ] ||
@@ -427,7 +439,8 @@ check_case() {
 		fi
 		detected="opened $opens, finished $fin, credit ${c:-?}/1024"
 		state="${passed:-?} blocks passed of $blocks"
-		[ "$name" = reuse_bench ] && credcol="$credited (file holds $((blocks * BLOCK_BITS * ${c:-1024} / 1024)))" ;;
+		tsrc=file
+		[ "$name" = reuse_bench ] && credcol+="; the file holds $((blocks * BLOCK_BITS * ${c:-1024} / 1024))" ;;
 	hwrng_default)
 		local c h
 		c=$(credit_of "$dir" hwrng) h=$(h_of "$dir" hwrng)
@@ -438,6 +451,7 @@ check_case() {
 				problem "default credit $c/1024 above 1024 x H / 8 = $(awk -v h="$h" 'BEGIN { print 1024 * h / 8 }') (H $h)"
 		fi
 		detected="credit ${c:-?}/1024 at H ${h:-?}"
+		tsrc=hwrng
 		state="$(metric "$dir/metrics" rngfeed_source_blocks_passed_total hwrng) blocks passed" ;;
 	pty_*)
 		local c want
@@ -453,6 +467,7 @@ check_case() {
 			problem "$credited bits credited from a pty at its default credit"
 		grep -q "hwrng: opened .*pts" "$dir/log" || problem "the pty was never opened"
 		detected="credit ${c:-?}/1024"
+		tsrc=hwrng
 		state="$(metric "$dir/metrics" rngfeed_source_blocks_passed_total hwrng) blocks passed" ;;
 	hwrng_over | rdseed_hidden)
 		local rc took lines
@@ -475,10 +490,12 @@ check_case() {
 		grep -qiE "rdseed: .*(cpuid|erratum|force)" "$dir/log" ||
 			problem "no warning saying why rdseed is used though CPUID hides it"
 		detected=$(grep -m1 -iE "rdseed: .*(cpuid|erratum|force)" "$dir/log" | cut -c1-110)
-		state="$(metric "$dir/metrics" rngfeed_source_blocks_passed_total rdseed) blocks passed" ;;
+		state="$(metric "$dir/metrics" rngfeed_source_blocks_passed_total rdseed) blocks passed"
+		tsrc=rdseed ;;
 	esac
-	printf '%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "${credcol:-?}" \
-		"${state:-}" "${daemon:-}" "${row_fail:-ok}" >>"$tmp/table"
+	[ -z "$tsrc" ] || srccol=$(metric "$dir/metrics" rngfeed_source_credit_bits_total "$tsrc")
+	printf '%s|%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "${srccol:-?}" \
+		"${credcol:-?}" "${state:-}" "${daemon:-}" "${row_fail:-ok}" >>"$tmp/table"
 	if [ -n "$row_fail" ]; then
 		failures=$((failures + 1))
 		say "FAIL: $name: $row_fail"
@@ -517,10 +534,11 @@ if [ -n "$quality0" ]; then
 fi
 
 echo
-echo "| fault | detected by | credited bits (shim) | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|"
-awk -F'|' '{ r = $6 == "ok" ? "PASS" : "FAIL: " $6
-	printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, r }' "$tmp/table"
+# The columns of tests/test_faults.sh's table (the README's catalogue).
+echo "| fault | detected by | credited bits (source under test) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
+echo "|---|---|---|---|---|---|---|"
+awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
+	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} \
 	'BEGIN { printf "%d cases in %.0f s\n", c, n - s }'

@@ -26,6 +26,17 @@
 
 #define OUTPUT_CHUNK 65536u /* one DRBG request */
 
+/*
+ * -t reads its sources in a burst per --stats-interval, not flat out:
+ * what each source delivered during the bursts and how long they lasted,
+ * which the rate lines divide.
+ */
+struct output_sample {
+	double active_s;
+	uint64_t raw[CONFIG_MAX_SOURCES];
+	uint64_t passed[CONFIG_MAX_SOURCES];
+};
+
 struct output {
 	const struct rngfeed_config *cfg;
 	struct conditioner *cond;
@@ -35,6 +46,14 @@ struct output {
 	uint8_t *buf;                  /* OUTPUT_CHUNK bytes, or NULL */
 	uint64_t out_bytes;            /* --stdout */
 	double start;
+	/* -t: the burst under way (since burst_start), each source's
+	 * counters when it began, and the totals of the bursts so far */
+	bool bursting;
+	double burst_start;
+	uint64_t burst_raw0[CONFIG_MAX_SOURCES];
+	uint64_t burst_passed0[CONFIG_MAX_SOURCES];
+	uint64_t burst_blocks0[CONFIG_MAX_SOURCES];
+	struct output_sample sample;
 	double next_uncredited;        /* kernel: the next uncredited feed */
 	double next_ready_check;       /* kernel: while the CRNG is not ready */
 	uint64_t reseeds_at_feed;      /* kernel: DRBG reseeds at the last feed */

@@ -19,9 +19,15 @@
 
 #define REPORT_METRICS_PERIOD_S 5.0
 
+struct output_sample;
+
 /* What a report reads. */
 struct report_view {
 	enum rngfeed_mode mode;
+	/* -t: the sources are read in bursts; rates are what arrived during
+	 * them over their length (NULL: read whenever asked, rates per
+	 * second of the interval) */
+	const struct output_sample *sample;
 	const struct source_set *set;
 	const struct conditioner *cond;
 	const struct feeder *feeder;   /* fed/credited (or "would have") */
@@ -33,6 +39,9 @@ struct report {
 	double last_metrics;
 	int metrics_error;             /* the last write's -errno, 0 = ok:
 					* a failure is logged when it changes */
+	double last_active;            /* -t: burst seconds at the last rates */
+	uint64_t last_sample_raw[CONFIG_MAX_SOURCES];
+	uint64_t last_sample_passed[CONFIG_MAX_SOURCES];
 	uint64_t last_generated;
 	struct reader_stats last[CONFIG_MAX_SOURCES];
 };
