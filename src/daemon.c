@@ -517,9 +517,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	}
 	if (pfd[0].revents)
 		handle_signals(d);
+	/* Not a semaphore: one read takes the whole count. */
 	if (pfd[1].revents)
-		while (read(d->evfd, &v, sizeof(v)) == sizeof(v))
-			;
+		(void)!read(d->evfd, &v, sizeof(v));
 	if (pfd[2].revents && vmgenid_drain(d->genfd) > 0)
 		discard_state(d, "VM generation changed (snapshot restored "
 				 "or VM cloned)");
@@ -530,8 +530,11 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	return true;
 }
 
-/* wants → absorb → step → request → poll → dispatch.  Every turn polls,
- * so a signal is seen within one step however busy the output is. */
+/* wants → absorb → request → step → poll → dispatch.  Every turn polls,
+ * so a signal is seen within one step however busy the output is.  The
+ * readers are asked before the step, so they read while it works (a
+ * --stdout batch is one reseed's worth: asked after it, the next
+ * reseed's block came late). */
 static void loop(struct daemon *d)
 {
 	while (!d->stop) {
@@ -539,14 +542,15 @@ static void loop(struct daemon *d)
 		bool want = d->ops->wants(&d->out, now, &wait);
 		int r;
 
-		absorb(d, want && d->ops->in_parts);
+		if (!d->ops->absorb_due || d->ops->absorb_due(&d->out, now))
+			absorb(d, want && d->ops->in_parts);
+		if (want)
+			sourceset_request(d->set, d->out.credited_only);
 		r = d->ops->step(&d->out, want, now, &wait);
 		if (r < 0)
 			break;
 		if (r > 0)
 			wait = 0;
-		if (want)
-			sourceset_request(d->set, d->out.credited_only);
 		wait = fmin(wait, housekeeping(d, now));
 		if (!poll_dispatch(d, wait)) {
 			d->exit_code = EXIT_FAILURE;

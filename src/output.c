@@ -176,25 +176,52 @@ static bool stdout_may_write(const struct output *o, double now)
 	       now - cs.last_reseed < o->cfg->reseed_seconds;
 }
 
-/* Ask for a reseed early, at half the limits, so output rarely waits. */
+/*
+ * Always: the next reseed's block is asked for as soon as the last one
+ * was taken (a reader holds one block at most and is asked once), so it
+ * is ready when the limit comes.  At full speed a reseed is due every
+ * ~0.1 ms, less than a busy machine takes to schedule the reader; asked
+ * for at half the limit (as before), output stalled at a third of them.
+ */
 static bool stdout_wants(struct output *o, double now, double *wait)
 {
-	struct conditioner_stats cs;
-
+	(void)now;
 	(void)wait;
-	conditioner_get_stats(o->cond, &cs);
 	o->credited_only = false;
-	return !conditioner_seeded(o->cond) ||
-	       cs.since_reseed >= (uint64_t)o->cfg->reseed_bytes / 2 ||
-	       now - cs.last_reseed >= o->cfg->reseed_seconds / 2;
+	return true;
 }
 
-/* Write one chunk; 1, or -1 when output is finished. */
-static int write_chunk(struct output *o)
+/* ...but reseed only once a limit is reached (before, a block was
+ * absorbed as soon as it came: a reseed every ~0.7 MiB, not 1 MiB). */
+static bool stdout_absorb_due(struct output *o, double now)
+{
+	return !stdout_may_write(o, now);
+}
+
+/*
+ * The output leaves buf as soon as it is written, and the next batch
+ * overwrites it, so buf is wiped once output has paused for
+ * STDOUT_RECHECK_S (no block for a reseed yet: a dead source, the time
+ * limit) and when it ends, not after every write (a pass over every
+ * byte, as long as the write itself).
+ */
+static void stdout_wipe(struct output *o)
+{
+	if (o->buf_dirty)
+		explicit_bzero(o->buf, o->buf_len);
+	o->buf_dirty = false;
+}
+
+/*
+ * Write one batch: up to OUTPUT_STDOUT_BATCH bytes, never past the
+ * reseed limit or --bytes, as one write.  1, or -1 when output is
+ * finished.
+ */
+static int write_batch(struct output *o)
 {
 	const long long want = o->cfg->bytes;
 	struct conditioner_stats cs;
-	size_t len = OUTPUT_CHUNK;
+	size_t len = o->buf_len;
 	uint64_t room;
 	int r;
 
@@ -206,10 +233,10 @@ static int write_chunk(struct output *o)
 		len = (size_t)room;
 	if (len == 0)
 		return want < 0 || o->out_bytes < (uint64_t)want ? 1 : -1;
-	r = conditioner_generate(o->cond, o->buf, len);
+	o->buf_dirty = true;
+	r = conditioner_generate_batch(o->cond, o->buf, len);
 	if (r == 0)
 		r = write_all(STDOUT_FILENO, o->buf, len);
-	explicit_bzero(o->buf, len);
 	if (r == -EPIPE)
 		return -1;
 	if (r < 0 && r != -ENOKEY) {
@@ -224,11 +251,22 @@ static int write_chunk(struct output *o)
 
 static int stdout_step(struct output *o, bool want, double now, double *wait)
 {
+	int r;
+
 	(void)want;
-	if (stdout_may_write(o, now))
-		return write_chunk(o);
-	if (conditioner_seeded(o->cond))
-		*wait = fmin(*wait, STDOUT_RECHECK_S); /* the time limit */
+	if (stdout_may_write(o, now)) {
+		o->paused_since = 0;
+		r = write_batch(o);
+		if (r < 0)
+			stdout_wipe(o);
+		return r;
+	}
+	if (o->paused_since == 0)
+		o->paused_since = now;
+	if (now - o->paused_since >= STDOUT_RECHECK_S)
+		stdout_wipe(o);
+	/* Look again for the time limit, and to wipe. */
+	*wait = fmin(*wait, STDOUT_RECHECK_S);
 	return 0;
 }
 
@@ -355,6 +393,7 @@ static const struct output_ops output_stdout = {
 	.name = "stdout",
 	.wants = stdout_wants,
 	.in_parts = false,
+	.absorb_due = stdout_absorb_due,
 	.step = stdout_step,
 };
 
@@ -393,7 +432,9 @@ int output_init(struct output *o, const struct rngfeed_config *cfg,
 	};
 	feeder_init(&o->feeder, fp);
 	if (cfg->mode == MODE_STDOUT || cfg->bench_fill > 0) {
-		o->buf = malloc(OUTPUT_CHUNK);
+		o->buf_len = cfg->mode == MODE_STDOUT ? OUTPUT_STDOUT_BATCH
+						      : OUTPUT_CHUNK;
+		o->buf = malloc(o->buf_len);
 		if (!o->buf)
 			return -ENOMEM;
 	}
@@ -403,7 +444,8 @@ int output_init(struct output *o, const struct rngfeed_config *cfg,
 void output_fini(struct output *o)
 {
 	if (o->buf)
-		explicit_bzero(o->buf, OUTPUT_CHUNK);
+		explicit_bzero(o->buf, o->buf_len);
 	free(o->buf);
 	o->buf = NULL;
+	o->buf_dirty = false;
 }

@@ -622,8 +622,8 @@ START_TEST(test_stdout_stops_without_reseed)
 		}
 	}
 	stdout_back();
-	/* Chunks written in the first 2 s (turns at 0, 0.25 .. 1.75). */
-	ck_assert_int_eq(file_size("seconds"), 8 * (off_t)OUTPUT_CHUNK);
+	/* Batches written in the first 2 s (turns at 0, 0.25 .. 1.75). */
+	ck_assert_int_eq(file_size("seconds"), 8 * (off_t)OUTPUT_STDOUT_BATCH);
 }
 END_TEST
 

@@ -4,7 +4,7 @@
  * random.c gives /dev/random and /dev/urandom their own file_operations,
  * so that the daemon's loop reads the same for all of them:
  *
- *   wants (tested blocks?) → absorb → step (output) → request → poll
+ *   wants (tested blocks?) → absorb → request → step (output) → poll
  *
  *   kernel      RNDADDENTROPY, credited at most what the ledger allows;
  *               uncredited data only at the top-up cadence
@@ -25,6 +25,10 @@
 #include "rngfeed/sourceset.h"
 
 #define OUTPUT_CHUNK 65536u /* one DRBG request */
+/* --stdout: what one turn of the loop generates and writes at most, as
+ * OUTPUT_CHUNK requests (one write(2), one additional input, one poll
+ * per batch: system calls are expensive on this hypervisor) */
+#define OUTPUT_STDOUT_BATCH (16u * OUTPUT_CHUNK)
 
 /*
  * -t reads its sources in a burst per --stats-interval, not flat out:
@@ -43,7 +47,11 @@ struct output {
 	const struct source_set *set;
 	struct feeder feeder;          /* counts "would have fed" in -t */
 	const struct kernel_ops *kops; /* the kernel; NULL in other modes */
-	uint8_t *buf;                  /* OUTPUT_CHUNK bytes, or NULL */
+	uint8_t *buf;                  /* buf_len bytes, or NULL */
+	size_t buf_len;                /* OUTPUT_CHUNK, or
+					* OUTPUT_STDOUT_BATCH for --stdout */
+	bool buf_dirty;                /* stdout: buf holds output */
+	double paused_since;           /* stdout: not writing since; 0 */
 	uint64_t out_bytes;            /* --stdout */
 	double start;
 	/* -t: the burst under way (since burst_start), each source's
@@ -72,6 +80,13 @@ struct output_ops {
 	bool (*wants)(struct output *o, double now, double *wait);
 	/* Absorb blocks a part at a time while it wants them. */
 	bool in_parts;
+	/*
+	 * Optional: may tested blocks be absorbed now?  NULL: whenever one
+	 * is waiting.  --stdout asks for the next block right after a
+	 * reseed but reseeds only at a limit, so it reseeds every
+	 * --reseed-bytes (absorbed on arrival, it was every ~0.7 MiB).
+	 */
+	bool (*absorb_due)(struct output *o, double now);
 	/*
 	 * Produce output (@want: what wants() said this turn): 1 did something (loop again at once), 0 nothing to
 	 * do now (*@wait may be lowered), -1 finished (o->exit_code says
