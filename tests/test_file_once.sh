@@ -25,7 +25,12 @@ ok() { say "ok: $*"; }
 [ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
 tmp=$(mktemp -d /tmp/test_file_once.XXXXXX) || exit 1
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 BLOCK=2500  # MONITOR_BLOCK_BYTES: 20,000 bits
 CREDIT=768 # at most 1024 x H / 8 with the file source's H = 6
@@ -55,14 +60,19 @@ check_case() { # name size pid
 		fail "$name: $size bytes ($blocks blocks) credited $credited bits > $bound (re-read?)"
 	fi
 	n=$(grep -c "file: finished: end of $tmp/$name after $size bytes.*; not read again" "$tmp/$name.err")
-	[ "$n" -eq 1 ] && ok "$name: finished said once" ||
+	if [ "$n" -eq 1 ]; then
+		ok "$name: finished said once"
+	else
 		fail "$name: finished line $n times: $(grep -i 'finished\|end of' "$tmp/$name.err")"
+	fi
 	n=$(grep -c "file: opened " "$tmp/$name.err")
-	[ "$n" -eq 1 ] && ok "$name: opened once" || fail "$name: opened $n times"
+	if [ "$n" -eq 1 ]; then ok "$name: opened once"; else fail "$name: opened $n times"; fi
 	if [ $((size % BLOCK)) -ne 0 ]; then
-		grep -q "finished: .*part-block unused" "$tmp/$name.err" &&
-			ok "$name: the part-block is not used" ||
+		if grep -q "finished: .*part-block unused" "$tmp/$name.err"; then
+			ok "$name: the part-block is not used"
+		else
 			fail "$name: the finished line does not say the part-block is unused"
+		fi
 	fi
 }
 
@@ -94,7 +104,7 @@ else
 	fail "3: a file that appeared 1 s after it was missed was not opened within 6 s: $(tail -n 5 "$tmp/later.err")"
 fi
 n=$(grep -c "looking for it every" "$tmp/later.err")
-[ "$n" -eq 1 ] && ok "3: its absence said once" || fail "3: its absence said $n times"
+if [ "$n" -eq 1 ]; then ok "3: its absence said once"; else fail "3: its absence said $n times"; fi
 kill -TERM "${pids[0]}"
 wait "${pids[0]}"
 pids=()
