@@ -384,7 +384,10 @@ static void *reader_thread(void *arg)
 		uint64_t read_total = 0;
 
 		if (!src) {
-			set_state(r, READER_OPENING, NULL);
+			/* While it is missing the state stays as it was
+			 * said: no wake-up of the main loop every second. */
+			if (!absent)
+				set_state(r, READER_OPENING, NULL);
 			ret = source_open(&src, &r->p.source, why,
 					  sizeof(why));
 			if (stopping(r))
@@ -401,11 +404,10 @@ static void *reader_thread(void *arg)
 					r->stats.errors++;
 					pthread_mutex_unlock(&r->lock);
 					log_warn("%s: %s; looking for it "
-						 "every %.0f s", name, why,
-						 wait);
+						 "every %g s", name, why, wait);
+					set_state(r, READER_BACKOFF, why);
 					absent = true;
 				}
-				set_state(r, READER_BACKOFF, why);
 				if (!rest(r, wait))
 					break;
 				continue;
