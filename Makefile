@@ -38,7 +38,7 @@ TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
 
-.PHONY: all check clean deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd install uninstall soak
+.PHONY: all check clean deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd vm-test-stuck vm-test-bootcost vm-test-systemd-cases install uninstall soak
 
 all: rngfeed
 
@@ -107,6 +107,18 @@ vm-test-smoke: rngfeed
 
 vm-test-systemd: rngfeed
 	RNGFEED=./rngfeed tests/vm/systemd-boot.sh
+
+# Not in CI (minutes each): the kernel alone with a stuck virtio-rng, per kernel
+# (issue 14); the unit's boot cost beside jitterentropy-rngd's, and the systemd
+# boots with user = nobody, a source that only fails, a stuck virtio-rng (issue 15).
+vm-test-stuck: rngfeed
+	RNGFEED=./rngfeed tests/vm/stuck-virtio.sh
+
+vm-test-bootcost:
+	tests/vm/bootcost.sh
+
+vm-test-systemd-cases:
+	tests/vm/systemd-cases.sh
 
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \

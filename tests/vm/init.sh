@@ -9,19 +9,23 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /tmp /run
+# kprobe_event= on the command line records into the trace buffer from boot on
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 exec </dev/console >/dev/console 2>&1
 
 tc=none
 timeout=20
+obs=0
 for w in $(cat /proc/cmdline); do
 	case $w in
 	vmtest.case=*) tc=${w#*=} ;;
 	vmtest.timeout=*) timeout=${w#*=} ;;
+	vmtest.observe=*) obs=${w#*=} ;;
 	esac
 done
 
 # A watchdog in case anything below hangs: the boot must end, whatever happens.
-(sleep $((timeout + 15)); echo "VMTEST guest-watchdog fired"; poweroff -f) &
+(sleep $((timeout + obs + 15)); echo "VMTEST guest-watchdog fired"; poweroff -f) &
 
 echo "VMTEST case=$tc kernel=$(uname -r) uptime=$(cut -d' ' -f1 /proc/uptime)"
 
@@ -44,6 +48,38 @@ minfeed-rdrand)	$w -- /bin/minfeed rdrand ;;
 minfeed-hwrng)	$w -- /bin/minfeed /dev/hwrng ;;
 # the kernel alone: loading the driver is the "daemon start"
 virtio-kernel)	$w -- /bin/sh -c "modprobe virtio_pci && modprobe virtio_rng" ;;
+# a virtio-rng device that only gives zeros (QEMU rng-random on /dev/zero), the
+# kernel alone or with rngfeed started right after the driver (tests/vm/stuck-virtio.sh):
+# the waiter measures the CRNG, then vmtest.observe more seconds show whether the
+# kernel keeps crediting (kprobe_event= on add_hwgenerator_randomness, see there)
+virtio-stuck | virtio-stuck-rngfeed)
+	load="modprobe virtio_pci; modprobe virtio_rng || echo 'modprobe virtio_rng failed'"
+	if [ "$tc" = virtio-stuck-rngfeed ]; then
+		# in the background with its own log (not the waiter's pipe, which
+		# closes at ready): it must keep running through the observation
+		$w -- /bin/sh -c "$load; /bin/rngfeed -f -v -n hwrng --wait-for-source >/tmp/rngfeed.log 2>&1 &"
+	else
+		$w -- /bin/sh -c "$load"
+	fi
+	sleep "$obs"
+	echo "VMTEST observed=$obs uptime=$(cut -d' ' -f1 /proc/uptime)"
+	for f in rng_current rng_quality rng_available; do
+		[ -f /sys/class/misc/hw_random/$f ] &&
+			echo "VMTEST sysfs $f=$(cat /sys/class/misc/hw_random/$f)"
+	done
+	for f in /sys/module/rng_core/parameters/*; do
+		echo "VMTEST param ${f##*/}=$(cat "$f")"
+	done
+	echo "VMTEST entropy_avail=$(cat /proc/sys/kernel/random/entropy_avail)"
+	if [ -f /tmp/rngfeed.log ]; then
+		echo "VMTEST rngfeed running=$(pidof rngfeed || echo no)"
+		sed 's/^/VMTEST rngfeed /' /tmp/rngfeed.log
+	fi
+	if [ -f /sys/kernel/tracing/trace ]; then
+		grep 'hwr:' /sys/kernel/tracing/trace | sed 's/^/VMTEST trace /'
+	else
+		echo "VMTEST trace unavailable"
+	fi ;;
 # no source: must exit non-zero soon; -e stops when it exits
 nosource)	$w -e -t 10 -- /bin/rngfeed -f -v ;;
 # no source but --wait-for-source: must keep running without spinning

@@ -52,6 +52,10 @@ while [ -n "$want" ]; do
 	set -- $want
 	m=$1; shift; want="$*"
 	line=$(grep -E "/$m\.ko(\.[a-z]+)?:" "$mods/modules.dep" || true)
+	# built into this kernel (virtio_pci in Debian 13's 6.12): nothing to copy
+	if [ -z "$line" ] && grep -qE "/$m\.ko$" "$mods/modules.builtin" 2>/dev/null; then
+		continue
+	fi
 	[ -n "$line" ] || { echo "mkinitrd: module $m not in $mods/modules.dep" >&2; exit 1; }
 	file=${line%%:*}
 	case " $have " in *" $file "*) continue ;; esac

@@ -21,7 +21,19 @@
 # VM_MIRROR (Debian mirror for debootstrap; default: the bookworm one in
 # /etc/apt/sources.list*), VM_KEEP=1 (keep the disk image in
 # tests/vm/work/systemd/), VM_DROPIN=FILE (install FILE as a drop-in for
-# rngfeed.service in the guest, to try a unit change; the run says so).
+# rngfeed.service in the guest, to try a unit change; the run says so),
+# VM_REV=REV (build the .deb from `git archive REV`, e.g. HEAD, instead of the
+# working tree: a baseline while others have uncommitted work), VM_CONF=FILE
+# (install FILE as the guest's /etc/rngfeed.conf), VM_EXTRA_DEBS="pkg ..."
+# (bookworm packages fetched with apt-get download into tests/vm/cache/debs-extra/
+# and installed with dpkg -i into the image, e.g. jitterentropy-rngd),
+# VM_IMAGE_ONLY=1 (stop once tests/vm/work/systemd/disk.img and initrd.img are
+# made and print VM_IMAGE=, VM_INITRD=, VM_KVER=, VM_VMLINUZ= lines: what
+# tests/vm/bootcost.sh and tests/vm/systemd-cases.sh boot), VM_APPEND (more
+# kernel options), VM_QEMU_ARGS (more QEMU options), VM_IMAGE_HOOK=SCRIPT (run
+# as SCRIPT ROOT on the image's tree before mkfs, e.g. to add a data file),
+# VM_KERNEL=SUITE (boot Debian SUITE's kernel, from tests/vm/fetch-kernel.sh,
+# e.g. trixie for 6.12, instead of bookworm's 6.1).
 #
 # What it does:
 # 1. tests/vm/fetch.sh: Debian's 6.1 kernel and modules, in tests/vm/cache/.
@@ -83,7 +95,7 @@ cleanup() {
 	[ -z "$swtpm_pid" ] || kill "$swtpm_pid" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
-	[ "${VM_KEEP:-0}" = 1 ] || rm -rf "$work/root" "$work/disk.img"
+	[ "${VM_KEEP:-0}" = 1 ] || [ "${VM_IMAGE_ONLY:-0}" = 1 ] || rm -rf "$work/root" "$work/disk.img"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -113,6 +125,10 @@ phase "kernel: tests/vm/fetch.sh"
 [ -x "$vmdir/fetch.sh" ] || die "tests/vm/fetch.sh is missing"
 vars=$("$vmdir/fetch.sh") || die "tests/vm/fetch.sh failed"
 eval "$vars"
+if [ -n "${VM_KERNEL:-}" ]; then
+	vars=$("$vmdir/fetch-kernel.sh" "$VM_KERNEL") || die "tests/vm/fetch-kernel.sh $VM_KERNEL failed"
+	eval "$vars"
+fi
 : "${VM_CACHE:?}" "${VM_KVER:?}" "${VM_VMLINUZ:?}" "${VM_KCONFIG:?}" "${VM_MODROOT:?}"
 [ -d "$VM_MODROOT/lib/modules/$VM_KVER" ] || die "no $VM_MODROOT/lib/modules/$VM_KVER"
 echo "   kernel $VM_KVER"
@@ -158,7 +174,10 @@ phase "dpkg-buildpackage -b in a copy of the working tree"
 rm -rf "$work"
 mkdir -p "$work/deb/rngfeed"
 src=$work/deb/rngfeed
-if [ -e .git ]; then
+if [ -n "${VM_REV:-}" ]; then
+	git archive --format=tar "$VM_REV" | tar -x -C "$src" || die "git archive $VM_REV failed"
+	echo "   from git archive $VM_REV ($(git rev-parse --short "$VM_REV"))"
+elif [ -e .git ]; then
 	git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 		tar -c --null -T - -f - | tar -x -C "$src" || die "copying the tree failed"
@@ -206,6 +225,29 @@ if [ -n "${VM_DROPIN:-}" ]; then
 	echo "   NOTE: drop-in $VM_DROPIN installed; this run does not test the unit as packaged"
 	sed 's/^/     /' "$VM_DROPIN"
 fi
+if [ -n "${VM_CONF:-}" ]; then
+	install -m 0644 "$VM_CONF" "$root/etc/rngfeed.conf" || die "cannot install VM_CONF=$VM_CONF"
+	echo "   NOTE: /etc/rngfeed.conf from $VM_CONF:"
+	grep -v '^[[:space:]]*\(#\|$\)' "$VM_CONF" | sed 's/^/     /'
+fi
+if [ -n "${VM_EXTRA_DEBS:-}" ]; then
+	extra=$VM_CACHE/debs-extra
+	mkdir -p "$extra"
+	for p in $VM_EXTRA_DEBS; do
+		ls "$extra/${p}"_*.deb >/dev/null 2>&1 ||
+			(cd "$extra" && apt-get download -q "$p") >"$tmp/extra.log" 2>&1 ||
+			{ cat "$tmp/extra.log"; die "apt-get download $p failed"; }
+		cp "$extra/${p}"_*.deb "$root/tmp/"
+	done
+	DEBIAN_FRONTEND=noninteractive chroot "$root" sh -c 'dpkg -i /tmp/*.deb' >"$work/dpkg-extra.log" 2>&1 ||
+		{ cat "$work/dpkg-extra.log"; die "dpkg -i of $VM_EXTRA_DEBS in the image failed"; }
+	rm -f "$root"/tmp/*.deb
+	echo "   installed: $VM_EXTRA_DEBS"
+fi
+if [ -n "${VM_IMAGE_HOOK:-}" ]; then
+	"$VM_IMAGE_HOOK" "$root" || die "VM_IMAGE_HOOK=$VM_IMAGE_HOOK failed"
+	echo "   NOTE: VM_IMAGE_HOOK=$VM_IMAGE_HOOK ran on the image"
+fi
 install -m 0755 "$vmdir/systemd-guest.sh" "$root/usr/local/sbin/rngfeed-vmtest"
 install -m 0644 "$vmdir/systemd-vmtest.service" "$root/etc/systemd/system/rngfeed-vmtest.service"
 ln -s /etc/systemd/system/rngfeed-vmtest.service \
@@ -219,6 +261,14 @@ mkfs.ext4 -q -F -L rngfeed-vm -d "$root" "$work/disk.img" >"$tmp/mkfs.log" 2>&1 
 	{ cat "$tmp/mkfs.log"; die "mkfs.ext4 -d failed"; }
 rm -rf "$root"
 echo "   $work/disk.img: ${size_mb} MiB (sparse)"
+if [ "${VM_IMAGE_ONLY:-0}" = 1 ]; then
+	phase "done (image only)"
+	echo "VM_IMAGE=$work/disk.img"
+	echo "VM_INITRD=$work/initrd.img"
+	echo "VM_KVER=$VM_KVER"
+	echo "VM_VMLINUZ=$VM_VMLINUZ"
+	exit 0
+fi
 
 # --- 4. boot ----------------------------------------------------------------------
 phase "boot: qemu-system-x86_64 -accel tcg -cpu max, swtpm TPM (at most $timeout_s s)"
@@ -236,14 +286,15 @@ done
 [ -S "$sock" ] || die "swtpm did not create its socket: $(cat "$work/swtpm.log" 2>/dev/null)"
 
 console=$work/console.log
-cmdline="root=/dev/vda rw console=ttyS0 panic=1 random.trust_cpu=off random.trust_bootloader=off systemd.unit=multi-user.target"
+cmdline="root=/dev/vda rw console=ttyS0 panic=1 random.trust_cpu=off random.trust_bootloader=off systemd.unit=multi-user.target ${VM_APPEND:-}"
 boot_start=$(date +%s)
+# shellcheck disable=SC2086  # VM_QEMU_ARGS is a list of words
 timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 \
 	-display none -monitor none -serial "file:$console" -no-reboot -nic none \
 	-kernel "$VM_VMLINUZ" -initrd "$work/initrd.img" \
 	-drive "file=$work/disk.img,if=virtio,format=raw" \
 	-chardev "socket,id=chrtpm,path=$sock" -tpmdev emulator,id=tpm0,chardev=chrtpm \
-	-device tpm-tis,tpmdev=tpm0 \
+	-device tpm-tis,tpmdev=tpm0 ${VM_QEMU_ARGS:-} \
 	-append "$cmdline" </dev/null >"$work/qemu.log" 2>&1 &
 qemu_pid=$!
 wait "$qemu_pid"

@@ -31,5 +31,22 @@ out blame bash -c 'systemd-analyze blame --no-pager | head -n 12'
 out chain systemd-analyze critical-chain --no-pager rngfeed.service
 out failed systemctl --failed --no-legend --no-pager
 out version rngfeed --version
+# For tests/vm/bootcost.sh and tests/vm/systemd-cases.sh: the manager's own
+# times, the peer daemon, the daemon's credentials, the hw_random device and
+# (with kprobe_event= on the kernel command line) the kernel's own hwrng credits.
+out manager systemctl show -p UserspaceTimestampMonotonic,FinishTimestampMonotonic,InitRDTimestampMonotonic
+out jitter systemctl show jitterentropy.service -p LoadState,ActiveState,SubState,ExecMainStartTimestampMonotonic,ActiveEnterTimestampMonotonic
+out randomseed systemctl show systemd-random-seed.service -p ActiveState,ExecMainStartTimestampMonotonic,ActiveEnterTimestampMonotonic
+out cmdline cat /proc/cmdline
+pid=$(systemctl show -p MainPID --value rngfeed.service)
+if [ -n "$pid" ] && [ "$pid" != 0 ] && [ -r "/proc/$pid/status" ]; then
+	out proc grep -E '^(Name|Uid|Gid|CapEff|CapPrm):' "/proc/$pid/status"
+fi
+hw=/sys/class/misc/hw_random
+if [ -r $hw/rng_current ]; then
+	out hwrng bash -c "for f in rng_current rng_quality rng_available rng_selected; do [ -r $hw/\$f ] && echo \$f=\$(cat $hw/\$f); done"
+fi
+[ -r /sys/kernel/tracing/trace ] && out trace grep ' hwr: ' /sys/kernel/tracing/trace
+out metrics bash -c 'ls /run/rngfeed 2>/dev/null; journalctl -b -u rngfeed.service --no-pager -o short-monotonic | grep -iE "user|nobody|privil|ready|credit" | tail -n 20'
 echo "@@ end: report complete"
 systemctl poweroff --no-block
