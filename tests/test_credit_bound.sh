@@ -13,9 +13,12 @@
 #   zero_*      a credit-0 source (rdrand credit=0, hwrng credit=0, a FIFO
 #               at the file source's default 0) must not spin: in a 20-s
 #               window after 3 s of start-up, at most 20 ms of CPU (0.1 %)
-#               and 20 wake-ups, and at most 1 MB read in the run; data is
+#               and 20 wake-ups, and at most 100 kB (40 blocks) read from
+#               it in the run (the fixed code: 3 blocks); data is
 #               fed (shim bytes > 0) and nothing credited.  The window ends
 #               2 s before the first top-up (--interval 25) could come.
+#   idle_mix    the same window with a mix: a FIFO at credit 0 beside
+#               rdrand at its default credit 2 (credit within the bound).
 #   zero_cadence  rdrand credit=0 with --interval 2 for 11 s: fed at the
 #               top-up cadence (3-8 RNDADDENTROPY calls), credited 0.
 #   reuse_*     a regular file of N blocks: read once (one "opened" line,
@@ -84,6 +87,7 @@ grep -qE '^rdrand +available' <<<"$list" ||
 HAVE_HWRNG=false
 [ -c /dev/hwrng ] && grep -qE '^hwrng +available' <<<"$list" && HAVE_HWRNG=true
 quality0=$(cat "$QUALITY" 2>/dev/null)
+others0=$(pgrep -x rngfeed)
 
 tmp=$(mktemp -d /tmp/test_credit_bound.XXXXXX) || exit 1
 : >"$tmp/pids"
@@ -181,13 +185,15 @@ zero_case() {
 	stop "$dir"
 }
 
+# zero_fifo_case NAME [ARGS...]: a FIFO at the file source's default 0.
 zero_fifo_case() {
-	local dir=$tmp/$1 w
+	local dir=$tmp/$1 name=$1 w
+	shift
 	mkfifo "$dir/fifo"
 	"$PATTERN" "$dir/fifo" good &
 	w=$!
 	echo $w >>"$tmp/pids"
-	zero_case "$1" -n file -O "file:device=$dir/fifo"
+	zero_case "$name" -n file -O "file:device=$dir/fifo" "$@"
 	kill "$w"
 	wait "$w" 2>/dev/null
 }
@@ -263,6 +269,7 @@ rdseed_force_case() {
 CASES=(
 	"zero_rdrand|Credit: rdrand at credit 0 (spun, fed nothing)|zero_case zero_rdrand -n rdrand -O rdrand:credit=0|par"
 	"zero_fifo|Credit: FIFO at the file source's default credit 0|zero_fifo_case zero_fifo|par"
+	"idle_mix|Credit: a FIFO at credit 0 beside rdrand at its default 2|zero_fifo_case idle_mix -n rdrand|par"
 	"zero_cadence|Credit: credit 0 fed at the top-up cadence (--interval 2)|cadence_case zero_cadence|par"
 	"reuse_bench|Credit: regular file of 10 blocks, --bench-fill 8 (re-read, re-credited)|reuse_case reuse_bench bench 10|par"
 	"reuse_daemon|Credit: regular file of 4 blocks, daemon, --retry-delay 1|reuse_case reuse_daemon daemon 4|par"
@@ -277,7 +284,7 @@ CASES=(
 
 cpuid_rdseed=false
 grep -qw rdseed /proc/cpuinfo && cpuid_rdseed=true
-sel=()
+picked=()
 for c in "${CASES[@]}"; do
 	IFS='|' read -r name _ _ group <<<"$c"
 	[ -z "${ONLY:-}" ] || [[ $name =~ ^($ONLY)$ ]] || continue
@@ -289,9 +296,9 @@ for c in "${CASES[@]}"; do
 		say "SKIP: $name: CPUID advertises RDSEED here (nothing hides it)"
 		continue
 	fi
-	sel+=("$c")
+	picked+=("$c")
 done
-CASES=("${sel[@]}")
+CASES=("${picked[@]}")
 [ ${#CASES[@]} -gt 0 ] || { say "SKIP: no case selected"; exit 77; }
 
 t_start=$(now)
@@ -389,12 +396,14 @@ check_case() {
 	esac
 
 	case $name in
-	zero_*)
-		local src c0 c1 t0 n0 w0 t1 n1 w1 dt dns dw raw
+	zero_* | idle_mix)
+		local src t0 n0 w0 t1 n1 w1 dt dns dw raw
 		src=$(sed -nE 's/^rngfeed: ([a-z]+): using it.*/\1/p' "$dir/log" | head -n1)
+		[ "$name" = idle_mix ] && src="file"
 		tsrc=$src
 		[ "$(credit_of "$dir" "$src")" = 0 ] || problem "$src credit is $(credit_of "$dir" "$src"), not 0"
-		[ "${credited:-1}" = 0 ] || problem "$credited bits credited from a credit-0 source"
+		[ "$name" = idle_mix ] || [ "${credited:-1}" = 0 ] ||
+			problem "$credited bits credited from a credit-0 source"
 		[ "${bytes:-0}" -gt 0 ] || problem "nothing fed (credit 0 must still feed the data)"
 		raw=$(metric "$dir/metrics" rngfeed_source_raw_bytes_total "$src")
 		if [ "$name" = zero_cadence ]; then
@@ -416,10 +425,10 @@ check_case() {
 				[ "$dns" -le 20000 ] || problem "CPU $dns us in 20 s (limit 20000: 0.1 % of a core)"
 				[ "$dw" -le 20 ] || problem "$dw wake-ups in 20 s (limit 20: 1 a second)"
 			fi
-			[ -n "$raw" ] && [ "$raw" -le 1000000 ] ||
-				problem "read ${raw:-?} raw bytes in 29 s (limit 1 MB: a top-up needs a block or two)"
+			[ -n "$raw" ] && [ "$raw" -le 100000 ] ||
+				problem "read ${raw:-?} raw bytes from $src in 29 s (limit 100 kB, 40 blocks: a top-up needs one, the reader's queue holds a few)"
 			detected="window 3-23 s: CPU ${dt:-?} ticks (${dns:-?} us), ${dw:-?} wake-ups"
-			state="read ${raw:-?} B in 29 s"
+			state="read ${raw:-?} B from $src in 29 s"
 		fi ;;
 	reuse_*)
 		local opens fin passed c blocks
@@ -439,7 +448,7 @@ check_case() {
 		fi
 		detected="opened $opens, finished $fin, credit ${c:-?}/1024"
 		state="${passed:-?} blocks passed of $blocks"
-		tsrc=file
+		tsrc="file"
 		[ "$name" = reuse_bench ] && credcol+="; the file holds $((blocks * BLOCK_BITS * ${c:-1024} / 1024))" ;;
 	hwrng_default)
 		local c h
@@ -516,7 +525,12 @@ if [ "$rows" -ne ${#CASES[@]} ]; then
 	say "FAIL: $rows rows checked of ${#CASES[@]}"
 fi
 
-# The machine as found: the kernel's own credit for /dev/hwrng.
+# The machine as found: the kernel's own credit for /dev/hwrng, which the
+# hwrng cases' daemons hand over while they run.  Only read: another
+# rngfeed on the machine (a service, a test) may hold the hand-over now or
+# may have held it at the start, and writing here would undo its; when
+# none was running at either end, a change is ours.  (tests/run-tests.sh
+# also checks this, and puts the value back.)
 if [ -n "$quality0" ]; then
 	q=
 	for _ in $(seq 30); do
@@ -525,10 +539,11 @@ if [ -n "$quality0" ]; then
 		sleep 0.1
 	done
 	if [ "$q" != "$quality0" ]; then
-		failures=$((failures + 1))
-		say "FAIL: $QUALITY is $q after the test, was $quality0"
-		if ! pgrep -x rngfeed >/dev/null; then
-			echo "$quality0" >"$QUALITY" && say "    (put back: $quality0)"
+		if [ -z "$others0" ] && ! pgrep -x rngfeed >/dev/null; then
+			failures=$((failures + 1))
+			say "FAIL: $QUALITY is $q after the test, was $quality0"
+		else
+			say "note: $QUALITY is $q after the test, was $quality0; another rngfeed ran meanwhile"
 		fi
 	fi
 fi

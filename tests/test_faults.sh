@@ -312,11 +312,11 @@ CASES=(
 
 # ONLY=REGEX runs only the cases whose name matches (for debugging).
 if [ -n "${ONLY:-}" ]; then
-	sel=()
+	picked=()
 	for c in "${CASES[@]}"; do
-		[[ ${c%%|*} =~ ^($ONLY)$ ]] && sel+=("$c")
+		[[ ${c%%|*} =~ ^($ONLY)$ ]] && picked+=("$c")
 	done
-	CASES=("${sel[@]}")
+	CASES=("${picked[@]}")
 fi
 [ -z "${KEEP:-}" ] || trap - EXIT
 t_start=$(now)
@@ -378,7 +378,7 @@ check_case() {
 	cpu_* ) src=fakecpu ;;
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
-	* ) src=file ;;
+	* ) src="file" ;;
 	esac
 	m1=$dir/m1 m2=$dir/m2
 	read -r res <"$dir/result"
