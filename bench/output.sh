@@ -29,12 +29,15 @@ W=$(mktemp -d "$BENCH_WORK/output.XXXXXX") || exit 1
 trap 'rm -rf "$W"' EXIT
 failed=0
 
-# stdout_rate KEY BYTES SOURCE: times one --stdout run, appends its rate.
+# stdout_rate KEY BYTES SOURCE [OPTION...]: times one --stdout run with
+# the default reseed policy (--reseed-bytes 1 MiB, --reseed-seconds 1),
+# appends its rate.
 stdout_rate() {
 	local key=$1 n=$2 src=$3 t0 t1 rc
+	shift 3
 	[ -e "$W/$key.na" ] && return 0
 	t0=$EPOCHREALTIME
-	"$RNGFEED" --stdout -n "$src" --bytes "$n" >/dev/null 2>"$W/err"
+	"$RNGFEED" --stdout -n "$src" "$@" --bytes "$n" >/dev/null 2>"$W/err"
 	rc=$?
 	t1=$EPOCHREALTIME
 	if [ $rc != 0 ]; then
@@ -60,7 +63,9 @@ for ((r = 1; r <= BENCH_RUNS; r++)); do
 		failed=1
 	fi
 	stdout_rate rdrand "$N_RDRAND" rdrand
-	stdout_rate rdseed "$N_RDSEED" rdseed
+	# force=yes: rngfeed follows CPUID, and this VM's kernel hides
+	# RDSEED (AMD's RDSEED32 erratum); it executes all the same.
+	stdout_rate rdseed "$N_RDSEED" rdseed -O rdseed:force=yes
 done
 
 if aes=$(med aes bytes_per_s); then
@@ -74,9 +79,13 @@ for src in rdrand rdseed; do
 	rdrand) n=$N_RDRAND ;;
 	rdseed) n=$N_RDSEED ;;
 	esac
-	what="rngfeed --stdout -n $src, $((n >> 20)) MiB to /dev/null (CTR_DRBG output, reseeded from tested $src blocks)"
+	what="rngfeed --stdout -n $src, $((n >> 20)) MiB to /dev/null (CTR_DRBG output, reseeded from a tested $src block every 1 MiB and every 1 s, the defaults)"
+	target=""
 	if v=$(med "$src" bytes_per_s); then
-		row 4 "$what" "$(rate "$v")" "$ref" "$(xratio "$v" "$aes")" ""
+		# RDSEED-fed output is bound by RDSEED (a block per MiB).
+		[ "$src" = rdrand ] && [ -n "$aes" ] &&
+			target="≥ 0.8× AES-256-CTR: $(awk -v a="$v" -v b="$aes" 'BEGIN { print (a >= 0.8 * b ? "met" : "MISSED") }')"
+		row 4 "$what" "$(rate "$v")" "$ref" "$(xratio "$v" "$aes")" "$target"
 	else
 		row 4 "$what" "$(why_not "$src")" "$ref" "—" ""
 	fi

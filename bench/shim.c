@@ -32,9 +32,12 @@
  *
  * Keys: pid calls bytes credited_bits errors polls_forced
  * first_credit_mono_ns ctor_mono_ns ctor_real_ns snap_mono_ns cpu_ns
- * final t0 (RNGFEED_SHIM_T0 copied verbatim; the harness sets it to bash's
- * $EPOCHREALTIME just before exec, and ctor_real_ns - t0 is then the time
- * from exec through the dynamic loader to this library's constructor).
+ * minflt majflt (getrusage(RUSAGE_SELF) when the record was taken: in the
+ * first credit's record, the page faults from exec to it, the loader's
+ * included) final t0 (RNGFEED_SHIM_T0 copied verbatim; the harness sets
+ * it to bash's $EPOCHREALTIME just before exec, and ctor_real_ns - t0 is
+ * then the time from exec through the dynamic loader to this library's
+ * constructor).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
@@ -51,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -104,6 +108,7 @@ static void snapshot(int final)
 	char line[512], tmp[4096];
 	const char *t0 = getenv("RNGFEED_SHIM_T0");
 	long long now = clock_ns(CLOCK_MONOTONIC);
+	struct rusage ru = { 0 };
 	int saved = errno, fd, n;
 
 	if (!out_path)
@@ -113,15 +118,18 @@ static void snapshot(int final)
 			return;
 		sched_yield();
 	}
+	getrusage(RUSAGE_SELF, &ru);
 	n = snprintf(line, sizeof(line),
 		     "pid=%d calls=%llu bytes=%llu credited_bits=%llu errors=%llu "
 		     "polls_forced=%llu first_credit_mono_ns=%lld ctor_mono_ns=%lld "
-		     "ctor_real_ns=%lld snap_mono_ns=%lld cpu_ns=%lld final=%d t0=%s\n",
+		     "ctor_real_ns=%lld snap_mono_ns=%lld cpu_ns=%lld minflt=%ld "
+		     "majflt=%ld final=%d t0=%s\n",
 		     (int)getpid(), atomic_load(&calls), atomic_load(&bytes),
 		     atomic_load(&credited_bits), atomic_load(&errors),
 		     atomic_load(&polls_forced), atomic_load(&first_credit_ns),
 		     ctor_mono_ns, ctor_real_ns, now,
-		     clock_ns(CLOCK_PROCESS_CPUTIME_ID), final, t0 ? t0 : "-");
+		     clock_ns(CLOCK_PROCESS_CPUTIME_ID), ru.ru_minflt,
+		     ru.ru_majflt, final, t0 ? t0 : "-");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out_path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {

@@ -47,7 +47,8 @@ exec {SLEEP_FD}<>"$W/sleep.fifo"
 nap() { read -r -t "$1" -u "$SLEEP_FD" _; }
 
 # One run of NAME: the command after it, exec'd under the shim.  Appends
-# "start-up-ms loader-ms" to $W/NAME.ms.
+# "start-up-ms loader-ms page-faults" to $W/NAME.ms (page faults, minor +
+# major, from exec to the first credit: getrusage in the shim's record).
 run_one() {
 	local name=$1 out=$W/$1.shim line='' i
 	shift
@@ -73,8 +74,8 @@ run_one() {
 	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		loader = v["ctor_real_ns"] / 1e6 - v["t0"] * 1e3
 		after = (v["first_credit_mono_ns"] - v["ctor_mono_ns"]) / 1e6
-		printf "%.3f %.3f\n", loader + after, loader }' <<<"$line" >>"$W/$name.ms"
-	note "startup: $name: $(tail -1 "$W/$name.ms") (ms: exec to first credit, exec to constructor)"
+		printf "%.3f %.3f %d\n", loader + after, loader, v["minflt"] + v["majflt"] }' <<<"$line" >>"$W/$name.ms"
+	note "startup: $name: $(tail -1 "$W/$name.ms") (ms: exec to first credit, exec to constructor; page faults to first credit)"
 }
 
 med() { awk -v c="$2" '{ print $c }' "$W/$1.ms" | median; }
@@ -152,6 +153,20 @@ if [ -s "$W/rf-tpm.ms" ]; then
 	row 6 "tpm (swtpm on a unix socket): exec → first credited RNDADDENTROPY" \
 		"$(ms "$(med rf-tpm 1)")" "n/a: rngd 5 reads only a TPM 1.2 at /dev/tpm0"
 fi
+# Page faults to the first credit: what loading and start-up touch (the
+# shim's own few are in both daemons' counts).
+for src in rdrand hwrng; do
+	[ -s "$W/rf-$src.ms" ] || continue
+	o=$(med "rf-$src" 3)
+	if [ -n "$SMOKE" ]; then
+		row 6 "$src: page faults, exec → first credited RNDADDENTROPY" "$o" "$skip"
+	else
+		r=$(med "rngd-$src" 3)
+		row 6 "$src: page faults (minor + major), exec → first credited RNDADDENTROPY" \
+			"$o" "$r (rngd)" "$(ratio "$o" "$r")" \
+			"reported (exec → first credit lead kept: $(awk -v o="$(med "rf-$src" 1)" -v r="$(med "rngd-$src" 1)" 'BEGIN { print (o <= r ? "yes" : "no") }'))"
+	fi
+done
 o=$(cat "$W"/rf-*.ms | awk '{ print $2 }' | median)
 if [ -n "$SMOKE" ]; then
 	row 6 "of which exec → shim constructor (loader, shared libraries)" "$(ms "$o")" "$skip"
