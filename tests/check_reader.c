@@ -608,8 +608,8 @@ START_TEST(test_reopen_refused_says_user)
 
 	if (geteuid() != 0 || (fork_mode && strcmp(fork_mode, "no") == 0)) {
 		/* seteuid() below must not outlive this test's process. */
-		fprintf(stderr, "test_reopen_refused_says_user: needs root "
-				"and a forked test; part skipped\n");
+		fprintf(stderr, "SKIP: test_reopen_refused_says_user: needs "
+				"root and a forked test (CK_FORK=no)\n");
 		return;
 	}
 	reset_ctl();
