@@ -364,12 +364,14 @@ static const struct step {
 	int (*up)(struct daemon *d);
 	void (*down)(struct daemon *d); /* NULL: nothing to undo */
 } steps[] = {
+	/* First, so that a signal during start-up waits for the loop
+	 * instead of killing a half-started daemon (SIGHUP's default). */
+	{ "signals", signals_up, signals_down },
 	{ "kernel", kernel_up, kernel_down },
 	{ "detach", detach_up, NULL },
 	{ "pid file", pidfile_up, pidfile_down },
 	{ "conditioner", conditioner_up, conditioner_down },
 	{ "sources", sources_up, sources_down },
-	{ "signals", signals_up, signals_down },
 	{ "privileges", privileges_up, NULL },
 	{ "readers", readers_up, readers_down },
 	{ "self-test", selftest_up, NULL },

@@ -28,6 +28,9 @@ struct slot {
 	bool wanted;                 /* opened, or waiting (wait_for_source) */
 	bool gated;                  /* reads the device the gate holds */
 	bool used;                   /* a reader was started at some point */
+	char finished[256];          /* the input it read to its end: data
+				      * read once is credited once, so a
+				      * reload does not read it again */
 };
 
 struct source_set {
@@ -224,6 +227,13 @@ size_t sourceset_open(struct source_set *s)
 
 		if (!sl->cfg.enabled || shares_device_with_later(s, i))
 			continue;
+		if (sl->finished[0] &&
+		    strcmp(sl->finished, source_config_device(&sl->cfg) ?: "") == 0) {
+			log_notice("%s: %s was read to its end already; not "
+				   "read again",
+				   sl->cfg.driver->name, sl->finished);
+			continue;
+		}
 		open_slot(s, sl);
 		n += sl->wanted;
 	}
@@ -308,6 +318,10 @@ void sourceset_stop(struct source_set *s)
 			sourceset_stats(s, i, &sl->base);
 			reader_stop(sl->reader);
 			sl->reader = NULL;
+			if (sl->base.state == READER_FINISHED)
+				snprintf(sl->finished, sizeof(sl->finished),
+					 "%s",
+					 source_config_device(&sl->cfg) ?: "");
 		}
 		source_close(sl->opened);
 		sl->opened = NULL;

@@ -109,6 +109,29 @@ kill -TERM "${pids[0]}"
 wait "${pids[0]}"
 pids=()
 
+# 4. A SIGHUP reload restarts the readers: a file read to its end is not
+# read, nor credited, again (before the fix the credit doubled).
+head -c 25000 /dev/urandom >"$tmp/hup"
+timeout 60 "$RNGFEED" -f -v -c /dev/null -n file -O "file:device=$tmp/hup" \
+	-O "file:credit=$CREDIT" --bench-fill 5 >"$tmp/hup.out" 2>"$tmp/hup.err" </dev/null &
+pids+=($!)
+for _ in $(seq 100); do
+	grep -q "file: finished: end of $tmp/hup" "$tmp/hup.err" && break
+	sleep 0.1
+done
+kill -HUP "${pids[0]}"
+wait "${pids[0]}"
+pids=()
+credited=$(sed -n 's/^bench-fill: .* credited_bits=\([0-9]*\).*/\1/p' "$tmp/hup.err" "$tmp/hup.out")
+bound=$((25000 / BLOCK * 20000 * CREDIT / 1024))
+if [ -n "$credited" ] && [ "$credited" -le "$bound" ] &&
+	[ "$(grep -c "file: opened " "$tmp/hup.err")" -eq 1 ] &&
+	grep -q "was read to its end already; not read again" "$tmp/hup.err"; then
+	ok "4: after SIGHUP the finished file was not read again (credited $credited <= $bound)"
+else
+	fail "4: after SIGHUP: credited '${credited}' (bound $bound), opened $(grep -c "file: opened " "$tmp/hup.err") times: $(grep -i 'sighup\|finished\|opened' "$tmp/hup.err")"
+fi
+
 if [ $failures -ne 0 ]; then
 	say "$failures failure(s)"
 	exit 1
