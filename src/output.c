@@ -275,84 +275,90 @@ static int stdout_step(struct output *o, bool want, double now, double *wait)
 /*
  * -t measures each source without reading it flat out for the whole run
  * (RDRAND alone kept a core busy): at the start of every --stats-interval
- * a burst asks every source for blocks, and it ends once a tenth of the
- * interval has passed and every running source has delivered a block
- * since it began (a slow source holds it open for one block), at the
- * latest at the interval's end.  Between bursts nothing is asked for and
- * the loop sleeps.  Only what arrived during the bursts is counted, over
- * their length: a source's rate, not the duty cycle's.
+ * a burst asks every source for blocks for a tenth of the interval, then
+ * nothing is asked for and the loop sleeps.  Each source is timed from the
+ * burst's start to its end, or, for a source that delivered nothing by
+ * then (slower than a block per burst), to the block it was asked for
+ * arriving.  The rate lines divide what arrived in that window by its
+ * length: the source's rate, not the duty cycle's.
  */
 #define TEST_BURST_FRACTION 0.1
 
-static void test_burst_counts(struct output *o, bool end)
+static void test_counts(const struct output *o, size_t i, uint64_t *raw,
+			uint64_t *passed, uint64_t *blocks)
 {
-	size_t n = sourceset_count(o->set);
+	struct reader_stats st;
 
-	for (size_t i = 0; i < n && i < CONFIG_MAX_SOURCES; i++) {
+	sourceset_stats(o->set, i, &st);
+	*raw = st.raw_bytes;
+	*passed = st.blocks_passed;
+	*blocks = st.blocks_passed + st.blocks_failed;
+}
+
+/* Close source @i's window at @now if it is open and may close. */
+static void test_close(struct output *o, size_t i, double now, bool burst_over)
+{
+	uint64_t raw, passed, blocks;
+
+	if (!(o->burst_open & (1u << i)))
+		return;
+	test_counts(o, i, &raw, &passed, &blocks);
+	if (!burst_over && blocks == o->burst_blocks0[i])
+		return;
+	/* A source that delivered nothing in the burst: its window closes
+	 * with its first block; one that is not reading: with the burst. */
+	if (burst_over && blocks == o->burst_blocks0[i] &&
+	    sourceset_running(o->set, i)) {
 		struct reader_stats st;
 
 		sourceset_stats(o->set, i, &st);
-		if (end) {
-			o->sample.raw[i] += st.raw_bytes - o->burst_raw0[i];
-			o->sample.passed[i] +=
-				st.blocks_passed - o->burst_passed0[i];
-		}
-		o->burst_raw0[i] = st.raw_bytes;
-		o->burst_passed0[i] = st.blocks_passed;
-		o->burst_blocks0[i] = st.blocks_passed + st.blocks_failed;
+		if (st.state == READER_RUNNING || st.state == READER_STARTUP)
+			return;
 	}
-}
-
-/* Has every source that is reading delivered a block in this burst? */
-static bool test_burst_heard_all(const struct output *o)
-{
-	size_t n = sourceset_count(o->set);
-
-	for (size_t i = 0; i < n && i < CONFIG_MAX_SOURCES; i++) {
-		struct reader_stats st;
-
-		if (!sourceset_running(o->set, i))
-			continue;
-		sourceset_stats(o->set, i, &st);
-		if ((st.state == READER_RUNNING || st.state == READER_STARTUP) &&
-		    st.blocks_passed + st.blocks_failed == o->burst_blocks0[i])
-			return false;
-	}
-	return true;
-}
-
-/* The start of the --stats-interval that @t falls in. */
-static double test_interval_start(const struct output *o, double t)
-{
-	double iv = o->cfg->stats_interval;
-
-	return o->start + floor((t - o->start) / iv) * iv;
+	o->sample.active[i] += now - o->burst_start;
+	o->sample.raw[i] += raw - o->burst_raw0[i];
+	o->sample.passed[i] += passed - o->burst_passed0[i];
+	o->burst_open &= ~(1u << i);
 }
 
 static bool test_wants(struct output *o, double now, double *wait)
 {
 	double iv = o->cfg->stats_interval;
-	double begin;
+	double begin = o->start + floor((now - o->start) / iv) * iv;
+	size_t n = sourceset_count(o->set);
+	bool over;
 
+	if (n > CONFIG_MAX_SOURCES)
+		n = CONFIG_MAX_SOURCES;
 	o->credited_only = false;
-	if (o->bursting) {
-		if (now < test_interval_start(o, o->burst_start) + iv &&
-		    (now - o->burst_start < TEST_BURST_FRACTION * iv ||
-		     !test_burst_heard_all(o)))
-			return true;
-		o->bursting = false;
-		o->sample.active_s += now - o->burst_start;
-		test_burst_counts(o, true);
-	}
-	begin = test_interval_start(o, now);
+	if (!(iv > 0)) /* no interval (a unit test's zeroed config) */
+		return true;
+	over = now - o->burst_start >= TEST_BURST_FRACTION * iv;
+	for (size_t i = 0; i < n; i++)
+		test_close(o, i, now, over);
 	if (o->burst_start > 0 && o->burst_start >= begin) {
-		/* This interval's burst is over: sleep until the next. */
+		if (!over) {
+			/* Woken by each block; look at the clock too. */
+			*wait = fmin(*wait, 0.01);
+			return true;
+		}
+		/* Sleep until the next interval (a slow source's block
+		 * wakes the loop on its own). */
 		*wait = fmin(*wait, begin + iv - now);
 		return false;
 	}
-	o->bursting = true;
+	/* A new interval: windows still open (a source that never
+	 * delivered) close here; then the next burst. */
+	for (size_t i = 0; i < n; i++)
+		test_close(o, i, now, true);
+	o->burst_open = 0;
 	o->burst_start = now;
-	test_burst_counts(o, false);
+	for (size_t i = 0; i < n; i++) {
+		test_counts(o, i, &o->burst_raw0[i], &o->burst_passed0[i],
+			    &o->burst_blocks0[i]);
+		o->burst_open |= 1u << i;
+	}
+	*wait = fmin(*wait, 0.01);
 	return true;
 }
 
@@ -372,7 +378,9 @@ static int test_step(struct output *o, bool want, double now, double *wait)
 	explicit_bzero(buf, sizeof(buf));
 	o->feeder.fed_bytes += step; /* "would have fed" */
 	o->feeder.credited_bits += credit;
-	return 1;
+	/* One step per turn; a turn comes with each block (no spinning
+	 * while the burst lasts). */
+	return 0;
 }
 
 static const struct output_ops output_kernel = {

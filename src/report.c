@@ -27,27 +27,26 @@ static const char *fed_word(const struct report_view *v)
 
 void report_rates(struct report *r, const struct report_view *v, double now)
 {
-	double dt = now - r->last_rates, active = dt;
+	double dt = now - r->last_rates;
 	struct conditioner_stats cs;
 
 	if (dt <= 0)
 		return;
-	/* -t: over the bursts the sources were read in, not the interval
-	 * (a source's rate, not the duty cycle's). */
-	if (v->sample) {
-		active = v->sample->active_s - r->last_active;
-		r->last_active = v->sample->active_s;
-	}
 	for (size_t i = 0; i < sourceset_count(v->set); i++) {
 		struct reader_stats st;
 		uint64_t raw, passed;
+		double active = dt;
 
 		if (!sourceset_running(v->set, i))
 			continue;
 		sourceset_stats(v->set, i, &st);
 		raw = st.raw_bytes - r->last[i].raw_bytes;
 		passed = st.blocks_passed - r->last[i].blocks_passed;
+		/* -t: over the windows the source was measured in, not
+		 * the interval (its rate, not the duty cycle's). */
 		if (v->sample && i < CONFIG_MAX_SOURCES) {
+			active = v->sample->active[i] - r->last_active[i];
+			r->last_active[i] = v->sample->active[i];
 			raw = v->sample->raw[i] - r->last_sample_raw[i];
 			passed = v->sample->passed[i] - r->last_sample_passed[i];
 			r->last_sample_raw[i] = v->sample->raw[i];

@@ -54,7 +54,7 @@ for ((i = 0; i < 50 * SCALE; i++)); do
 	sleep 0.1
 done
 sleep 1
-kill -INT "$pid"
+kill -TERM "$pid"
 wait "$pid"
 line=$(grep -E '^rngfeed:   file: ' "$tmp/sum")
 case "$line" in

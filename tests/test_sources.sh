@@ -323,6 +323,32 @@ grep -q 500 "$tmp/short.err" || fail "short file: message does not say how much 
 timeout 10 "$RNGFEED" -n file -O file:device="$tmp/short" --raw --bytes 500 2>/dev/null | cmp -s - "$tmp/short" ||
 	fail "--raw --bytes 500 from a 500-byte file: wrong bytes"
 
+# ---- -t reads in bursts, not flat out (issue 18 item 7) ---------------------------
+# RDRAND read flat out kept a core busy for a whole -t run (76 MB/s); now a
+# burst per --stats-interval: under 25 % of a core over 6 s, and the rate
+# lines still show RDRAND's rate (MB/s, not the duty cycle's tenth).
+if [ "$(list_state rdrand)" = available ] && [ "$(id -u)" -eq 0 ]; then
+	"$RNGFEED" -c /dev/null -t -n rdrand >/dev/null 2>"$tmp/t.err" &
+	tpid=$!
+	sleep 6
+	ticks=$(awk '{ print $14 + $15 }' "/proc/$tpid/stat" 2>/dev/null)
+	kill -TERM "$tpid"
+	wait "$tpid"
+	hz=$(getconf CLK_TCK)
+	# 25 % of 6 s, more under valgrind (TEST_TIME_SCALE).
+	limit=$((6 * hz / 4 * ${TEST_TIME_SCALE:-1}))
+	rate=$(sed -nE 's/^rngfeed: rdrand: ([0-9]+)\.[0-9] B\/s raw.*/\1/p' "$tmp/t.err" | tail -n1)
+	if [ -z "$ticks" ] || [ "$ticks" -gt "$limit" ]; then
+		fail "-t -n rdrand used ${ticks:-?} ticks of CPU in 6 s (limit $limit at $hz/s): not a burst per interval"
+	elif [ "${rate:-0}" -lt 1000000 ]; then
+		fail "-t -n rdrand: last rate line says ${rate:-nothing} B/s (the source's rate in its bursts should be MB/s)"
+	else
+		ok "-t -n rdrand: $ticks CPU ticks in 6 s, rate line $rate B/s"
+	fi
+else
+	skip "-t CPU: no RDRAND, or not root"
+fi
+
 if [ $failures -ne 0 ]; then
 	echo "$failures failure(s)"
 	exit 1

@@ -32,11 +32,11 @@
 
 /*
  * -t reads its sources in a burst per --stats-interval, not flat out:
- * what each source delivered during the bursts and how long they lasted,
- * which the rate lines divide.
+ * per source, what it delivered in its measuring windows and their total
+ * length, which the rate lines divide.
  */
 struct output_sample {
-	double active_s;
+	double active[CONFIG_MAX_SOURCES];
 	uint64_t raw[CONFIG_MAX_SOURCES];
 	uint64_t passed[CONFIG_MAX_SOURCES];
 };
@@ -54,10 +54,11 @@ struct output {
 	double paused_since;           /* stdout: not writing since; 0 */
 	uint64_t out_bytes;            /* --stdout */
 	double start;
-	/* -t: the burst under way (since burst_start), each source's
-	 * counters when it began, and the totals of the bursts so far */
-	bool bursting;
+	/* -t: when the current burst began, the sources whose measuring
+	 * window is open (a bit each), their counters at its start, and
+	 * the totals so far */
 	double burst_start;
+	uint32_t burst_open;
 	uint64_t burst_raw0[CONFIG_MAX_SOURCES];
 	uint64_t burst_passed0[CONFIG_MAX_SOURCES];
 	uint64_t burst_blocks0[CONFIG_MAX_SOURCES];

@@ -39,7 +39,8 @@ struct report {
 	double last_metrics;
 	int metrics_error;             /* the last write's -errno, 0 = ok:
 					* a failure is logged when it changes */
-	double last_active;            /* -t: burst seconds at the last rates */
+	double last_active[CONFIG_MAX_SOURCES]; /* -t: measured seconds at
+						 * the last rates */
 	uint64_t last_sample_raw[CONFIG_MAX_SOURCES];
 	uint64_t last_sample_passed[CONFIG_MAX_SOURCES];
 	uint64_t last_generated;
