@@ -100,7 +100,7 @@ static const struct option base_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "bytes", required_argument, NULL, OPT_BYTES },
-	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "check", optional_argument, NULL, OPT_CHECK },
 	{ "min-entropy", required_argument, NULL, OPT_MIN_ENTROPY },
 	{ "test", no_argument, NULL, 't' },
 	{ "stdout", no_argument, NULL, OPT_STDOUT },
@@ -186,7 +186,7 @@ void config_usage(FILE *out)
 	      "                          to stdout, untouched\n"
 	      "      --bytes N           --raw, --stdout: stop after N bytes\n"
 	      "                          (k/M/G, Ki/Mi/Gi suffixes)\n"
-	      "      --check [FILE]      run the health tests on FILE (default stdin)\n"
+	      "      --check[=FILE]      run the health tests on FILE (default stdin)\n"
 	      "                          and print rngtest-style counters\n"
 	      "      --min-entropy H     claimed min-entropy per byte for --check\n"
 	      "      --bench-fill S      benchmarks, with -f: stay in the fill phase for\n"
@@ -404,7 +404,7 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 {
 	size_t enabled = 0;
 
-	if (cfg->mode == MODE_CHECK && optind < argc)
+	if (cfg->mode == MODE_CHECK && !cfg->check_path && optind < argc)
 		cfg->check_path = argv[optind++];
 	if (optind < argc)
 		return set_error(err, err_len, "unexpected argument '%s'",
@@ -557,7 +557,11 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 					 optarg);
 			break;
 		case OPT_CHECK:
+			/* --check=FILE as --help writes it, or --check FILE
+			 * (the operand, taken in check_consistency()). */
 			r = set_mode(cfg, MODE_CHECK, err, err_len);
+			if (r == 0 && optarg)
+				cfg->check_path = optarg;
 			break;
 		case OPT_RESTORE_HWRNG:
 			r = set_mode(cfg, MODE_RESTORE_HWRNG, err, err_len);

@@ -5,7 +5,7 @@
  * The kernel calls go through struct kernel_ops so that tests can replace
  * them; kernel_ops_linux() gives the real ones.
  *
- * Pacing (DESIGN.md, "Feeder and the kernel"): until the CRNG is ready,
+ * Pacing (the README's "How credit is accounted"): until the CRNG is ready,
  * feed as fast as the sources allow, then ask the kernel to reseed its
  * CRNG at once.  After that, on kernels >= 5.18 credit changes nothing and
  * /dev/random never signals POLLOUT, so top up on a slow timer; on older

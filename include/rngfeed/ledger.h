@@ -3,7 +3,7 @@
  * The credit ledger: how much entropy the conditioner holds that has not
  * been credited to anyone yet.
  *
- * Rules (DESIGN.md, "Credit ledger"):
+ * Rules (the README's "How credit is accounted" states them too):
  *  - a tested raw block of n bits from a source with credit c (bits per
  *    1024) deposits n * c / 1024 bits, once, when it is absorbed by the
  *    DRBG (reseed);

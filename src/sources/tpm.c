@@ -47,7 +47,8 @@
  * Bytes asked per command.  A TPM returns at most its largest digest size
  * (TPM2B_DIGEST holds sizeof(TPMU_HA), Part 2 §10.4.2): 64 with SHA-512,
  * 32 with SHA-256 only, and then we simply loop.  swtpm asked for 128
- * returns 64 (MEASURED.md), so asking for more buys nothing.
+ * returns 64 (measured on swtpm over its unix socket), so asking for more
+ * buys nothing.
  */
 #define TPM_ASK_MAX 64u
 /* Room for any response, as the kernel's TPM_BUFSIZE: a response longer
