@@ -251,10 +251,10 @@ static int write_batch(struct output *o)
 
 static int stdout_step(struct output *o, bool want, double now, double *wait)
 {
-	int r;
-
 	(void)want;
 	if (stdout_may_write(o, now)) {
+		int r;
+
 		o->paused_since = 0;
 		r = write_batch(o);
 		if (r < 0)
