@@ -452,13 +452,14 @@ static int can_open_device(const struct source_config *cfg, char *why,
 			   size_t why_len)
 {
 	const char *dev = source_config_device(cfg);
-	int fd, e;
+	int fd;
 
 	if (!(cfg->driver->flags & SOURCE_F_DEVICE) || !dev || dev[0] != '/')
 		return 0;
 	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		e = errno;
+		int e = errno;
+
 		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
 		return -e;
 	}
