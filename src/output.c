@@ -300,15 +300,12 @@ static void test_close(struct output *o, size_t i, double now, bool burst_over)
 {
 	uint64_t raw, passed, blocks;
 
-	if (!(o->burst_open & (1u << i)))
+	if (!(o->burst_open & (1u << i)) || !burst_over)
 		return;
 	test_counts(o, i, &raw, &passed, &blocks);
-	if (!burst_over && blocks == o->burst_blocks0[i])
-		return;
 	/* A source that delivered nothing in the burst: its window closes
 	 * with its first block; one that is not reading: with the burst. */
-	if (burst_over && blocks == o->burst_blocks0[i] &&
-	    sourceset_running(o->set, i)) {
+	if (blocks == o->burst_blocks0[i] && sourceset_running(o->set, i)) {
 		struct reader_stats st;
 
 		sourceset_stats(o->set, i, &st);
