@@ -25,33 +25,41 @@ sdvm_image() {
 
 # sdvm_boot CONSOLE_LOG "KERNEL OPTIONS" [QEMU ARGS...]: one boot of $SD_IMAGE, at most
 # ${VM_TIMEOUT:-300} s; VM_CLOCK=icount counts guest time in instructions (-icount
-# shift=0) instead of following the host's clock. Writes CONSOLE_LOG and, beside it,
+# shift=0) instead of following the host's clock; SD_NO_TPM=1 boots without the swtpm TPM
+# (so that a virtio-rng is the only hw_random device). Writes CONSOLE_LOG and, beside it,
 # the report (.report). Returns QEMU's exit status.
 sdvm_boot() {
 	local console=$1 append=$2 sock=$tmp/swtpm.sock rc swtpm_pid
 	shift 2
-	local -a clock=()
+	local -a clock=() tpm=()
 	[ "${VM_CLOCK:-tcg}" = icount ] && clock=(-icount shift=0)
-	rm -rf "$tmp/tpm" "$sock"
-	mkdir -p "$tmp/tpm"
-	swtpm socket --tpm2 --ctrl type=unixio,path="$sock" --tpmstate dir="$tmp/tpm" \
-		--flags not-need-init,startup-clear --log file="$tmp/swtpm.log" &
-	swtpm_pid=$!
-	for _ in $(seq 50); do
-		[ -S "$sock" ] && break
-		sleep 0.1
-	done
+	swtpm_pid=''
+	if [ "${SD_NO_TPM:-0}" != 1 ]; then
+		rm -rf "$tmp/tpm" "$sock"
+		mkdir -p "$tmp/tpm"
+		swtpm socket --tpm2 --ctrl type=unixio,path="$sock" --tpmstate dir="$tmp/tpm" \
+			--flags not-need-init,startup-clear --log file="$tmp/swtpm.log" &
+		swtpm_pid=$!
+		for _ in $(seq 50); do
+			[ -S "$sock" ] && break
+			sleep 0.1
+		done
+		# shellcheck disable=SC2054  # the commas are QEMU's
+		tpm=(-chardev "socket,id=chrtpm,path=$sock" -tpmdev emulator,id=tpm0,chardev=chrtpm
+		     -device tpm-tis,tpmdev=tpm0)
+	fi
 	timeout -k 10 "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 \
 		"${clock[@]}" -display none -monitor none -serial "file:$console" -no-reboot -nic none \
 		-kernel "$SD_VMLINUZ" -initrd "$SD_INITRD" \
 		-drive "file=$SD_IMAGE,if=virtio,format=raw,snapshot=on" \
-		-chardev "socket,id=chrtpm,path=$sock" -tpmdev emulator,id=tpm0,chardev=chrtpm \
-		-device tpm-tis,tpmdev=tpm0 "$@" \
+		"${tpm[@]}" "$@" \
 		-append "root=/dev/vda rw console=ttyS0 panic=1 random.trust_cpu=off random.trust_bootloader=off systemd.unit=multi-user.target $append" \
 		</dev/null >"$console.qemu" 2>&1
 	rc=$?
-	kill "$swtpm_pid" 2>/dev/null
-	wait "$swtpm_pid" 2>/dev/null
+	if [ -n "$swtpm_pid" ]; then
+		kill "$swtpm_pid" 2>/dev/null
+		wait "$swtpm_pid" 2>/dev/null
+	fi
 	tr -d '\r' <"$console" | sed -n 's/^@@ //p' >"${console%.log}.report"
 	return $rc
 }

@@ -46,7 +46,7 @@ hw=/sys/class/misc/hw_random
 if [ -r $hw/rng_current ]; then
 	out hwrng bash -c "for f in rng_current rng_quality rng_available rng_selected; do [ -r $hw/\$f ] && echo \$f=\$(cat $hw/\$f); done"
 fi
-[ -r /sys/kernel/tracing/trace ] && out trace grep ' hwr: ' /sys/kernel/tracing/trace
+[ -r /sys/kernel/tracing/trace ] && out trace grep -E ' hw[rq]: ' /sys/kernel/tracing/trace
 out metrics bash -c 'ls /run/rngfeed 2>/dev/null; journalctl -b -u rngfeed.service --no-pager -o short-monotonic | grep -iE "user|nobody|privil|ready|credit" | tail -n 20'
 echo "@@ end: report complete"
 systemctl poweroff --no-block
