@@ -6,9 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,27 +376,6 @@ static int include_source(struct rngfeed_config *cfg, const char *name,
 	return 0;
 }
 
-/* -D USER[:GROUP] names someone who exists: a typo is bad usage (exit 2),
- * found before any source is opened, not a runtime failure at the drop. */
-static int check_user(const char *spec, char *err, size_t err_len)
-{
-	char name[sizeof(((struct rngfeed_config *)0)->user)];
-	char *colon;
-
-	snprintf(name, sizeof(name), "%s", spec);
-	colon = strchr(name, ':');
-	if (colon)
-		*colon++ = '\0';
-	/* Single-threaded here, as privs.c's lookup at the drop is. */
-	// cppcheck-suppress getpwnamCalled
-	if (!getpwnam(name))
-		return set_error(err, err_len, "unknown user '%s' (-D)", name);
-	// cppcheck-suppress getgrnamCalled
-	if (colon && !getgrnam(colon))
-		return set_error(err, err_len, "unknown group '%s' (-D)", colon);
-	return 0;
-}
-
 static int check_consistency(struct rngfeed_config *cfg, int argc,
 			     char **argv, char *err, size_t err_len)
 {
@@ -423,10 +400,6 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 			    cfg->retry_max, cfg->retry_delay);
 	if (cfg->min_entropy > 0 && cfg->mode != MODE_CHECK)
 		return set_error(err, err_len, "--min-entropy needs --check");
-	if (cfg->user[0] && (cfg->mode == MODE_DAEMON ||
-			     cfg->mode == MODE_TEST || cfg->mode == MODE_STDOUT) &&
-	    check_user(cfg->user, err, err_len) < 0)
-		return -EINVAL;
 	if (cfg->bench_fill > 0 &&
 	    (cfg->mode != MODE_DAEMON || !cfg->foreground))
 		return set_error(err, err_len,

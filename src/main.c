@@ -3,6 +3,8 @@
  * rngfeed: options → configuration → the mode asked for.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,35 @@ static int run_list(struct rngfeed_config *cfg)
 	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
 	printf("hw_random: %s\n", kernel);
 	return EXIT_SUCCESS;
+}
+
+/*
+ * -D USER[:GROUP] names someone who exists: a typo is bad usage (exit 2),
+ * found before any source is opened, not a runtime failure at the drop.
+ * Here, not in config.c: the configuration stays independent of the
+ * machine's user database.
+ */
+static int check_user(const char *spec)
+{
+	char name[sizeof(((struct rngfeed_config *)0)->user)];
+	char *colon;
+
+	snprintf(name, sizeof(name), "%s", spec);
+	colon = strchr(name, ':');
+	if (colon)
+		*colon++ = '\0';
+	/* Single-threaded here, as privs.c's lookup at the drop is. */
+	// cppcheck-suppress getpwnamCalled
+	if (!getpwnam(name)) {
+		fprintf(stderr, "rngfeed: unknown user '%s' (-D)\n", name);
+		return -ENOENT;
+	}
+	// cppcheck-suppress getgrnamCalled
+	if (colon && !getgrnam(colon)) {
+		fprintf(stderr, "rngfeed: unknown group '%s' (-D)\n", colon);
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /* --restore-hwrng-quality: the unit's ExecStopPost=.  After a clean stop
@@ -218,6 +249,8 @@ int main(int argc, char **argv)
 	case MODE_DAEMON:
 	case MODE_TEST:
 	case MODE_STDOUT:
+		if (cfg.user[0] && check_user(cfg.user) < 0)
+			return EXIT_USAGE;
 		break;
 	}
 	return daemon_run(&cfg, argc, argv);
