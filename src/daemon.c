@@ -240,6 +240,11 @@ static int signals_up(struct daemon *d)
 	sigset_t mask;
 	int r;
 
+	/* A shell without job control starts background programs with
+	 * SIGINT ignored: what is ignored never reaches a signalfd. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

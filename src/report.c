@@ -221,8 +221,10 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 						  : "Writing stdout";
 	int n;
 
+	size_t listed;
+
 	n = snprintf(buf, len, "%s from", what);
-	used = n > 0 ? (size_t)n : 0;
+	used = listed = n > 0 ? (size_t)n : 0;
 	for (size_t i = 0; i < sourceset_count(v->set); i++) {
 		const char *name = sourceset_config(v->set, i)->driver->name;
 		struct reader_stats st;
@@ -244,7 +246,15 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 						     st.reason);
 		}
 	}
-	report_why_no_credit(v, why, sizeof(why));
+	if (used == listed && used < len)
+		used += (size_t)snprintf(buf + used, len - used, " no source");
+	/* The sources that are off say why themselves; the phrase is for
+	 * the rest (credit 0, a start-up test), never the same twice. */
+	if (off[0])
+		snprintf(why, sizeof(why), "%s",
+			 v->feeder->credited_bits ? "" : "see below");
+	else
+		report_why_no_credit(v, why, sizeof(why));
 	if (used < len)
 		used += (size_t)snprintf(
 			buf + used, len - used,
@@ -270,7 +280,9 @@ static double update_status(const struct report *r, const struct report_view *v,
 	if (!svc->ready_sent && !credited) {
 		char why[256];
 
-		if (left > 0)
+		/* Nothing credited is coming (credit 0 only, every credited
+		 * source disabled or finished): no reason to hold the boot. */
+		if (left > 0 && sourceset_credit_coming(v->set))
 			return left;
 		report_why_no_credit(v, why, sizeof(why));
 		log_notice("ready after %.1f s without a credit yet: %s",

@@ -364,12 +364,13 @@ START_TEST(test_nothing_running)
 	report_why_no_credit(&v, why, sizeof(why));
 	ck_assert_str_eq(why, "no source is running");
 	report_status(&v, status, sizeof(status));
-	ck_assert_msg(strncmp(status, "Testing from; 0 bits", 20) == 0, "%s",
-		      status);
+	/* Not "Testing from;" with nothing after "from" (seen in a VM). */
+	ck_assert_msg(strncmp(status, "Testing from no source; 0 bits", 30) == 0,
+		      "%s", status);
 	v = view(MODE_STDOUT);
 	report_status(&v, status, sizeof(status));
-	ck_assert_msg(strncmp(status, "Writing stdout from;", 20) == 0, "%s",
-		      status);
+	ck_assert_msg(strncmp(status, "Writing stdout from no source;", 30) == 0,
+		      "%s", status);
 }
 END_TEST
 

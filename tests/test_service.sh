@@ -123,6 +123,13 @@ grep -q '^notify: STATUS=.*none yet: rdrand has credit 0' "$tmp/notify2" ||
 grep -q 'ready after .* without a credit yet: rdrand has credit 0' "$tmp/err2n" ||
 	fail "credit 0: no log line for the READY without credit: $(cat "$tmp/err2n")"
 
+# Nothing credited can come (credit 0 only): READY=1 at once, not after
+# the bounded wait (which here is 600 s; the helper stops it after 1 s).
+timeout 20 tests/helper_notify 1 "$RNGFEED" -f -n rdrand -O rdrand:credit=0 \
+	--ready-timeout 600 >"$tmp/notify3" 2>"$tmp/err3n"
+grep -qx 'notify: READY=1' "$tmp/notify3" ||
+	fail "credit 0: READY=1 waited for --ready-timeout: $(cat "$tmp/notify3" "$tmp/err3n")"
+
 # --- -D under the unit's own bounding set (issue 15 defect 1) -------------------
 # /dev/hwrng is root's: it must be opened before the switch to nobody, and
 # the switch must work with only the capabilities the shipped unit leaves
