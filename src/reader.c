@@ -450,7 +450,7 @@ back_off:
 			r->stats.errors++;
 		pthread_mutex_unlock(&r->lock);
 		log_msg(next == READER_DISABLED ? LOG_ERR : LOG_WARNING,
-			"%s: %s%s; retrying in %.0f s", name,
+			"%s: %s%s; retrying in %g s", name,
 			next == READER_DISABLED ? "disabled: " : "", reason,
 			backoff);
 		set_state(r, next, reason);
