@@ -1091,8 +1091,24 @@ START_TEST(test_open_refusals)
 	snprintf(dev, sizeof(dev), "unix:%s", path);
 	expect_open_fails(dev, NULL, -ECONNREFUSED, "nothing listens");
 	expect_open_fails("unix:", NULL, -ENAMETOOLONG, "empty");
-	expect_open_fails(dev, "0", -EINVAL, "timeout-ms");
-	expect_open_fails(dev, "10s", -EINVAL, "timeout-ms");
+	/* Bad timeouts are refused when the option is read (issue 15:
+	 * option values are checked at config time), before any open. */
+	{
+		static const char *const bad[] = { "0", "10s" };
+
+		for (size_t k = 0; k < 2; k++) {
+			struct source_config cfg;
+			char err[256] = "";
+
+			source_config_init(&cfg, &source_tpm);
+			ck_assert_int_eq(source_config_set(&cfg, "timeout-ms",
+							   bad[k], err,
+							   sizeof(err)),
+					 -EINVAL);
+			ck_assert_msg(strstr(err, "timeout-ms") != NULL, "%s",
+				      err);
+		}
+	}
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/file", dir);
 	unlink(path);
