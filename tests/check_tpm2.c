@@ -1097,16 +1097,16 @@ START_TEST(test_open_refusals)
 		static const char *const bad[] = { "0", "10s" };
 
 		for (size_t k = 0; k < 2; k++) {
-			struct source_config cfg;
-			char err[256] = "";
+			struct source_config bcfg;
+			char berr[256] = "";
 
-			source_config_init(&cfg, &source_tpm);
-			ck_assert_int_eq(source_config_set(&cfg, "timeout-ms",
-							   bad[k], err,
-							   sizeof(err)),
+			source_config_init(&bcfg, &source_tpm);
+			ck_assert_int_eq(source_config_set(&bcfg, "timeout-ms",
+							   bad[k], berr,
+							   sizeof(berr)),
 					 -EINVAL);
-			ck_assert_msg(strstr(err, "timeout-ms") != NULL, "%s",
-				      err);
+			ck_assert_msg(strstr(berr, "timeout-ms") != NULL, "%s",
+				      berr);
 		}
 	}
 	unlink(path);
