@@ -97,7 +97,9 @@ static int open_quality(const char *sysfs_dir, int flags)
 	if (r < 0)
 		return r;
 	fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	return fd;
 }
 
 /* rng_selected, 0 when the kernel has none (it came with 5.5). */
@@ -242,7 +244,9 @@ static int record_open(const char *path)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 			  0600);
 	}
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	return fd;
 }
 
 /* Empty, then remove, the record.  Emptying works through the kept fd
