@@ -237,6 +237,8 @@ static int parse_min_entropy(const char *s, double *out, char *err,
 	char *end;
 	double h;
 
+	if (!s) /* an option's missing argument */
+		return set_error(err, err_len, "min-entropy needs a value");
 	errno = 0;
 	h = strtod(s, &end);
 	/* Below the floor the health tests' cutoffs outgrow their
@@ -259,6 +261,8 @@ static int parse_source_option(struct rngfeed_config *cfg, const char *arg,
 	struct source_config *sc;
 	int r;
 
+	if (!arg)
+		return set_error(err, err_len, "-O needs NAME:KEY=VALUE");
 	if (strlen(arg) >= sizeof(buf))
 		return set_error(err, err_len, "option too long: '%.40s...'", arg);
 	strcpy(buf, arg);
@@ -299,7 +303,7 @@ static int parse_seconds(const char *s, double *out)
 	char *end;
 	double v;
 
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

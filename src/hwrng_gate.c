@@ -61,7 +61,7 @@ static int sysfs_path(char *path, size_t len, const char *dir,
 static int fd_read_quality(int fd, unsigned int *q)
 {
 	char buf[16];
-	long long v;
+	long long v = 0;
 	ssize_t n;
 
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -160,7 +160,7 @@ static int record_parse(char *text, struct record *rec)
 {
 	char *save = NULL, *line;
 	unsigned int seen = 0;
-	long long v;
+	long long v = 0;
 
 	*rec = (struct record){ 0 };
 	if (!*text)
@@ -292,7 +292,7 @@ static void gate_close(struct hwrng_gate *g)
 static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
-	unsigned int q;
+	unsigned int q = 0;
 	int r;
 
 	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
@@ -327,10 +327,10 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 		    const char *state_path, char *why, size_t why_len)
 {
-	struct record rec = { 0 }, old;
+	struct record rec = { 0 }, old = { 0 };
 	char cur[HWRANDOM_NAME_LEN], note[160] = "";
 	bool adopted = false;
-	unsigned int q;
+	unsigned int q = 0;
 	int r;
 
 	hwrng_gate_init(g);
@@ -449,7 +449,7 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 			size_t msg_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
-	unsigned int q;
+	unsigned int q = 0;
 	int r;
 
 	say(msg, msg_len, "%s", "");
@@ -518,8 +518,8 @@ int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
 		       char *msg, size_t msg_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
-	struct record rec;
-	unsigned int q;
+	struct record rec = { 0 };
+	unsigned int q = 0;
 	int fd = -1, r;
 
 	say(msg, msg_len, "%s", "");
@@ -587,7 +587,7 @@ out:
 void hwrng_gate_describe_kernel(const char *sysfs_dir, char *buf, size_t len)
 {
 	char cur[HWRANDOM_NAME_LEN];
-	unsigned int q;
+	unsigned int q = 0;
 	int fd, r;
 
 	r = hwrandom_current(sysfs_dir, cur, sizeof(cur));

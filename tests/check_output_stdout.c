@@ -255,7 +255,7 @@ START_TEST(test_wipe_after_pause)
 	t = turn(now += 1e-4);
 	ck_assert_int_eq(t.step, 0);
 	ck_assert(t.wait <= 0.05 + 1e-9);
-	t = turn(now += 0.06);
+	t = turn(now + 0.06);
 	ck_assert_int_eq(t.step, 0);
 	ck_assert(!out.buf_dirty);
 	for (size_t i = 0; i < out.buf_len; i++)
