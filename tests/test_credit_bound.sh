@@ -70,6 +70,13 @@ set -u
 
 RNGFEED=${RNGFEED:-./rngfeed}
 SHIM=${SHIM:-bench/shim.so}
+# Every row is measured through the LD_PRELOAD shim; under make sanitize
+# the daemon's ASan runtime takes ioctl() before the shim can count it (the
+# shim then reads 0 calls), so these rows run in make check only.
+if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
+	echo "SKIP: $RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim these rows measure through (make check runs them)"
+	exit 77
+fi
 PATTERN=${PATTERN:-tests/helper_pattern}
 BLOCK_BITS=20000
 QUALITY=/sys/class/misc/hw_random/rng_quality
