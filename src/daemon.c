@@ -393,6 +393,7 @@ static const struct step {
 static void absorb(struct daemon *d, bool in_parts)
 {
 	unsigned int credit;
+	bool was_seeded;
 
 	for (;;) {
 		if (!conditioner_holding(d->cond)) {
@@ -404,12 +405,10 @@ static void absorb(struct daemon *d, bool in_parts)
 		}
 		if (in_parts && conditioner_available(d->cond))
 			break;
-		if (!conditioner_seeded(d->cond) &&
-		    conditioner_absorb(d->cond, in_parts) == 1)
+		was_seeded = conditioner_seeded(d->cond);
+		if (conditioner_absorb(d->cond, in_parts) == 1 && !was_seeded)
 			log_info("CTR_DRBG instantiated from a tested %s block",
 				 sourceset_config(d->set, d->held_from)->driver->name);
-		else
-			(void)conditioner_absorb(d->cond, in_parts);
 	}
 }
 
