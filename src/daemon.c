@@ -393,7 +393,6 @@ static const struct step {
 static void absorb(struct daemon *d, bool in_parts)
 {
 	unsigned int credit;
-	bool was_seeded;
 
 	for (;;) {
 		if (!conditioner_holding(d->cond)) {
@@ -405,7 +404,8 @@ static void absorb(struct daemon *d, bool in_parts)
 		}
 		if (in_parts && conditioner_available(d->cond))
 			break;
-		was_seeded = conditioner_seeded(d->cond);
+		bool was_seeded = conditioner_seeded(d->cond);
+
 		if (conditioner_absorb(d->cond, in_parts) == 1 && !was_seeded)
 			log_info("CTR_DRBG instantiated from a tested %s block",
 				 sourceset_config(d->set, d->held_from)->driver->name);
