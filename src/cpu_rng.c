@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <cpuid.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -10,6 +9,7 @@
 #include "rngfeed/cpu_rng.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 static inline void cpu_relax(void)
@@ -17,6 +17,7 @@ static inline void cpu_relax(void)
 	_mm_pause();
 }
 
+#if defined(__x86_64__)
 __attribute__((target("rdrnd"))) int cpu_rdrand64(uint64_t *v)
 {
 	unsigned long long x;
@@ -36,6 +37,28 @@ __attribute__((target("rdseed"))) int cpu_rdseed64(uint64_t *v)
 	*v = x;
 	return 1;
 }
+#else
+/* 32-bit x86 has only the 32-bit forms: a word is two successes. */
+__attribute__((target("rdrnd"))) int cpu_rdrand64(uint64_t *v)
+{
+	unsigned int lo, hi;
+
+	if (!_rdrand32_step(&lo) || !_rdrand32_step(&hi))
+		return 0;
+	*v = (uint64_t)hi << 32 | lo;
+	return 1;
+}
+
+__attribute__((target("rdseed"))) int cpu_rdseed64(uint64_t *v)
+{
+	unsigned int lo, hi;
+
+	if (!_rdseed32_step(&lo) || !_rdseed32_step(&hi))
+		return 0;
+	*v = (uint64_t)hi << 32 | lo;
+	return 1;
+}
+#endif
 
 /* This CPU's CPUID, through the pure cpu_id_has(). */
 static bool cpuid_has(enum cpu_insn insn)
