@@ -15,5 +15,6 @@ const struct source_driver *const source_drivers[] = {
 	&source_tpm,
 	&source_virtio,
 	&source_file,
+	&source_egd,
 	NULL,
 };

@@ -11,6 +11,7 @@ extern const struct source_driver source_rdrand;
 extern const struct source_driver source_tpm;
 extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;
+extern const struct source_driver source_egd;
 
 /*
  * The default credit of the hw_random device @name (NULL: the current
