@@ -113,11 +113,32 @@ static bool driver_has_key(const struct source_driver *drv, const char *key)
 	return false;
 }
 
+/*
+ * The entry "key\0value\0" of @key in @cfg's packed options, or NULL;
+ * *@used is the length of all the entries.
+ */
+static char *find_option(const struct source_config *cfg, const char *key,
+			 size_t *used)
+{
+	const char *p = cfg->options, *found = NULL;
+
+	for (unsigned int i = 0; i < cfg->n_options; i++) {
+		const char *v = p + strlen(p) + 1;
+
+		if (!found && strcmp(p, key) == 0)
+			found = p;
+		p = v + strlen(v) + 1;
+	}
+	*used = (size_t)(p - cfg->options);
+	return (char *)found;
+}
+
 int source_config_set(struct source_config *cfg, const char *key,
 		      const char *value, char *err, size_t err_len)
 {
 	const struct source_driver *drv = cfg->driver;
-	struct source_option *opt = NULL;
+	size_t used, old_len = 0, klen = strlen(key), vlen = strlen(value);
+	char *old;
 	long long n;
 	int r;
 
@@ -177,8 +198,8 @@ int source_config_set(struct source_config *cfg, const char *key,
 			 drv->name);
 		return -EINVAL;
 	}
-	if (strlen(key) >= sizeof(opt->key) ||
-	    strlen(value) >= sizeof(opt->value) || value[0] == '\0') {
+	if (klen >= SOURCE_OPTION_KEY_LEN || vlen >= SOURCE_OPTION_VALUE_LEN ||
+	    value[0] == '\0') {
 		snprintf(err, err_len, "%s: value for '%s' is %s", drv->name,
 			 key, value[0] ? "too long" : "empty");
 		return -EINVAL;
@@ -199,29 +220,60 @@ int source_config_set(struct source_config *cfg, const char *key,
 			 SOURCE_LOOPBACK_REASON);
 		return -ELOOP;
 	}
-	for (unsigned int i = 0; i < cfg->n_options; i++)
-		if (strcmp(cfg->options[i].key, key) == 0)
-			opt = &cfg->options[i];
-	if (!opt) {
-		if (cfg->n_options == SOURCE_MAX_OPTIONS) {
-			snprintf(err, err_len, "%s: too many options",
-				 drv->name);
-			return -EINVAL;
-		}
-		opt = &cfg->options[cfg->n_options++];
-		strcpy(opt->key, key);
+	/* Setting a key again replaces it: its old entry goes, the new
+	 * one is appended. */
+	old = find_option(cfg, key, &used);
+	if (old) {
+		const char *v = old + klen + 1;
+
+		old_len = (size_t)(v + strlen(v) + 1 - old);
 	}
-	strcpy(opt->value, value);
+	if (!old && cfg->n_options == SOURCE_MAX_OPTIONS) {
+		snprintf(err, err_len, "%s: too many options", drv->name);
+		return -EINVAL;
+	}
+	if (used - old_len + klen + vlen + 2 > sizeof(cfg->options)) {
+		snprintf(err, err_len, "%s: options too long (%zu bytes at most)",
+			 drv->name, sizeof(cfg->options));
+		return -EINVAL;
+	}
+	if (old) {
+		memmove(old, old + old_len,
+			used - (size_t)(old - cfg->options) - old_len);
+		used -= old_len;
+		cfg->n_options--;
+	}
+	memcpy(cfg->options + used, key, klen + 1);
+	memcpy(cfg->options + used + klen + 1, value, vlen + 1);
+	used += klen + vlen + 2;
+	/* What a longer replaced entry left behind. */
+	memset(cfg->options + used, 0, sizeof(cfg->options) - used);
+	cfg->n_options++;
 	return 0;
 }
 
 const char *source_config_get(const struct source_config *cfg,
 			      const char *key)
 {
-	for (unsigned int i = 0; i < cfg->n_options; i++)
-		if (strcmp(cfg->options[i].key, key) == 0)
-			return cfg->options[i].value;
-	return NULL;
+	size_t used;
+	const char *e = find_option(cfg, key, &used);
+
+	return e ? e + strlen(e) + 1 : NULL;
+}
+
+const char *source_config_option(const struct source_config *cfg,
+				 unsigned int i, const char **value)
+{
+	const char *p = cfg->options;
+
+	if (i >= cfg->n_options)
+		return NULL;
+	while (i--) {
+		p += strlen(p) + 1;
+		p += strlen(p) + 1;
+	}
+	*value = p + strlen(p) + 1;
+	return p;
 }
 
 unsigned int source_credit_cap(const struct source_config *cfg)

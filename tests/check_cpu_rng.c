@@ -599,8 +599,8 @@ START_TEST(test_bad_tries)
 			ck_assert_msg(strstr(err, "tries") && strstr(err, bad[i]),
 				      "err: %s", err);
 			/* Past the config check (a test's own write). */
-			strcpy(cfg.options[0].key, "tries");
-			strcpy(cfg.options[0].value, bad[i]);
+			memcpy(cfg.options, "tries", sizeof("tries"));
+			strcpy(cfg.options + sizeof("tries"), bad[i]);
 			cfg.n_options = 1;
 			ck_assert_int_eq(source_open(&s, &cfg, why, sizeof(why)),
 					 -EINVAL);

@@ -108,9 +108,10 @@ static void config_force_device(struct source_config *cfg,
 				const char *driver, const char *path)
 {
 	config_for(cfg, driver, NULL, NULL);
-	snprintf(cfg->options[0].key, sizeof(cfg->options[0].key), "device");
-	snprintf(cfg->options[0].value, sizeof(cfg->options[0].value), "%s",
-		 path);
+	/* The packed "key\0value\0" text source_config_set() writes. */
+	memcpy(cfg->options, "device", sizeof("device"));
+	snprintf(cfg->options + sizeof("device"),
+		 sizeof(cfg->options) - sizeof("device"), "%s", path);
 	cfg->n_options = 1;
 }
 
@@ -312,6 +313,51 @@ START_TEST(test_config_keys)
 	expect_set_fails(&c, "device", longval, -EINVAL, "too long");
 	expect_set_fails(&c, "device", "", -EINVAL, "empty");
 	ck_assert_uint_eq(c.n_options, 0);
+}
+END_TEST
+
+/*
+ * Every driver's options fit the packed text at their longest (issue 20
+ * packed it: a driver with more keys than it holds must raise
+ * SOURCE_OPTIONS_LEN, not refuse a user's valid options).
+ */
+START_TEST(test_config_options_fit)
+{
+	char err[256], dev[SOURCE_OPTION_VALUE_LEN], sysfs[SOURCE_OPTION_VALUE_LEN];
+	struct source_config c;
+
+	for (size_t i = 0; source_drivers[i]; i++) {
+		const struct source_driver *d = source_drivers[i];
+		size_t worst = 0;
+
+		if (d->flags & SOURCE_F_DEVICE)
+			worst += sizeof("device") + SOURCE_OPTION_VALUE_LEN;
+		for (const char *const *k = d->option_keys; k && *k; k++)
+			worst += strlen(*k) + 1 + SOURCE_OPTION_VALUE_LEN;
+		ck_assert_msg(worst <= SOURCE_OPTIONS_LEN,
+			      "%s: options need up to %zu bytes", d->name,
+			      worst);
+	}
+	/* Two paths of the longest length, then one replaced by a short
+	 * one: both read back, the replaced key once. */
+	memset(dev, 'd', sizeof(dev) - 1);
+	memset(sysfs, 's', sizeof(sysfs) - 1);
+	dev[0] = sysfs[0] = '/';
+	dev[sizeof(dev) - 1] = sysfs[sizeof(sysfs) - 1] = '\0';
+	config_for(&c, "hwrng", "device", dev);
+	ck_assert_int_eq(source_config_set(&c, "sysfs", sysfs, err,
+					   sizeof(err)), 0);
+	ck_assert_str_eq(source_config_device(&c), dev);
+	ck_assert_int_eq(source_config_set(&c, "device", "/dev/hwrng", err,
+					   sizeof(err)), 0);
+	ck_assert_uint_eq(c.n_options, 2);
+	ck_assert_str_eq(source_config_device(&c), "/dev/hwrng");
+	ck_assert_str_eq(source_config_get(&c, "sysfs"), sysfs);
+	ck_assert_int_eq(source_config_set(&c, "sysfs", "/sys/x", err,
+					   sizeof(err)), 0);
+	ck_assert_str_eq(source_config_get(&c, "sysfs"), "/sys/x");
+	ck_assert_str_eq(source_config_device(&c), "/dev/hwrng");
+	ck_assert_uint_eq(c.n_options, 2);
 }
 END_TEST
 
@@ -1238,6 +1284,7 @@ static Suite *source_suite(void)
 	tcase_add_test(tc, test_config_enable);
 	tcase_add_test(tc, test_config_keys);
 	tcase_add_test(tc, test_config_device);
+	tcase_add_test(tc, test_config_options_fit);
 	tcase_add_test(tc, test_config_device_loopback);
 	suite_add_tcase(s, tc);
 

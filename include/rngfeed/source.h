@@ -27,11 +27,19 @@
 #define SOURCE_F_DEVICE    0x1u /* reads a path given by the "device" option */
 #define SOURCE_F_NEEDS_DEVICE 0x2u /* ...and has no default path */
 
-/* One "key=value" option given to a source instance (-O name:key=value). */
-struct source_option {
-	char key[32];
-	char value[256];
-};
+/* Limits of one "key=value" option (-O name:key=value), NUL included. */
+#define SOURCE_OPTION_KEY_LEN 32
+#define SOURCE_OPTION_VALUE_LEN 256
+/*
+ * Room for a source's option text: three options with values of the
+ * longest length (virtio's device, select and sysfs), which
+ * check_source holds every driver in the table to.  The text is packed
+ * because a configuration is copied per slot and per reader, and the
+ * fixed array of SOURCE_MAX_OPTIONS full-size entries it replaced was
+ * 2.3 KB of mostly zeros per source (16 of them on the main stack, 16
+ * more in the source set: issue 20's private memory).
+ */
+#define SOURCE_OPTIONS_LEN 1024
 
 /*
  * What the user configured for one source.  credit < 0 means the driver's
@@ -54,7 +62,9 @@ struct source_config {
 	 */
 	int hw_quality;
 	unsigned int n_options;
-	struct source_option options[SOURCE_MAX_OPTIONS];
+	/* n_options entries "key\0value\0", back to back, in the order
+	 * first set; read them with source_config_get(). */
+	char options[SOURCE_OPTIONS_LEN];
 };
 
 /*
@@ -131,6 +141,10 @@ int source_config_set(struct source_config *cfg, const char *key,
 /* Value of a driver-specific option, or NULL when not given. */
 const char *source_config_get(const struct source_config *cfg,
 			      const char *key);
+/* The key of option @i (0 .. n_options - 1) and its value in *@value, or
+ * NULL past the last. */
+const char *source_config_option(const struct source_config *cfg,
+				 unsigned int i, const char **value);
 /*
  * The effective credit, health-test min-entropy and device path.  The
  * credit is the user's, or the driver's default (device_credit when the

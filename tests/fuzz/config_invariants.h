@@ -42,26 +42,33 @@ fuzz_check_source_config(const struct source_config *sc)
 		    sc->min_entropy >= source_min_entropy_floor(drv->sample_bits));
 	FUZZ_ASSERT(source_config_credit(sc) <= source_credit_cap(sc));
 	FUZZ_ASSERT(sc->n_options <= SOURCE_MAX_OPTIONS);
+	const char *past = NULL;
 	for (unsigned int i = 0; i < sc->n_options; i++) {
-		const struct source_option *o = &sc->options[i];
+		const char *value = NULL, *other;
+		const char *key = source_config_option(sc, i, &value);
 
-		FUZZ_ASSERT(memchr(o->key, '\0', sizeof(o->key)) != NULL);
-		FUZZ_ASSERT(memchr(o->value, '\0', sizeof(o->value)) != NULL);
-		FUZZ_ASSERT(o->value[0] != '\0');
+		FUZZ_ASSERT(key != NULL && value != NULL);
+		FUZZ_ASSERT(value + strlen(value) < sc->options +
+						      sizeof(sc->options));
+		FUZZ_ASSERT(strlen(key) < SOURCE_OPTION_KEY_LEN);
+		FUZZ_ASSERT(strlen(value) < SOURCE_OPTION_VALUE_LEN);
+		FUZZ_ASSERT(value[0] != '\0');
 		/* Parsed keys are not kept as text; the rest are known. */
-		FUZZ_ASSERT(strcmp(o->key, "credit") != 0);
-		FUZZ_ASSERT(strcmp(o->key, "enable") != 0);
-		FUZZ_ASSERT(strcmp(o->key, "min-entropy") != 0);
-		if (strcmp(o->key, "device") == 0) {
+		FUZZ_ASSERT(strcmp(key, "credit") != 0);
+		FUZZ_ASSERT(strcmp(key, "enable") != 0);
+		FUZZ_ASSERT(strcmp(key, "min-entropy") != 0);
+		if (strcmp(key, "device") == 0) {
 			FUZZ_ASSERT(drv->flags & SOURCE_F_DEVICE);
-			FUZZ_ASSERT(source_path_is_kernel_output(o->value) != 1);
+			FUZZ_ASSERT(source_path_is_kernel_output(value) != 1);
 		} else {
-			FUZZ_ASSERT(fuzz_driver_has_key(drv, o->key));
+			FUZZ_ASSERT(fuzz_driver_has_key(drv, key));
 		}
 		for (unsigned int j = 0; j < i; j++)
-			FUZZ_ASSERT(strcmp(sc->options[j].key, o->key) != 0);
-		FUZZ_ASSERT(source_config_get(sc, o->key) == o->value);
+			FUZZ_ASSERT(strcmp(source_config_option(sc, j, &other),
+					   key) != 0);
+		FUZZ_ASSERT(source_config_get(sc, key) == value);
 	}
+	FUZZ_ASSERT(source_config_option(sc, sc->n_options, &past) == NULL);
 	FUZZ_ASSERT(!(drv->flags & SOURCE_F_DEVICE) ||
 		    (drv->flags & SOURCE_F_NEEDS_DEVICE) ||
 		    source_config_device(sc) != NULL);
@@ -132,10 +139,15 @@ static bool fuzz_source_equal(const struct source_config *x,
 	    x->credit != y->credit || x->min_entropy != y->min_entropy ||
 	    x->n_options != y->n_options)
 		return false;
-	for (unsigned int j = 0; j < x->n_options; j++)
-		if (strcmp(x->options[j].key, y->options[j].key) ||
-		    strcmp(x->options[j].value, y->options[j].value))
+	/* The same keys with the same values (a key set again moves to
+	 * the end of the packed text, so the order may differ). */
+	for (unsigned int j = 0; j < x->n_options; j++) {
+		const char *v, *k = source_config_option(x, j, &v);
+		const char *w = source_config_get(y, k);
+
+		if (!w || strcmp(v, w))
 			return false;
+	}
 	return true;
 }
 
