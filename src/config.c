@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "rngfeed/config.h"
+#include "rngfeed/egd_proto.h"
+#include "rngfeed/egd_server.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/util.h"
 
@@ -27,6 +29,7 @@ enum {
 	OPT_STDOUT,
 	OPT_BENCH_FILL,
 	OPT_RESTORE_HWRNG,
+	OPT_EGD_ONLY,
 	/* Settings without a short option: OPT_SETTING + their index. */
 	OPT_SETTING = 0x200,
 };
@@ -35,7 +38,8 @@ enum {
  * Daemon settings, shared by long options and the config file, so both
  * accept the same names, ranges and messages.
  */
-enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER };
+enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER,
+		   SET_MODE /* octal file mode in [0, max], never o+w */ };
 
 struct setting {
 	const char *name;
@@ -82,6 +86,21 @@ static const struct setting settings[] = {
 	 * that boot never waits on a source that cannot be credited. */
 	{ "ready-timeout", SET_SECONDS, FIELD(ready_timeout), 0, 600000,
 	  "seconds from 0 to 600", 0 },
+	/* The EGD server (issue 17); the address is checked by
+	 * egd_addr_parse() once every option is in. */
+	{ "egd-server", SET_PATH, FIELD(egd_server), 0, 0,
+	  "unix:PATH or tcp:[HOST:]PORT", 0 },
+	{ "egd-socket-mode", SET_MODE, FIELD(egd_socket_mode), 0, 0775,
+	  "an octal mode that is not world-writable, e.g. 0660", 0 },
+	{ "egd-owner", SET_USER, FIELD(egd_owner), 0, 0, "USER[:GROUP]", 0 },
+	{ "egd-max-clients", SET_INT, FIELD(egd_max_clients), 1,
+	  EGD_MAX_CLIENTS, "a count from 1 to 1000", 0 },
+	{ "egd-clients-per-peer", SET_INT, FIELD(egd_clients_per_peer), 1,
+	  EGD_MAX_CLIENTS, "a count from 1 to 1000", 0 },
+	{ "egd-rate", SET_INT, FIELD(egd_rate), 0, 1LL << 34,
+	  "bytes per second from 0 (no limit) to 16Gi", 0 },
+	{ "egd-budget", SET_INT, FIELD(egd_budget), 0, 1LL << 36,
+	  "bytes per second from 0 (no limit) to 64Gi", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -104,6 +123,7 @@ static const struct option base_options[] = {
 	{ "stdout", no_argument, NULL, OPT_STDOUT },
 	{ "bench-fill", required_argument, NULL, OPT_BENCH_FILL },
 	{ "restore-hwrng-quality", no_argument, NULL, OPT_RESTORE_HWRNG },
+	{ "egd-only", no_argument, NULL, OPT_EGD_ONLY },
 };
 
 #define N_BASE_OPTIONS (sizeof(base_options) / sizeof(base_options[0]))
@@ -173,6 +193,18 @@ void config_usage(FILE *out)
 	      "      --dumpable          allow core dumps (off: memory holds DRBG state)\n"
 	      "      --ready-timeout S   under systemd, READY=1 at the first credit or\n"
 	      "                          after S seconds without one (default 2)\n"
+	      "      --egd-server ADDR   also serve EGD clients (QEMU rng-egd) on\n"
+	      "                          unix:PATH or tcp:[HOST:]PORT (loopback\n"
+	      "                          unless HOST names another address)\n"
+	      "      --egd-only          serve EGD clients only; feed no kernel\n"
+	      "      --egd-socket-mode M unix socket permissions (default 0660)\n"
+	      "      --egd-owner USER[:GROUP]  owner of the unix socket\n"
+	      "      --egd-max-clients N clients at once (default 64)\n"
+	      "      --egd-clients-per-peer N  from one process or address\n"
+	      "                          (default 8)\n"
+	      "      --egd-rate N        bytes/s per client, 0 = no limit (1Mi)\n"
+	      "      --egd-budget N      bytes/s for all clients, 0 = no limit\n"
+	      "                          (16Mi)\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -225,6 +257,11 @@ static void config_init(struct rngfeed_config *cfg)
 		.reseed_seconds = 1,
 		.stats_interval = 1,
 		.ready_timeout = 2,
+		.egd_socket_mode = 0660,
+		.egd_max_clients = 64,
+		.egd_clients_per_peer = 8,
+		.egd_rate = 1 << 20,
+		.egd_budget = 16 << 20,
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -332,7 +369,7 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 			break;
 		if (st->type == SET_PATH && value[0] != '/' &&
 		    strcmp(key, "metrics") && strcmp(key, "pid-file") &&
-		    strcmp(key, "config"))
+		    strcmp(key, "config") && strcmp(key, "egd-server"))
 			break;
 		strcpy(field, value);
 		return 0;
@@ -347,6 +384,18 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 			break;
 		*(double *)(void *)field = d;
 		return 0;
+	case SET_MODE: {
+		char *end;
+		long m;
+
+		errno = 0;
+		m = strtol(value, &end, 8);
+		if (!*value || *end || errno || m < st->min || m > st->max ||
+		    (m & 0002))
+			break;
+		*(long long *)(void *)field = m;
+		return 0;
+	}
 	case SET_BOOL:
 		b = parse_bool(value);
 		if (b < 0)
@@ -404,6 +453,17 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 			    cfg->retry_max, cfg->retry_delay);
 	if (cfg->min_entropy > 0 && cfg->mode != MODE_CHECK)
 		return set_error(err, err_len, "--min-entropy needs --check");
+	if (cfg->egd_server[0]) {
+		struct egd_addr a;
+		int r = egd_addr_parse(cfg->egd_server, &a, err, err_len);
+
+		/* Other modes (--list, -t...) ignore it: a server in
+		 * rngfeed.conf must not stop them. */
+		if (r < 0)
+			return r;
+	}
+	if (cfg->mode == MODE_EGD && !cfg->egd_server[0])
+		return set_error(err, err_len, "--egd-only needs --egd-server");
 	if (cfg->bench_fill > 0 &&
 	    (cfg->mode != MODE_DAEMON || !cfg->foreground))
 		return set_error(err, err_len,
@@ -417,8 +477,8 @@ static int set_mode(struct rngfeed_config *cfg, enum rngfeed_mode mode,
 {
 	if (cfg->mode != MODE_DAEMON && cfg->mode != mode)
 		return set_error(err, err_len,
-			    "--list, --raw, --check, --test and --stdout "
-			    "exclude each other");
+			    "--list, --raw, --check, --test, --stdout and "
+			    "--egd-only exclude each other");
 	cfg->mode = mode;
 	return 0;
 }
@@ -542,6 +602,9 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			break;
 		case OPT_RESTORE_HWRNG:
 			r = set_mode(cfg, MODE_RESTORE_HWRNG, err, err_len);
+			break;
+		case OPT_EGD_ONLY:
+			r = set_mode(cfg, MODE_EGD, err, err_len);
 			break;
 		case OPT_MIN_ENTROPY:
 			r = parse_min_entropy(optarg, &cfg->min_entropy, err,

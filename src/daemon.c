@@ -31,6 +31,7 @@
 #include "rngfeed/conditioner.h"
 #include "rngfeed/daemon.h"
 #include "rngfeed/drbg.h"
+#include "rngfeed/egd_server.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
@@ -59,6 +60,7 @@ struct daemon {
 	struct output out;
 	struct report report;
 	struct service service;
+	struct egd_server *egd;        /* --egd-server; NULL = none */
 
 	double start;
 	uint8_t block[MONITOR_BLOCK_BYTES]; /* a block on its way in */
@@ -83,6 +85,7 @@ static struct report_view view(const struct daemon *d)
 		.set = d->set,
 		.cond = d->cond,
 		.feeder = &d->out.feeder,
+		.egd = d->egd,
 	};
 }
 
@@ -222,6 +225,39 @@ static int sources_up(struct daemon *d)
 	return 0;
 }
 
+/* The EGD server's socket, while root (a path in /run, its owner). */
+static int egd_up(struct daemon *d)
+{
+	const struct rngfeed_config *cfg = d->cfg;
+	struct egd_server_params p = {
+		.addr = cfg->egd_server,
+		.mode = (unsigned int)cfg->egd_socket_mode,
+		.owner = cfg->egd_owner,
+		.max_clients = (unsigned int)cfg->egd_max_clients,
+		.per_peer = (unsigned int)cfg->egd_clients_per_peer,
+		.rate = (uint64_t)cfg->egd_rate,
+		.budget = (uint64_t)cfg->egd_budget,
+		.reseed_bytes = (uint64_t)cfg->reseed_bytes,
+		.reseed_seconds = cfg->reseed_seconds,
+	};
+	char why[400];
+	int r;
+
+	if (!cfg->egd_server[0] ||
+	    (cfg->mode != MODE_DAEMON && cfg->mode != MODE_EGD))
+		return 0;
+	r = egd_server_new(&d->egd, &p, why, sizeof(why));
+	if (r < 0)
+		log_err("%s", why);
+	return r;
+}
+
+static void egd_down(struct daemon *d)
+{
+	egd_server_free(d->egd);
+	d->egd = NULL;
+}
+
 static void signals_down(struct daemon *d)
 {
 	if (d->genfd >= 0)
@@ -340,7 +376,8 @@ static int output_up(struct daemon *d)
 	double now = now_s();
 	int r;
 
-	d->ops = output_ops_for(d->cfg);
+	d->ops = d->cfg->mode == MODE_EGD ? &egd_server_output
+					  : output_ops_for(d->cfg);
 	r = output_init(&d->out, d->cfg, d->cond, d->set,
 			d->cfg->mode == MODE_DAEMON ? &d->kops : NULL,
 			&d->feeder_params, now);
@@ -377,6 +414,7 @@ static const struct step {
 	{ "pid file", pidfile_up, pidfile_down },
 	{ "conditioner", conditioner_up, conditioner_down },
 	{ "sources", sources_up, sources_down },
+	{ "egd server", egd_up, egd_down },
 	{ "privileges", privileges_up, NULL },
 	{ "readers", readers_up, readers_down },
 	{ "self-test", selftest_up, NULL },
@@ -421,6 +459,8 @@ static void discard_state(struct daemon *d, const char *why)
 {
 	log_notice("%s: discarding the DRBG state and waiting blocks", why);
 	conditioner_discard(d->cond);
+	if (d->egd)
+		egd_server_discard(d->egd);
 	sourceset_discard(d->set);
 }
 
@@ -507,7 +547,8 @@ static int timeout_ms(double wait_s)
  * fatal poll error. */
 static bool poll_dispatch(struct daemon *d, double wait_s)
 {
-	struct pollfd pfd[4] = {
+	/* 8 KiB with every EGD client: on the stack, once per turn. */
+	struct pollfd pfd[4 + EGD_POLL_MAX] = {
 		{ .fd = d->sigfd, .events = POLLIN },
 		{ .fd = d->evfd, .events = POLLIN },
 		/* A negative fd is ignored by poll(2). */
@@ -515,9 +556,12 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 		{ .fd = d->out.waiting_pollout ? d->kernel.fd : -1,
 		  .events = POLLOUT },
 	};
+	size_t n = 4;
 	uint64_t v;
 
-	if (poll(pfd, 4, timeout_ms(wait_s)) < 0 && errno != EINTR) {
+	if (d->egd)
+		n += egd_server_pollfds(d->egd, pfd + 4, EGD_POLL_MAX);
+	if (poll(pfd, n, timeout_ms(wait_s)) < 0 && errno != EINTR) {
 		log_err("poll: %s", strerror(errno));
 		return false;
 	}
@@ -533,6 +577,8 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 		d->out.waiting_pollout = false;
 		feeder_kernel_asks(&d->out.feeder);
 	}
+	if (d->egd)
+		egd_server_events(d->egd, pfd + 4, n - 4, now_s());
 	return true;
 }
 
@@ -548,13 +594,24 @@ static void loop(struct daemon *d)
 		bool want = d->ops->wants(&d->out, now, &wait);
 		int r;
 
+		/* The EGD server takes a block only when the kernel wants
+		 * none (the kernel comes first), before absorb() would. */
+		bool egd_want = d->egd && !want &&
+				egd_server_wants(d->egd, now);
+
+		if (egd_want)
+			egd_server_absorb(d->egd, d->set, now);
 		if (!d->ops->absorb_due || d->ops->absorb_due(&d->out, now))
 			absorb(d, want && d->ops->in_parts);
 		if (want)
 			sourceset_request(d->set, d->out.credited_only);
+		else if (egd_want)
+			sourceset_request(d->set, false);
 		r = d->ops->step(&d->out, want, now, &wait);
 		if (r < 0)
 			break;
+		if (d->egd && egd_server_step(d->egd, now, &wait) > 0)
+			r = 1;
 		if (r > 0)
 			wait = 0;
 		wait = fmin(wait, housekeeping(d, now));

@@ -249,6 +249,7 @@ int main(int argc, char **argv)
 	case MODE_DAEMON:
 	case MODE_TEST:
 	case MODE_STDOUT:
+	case MODE_EGD:
 		if (cfg.user[0] && check_user(cfg.user) < 0)
 			return EXIT_USAGE;
 		break;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rngfeed/egd_server.h"
 #include "rngfeed/metrics.h"
 
 static void metric_header(FILE *f, const char *name, const char *type,
@@ -73,6 +75,76 @@ static uint64_t source_value(const struct metrics_source *s,
 	return 0;
 }
 
+/*
+ * The EGD server (issue 17): totals since start, and per connected client
+ * (labelled by its connection number and peer; a client's series ends
+ * when it disconnects, the totals keep what it was served).
+ */
+static void write_egd(FILE *f, const struct egd_server *egd)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} totals[] = {
+#define EGD_TOTAL(n, t, h, field) \
+	{ "rngfeed_egd_" n, t, h, offsetof(struct egd_server_stats, field) }
+		EGD_TOTAL("served_bytes_total", "counter",
+			  "Bytes of DRBG output sent to EGD clients.", served),
+		EGD_TOTAL("requests_total", "counter",
+			  "EGD requests answered.", requests),
+		EGD_TOTAL("refused_total", "counter",
+			  "EGD writes (0x03) refused.", refused),
+		EGD_TOTAL("accepted_total", "counter",
+			  "EGD connections accepted.", accepted),
+		EGD_TOTAL("rejected_total", "counter",
+			  "EGD connections closed at once (client caps).",
+			  rejected),
+		EGD_TOTAL("disconnects_total", "counter",
+			  "EGD clients that closed their connection.",
+			  disconnects),
+		EGD_TOTAL("dropped_total", "counter",
+			  "EGD clients closed for garbage or not reading.",
+			  dropped),
+		EGD_TOTAL("drbg_reseeds_total", "counter",
+			  "Reseeds of the EGD server's own CTR_DRBG.", reseeds),
+#undef EGD_TOTAL
+	};
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} per[] = {
+		{ "rngfeed_egd_client_served_bytes_total",
+		  "Bytes sent to this EGD client.",
+		  offsetof(struct egd_client_stats, served) },
+		{ "rngfeed_egd_client_requests_total",
+		  "Requests from this EGD client.",
+		  offsetof(struct egd_client_stats, requests) },
+		{ "rngfeed_egd_client_refused_total",
+		  "Writes (0x03) refused from this EGD client.",
+		  offsetof(struct egd_client_stats, refused) },
+	};
+	struct egd_server_stats st;
+	struct egd_client_stats *cl = calloc(EGD_MAX_CLIENTS, sizeof(*cl));
+	size_t n = cl ? egd_server_clients(egd, cl, EGD_MAX_CLIENTS) : 0;
+
+	egd_server_get_stats(egd, &st);
+	for (size_t k = 0; k < sizeof(totals) / sizeof(totals[0]); k++)
+		metric(f, totals[k].name, totals[k].type, totals[k].help,
+		       *(const uint64_t *)(const void *)((const char *)&st +
+							 totals[k].off));
+	metric(f, "rngfeed_egd_clients", "gauge",
+	       "EGD clients connected now.", st.clients);
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		metric_header(f, per[k].name, "counter", per[k].help);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%s{client=\"%lu\",peer=\"%s\"} %llu\n",
+				per[k].name, cl[i].id, cl[i].peer,
+				(unsigned long long)*(const uint64_t *)(const void *)(
+					(const char *)&cl[i] + per[k].off));
+	}
+	free(cl);
+}
+
 static void write_body(FILE *f, const struct metrics_snapshot *m)
 {
 	metric(f, "rngfeed_fed_bytes_total", "counter",
@@ -99,6 +171,8 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 				(unsigned long long)source_value(
 					&m->sources[i], source_metrics[k].field));
 	}
+	if (m->egd)
+		write_egd(f, m->egd);
 }
 
 int metrics_write(const char *path, const struct metrics_snapshot *m)

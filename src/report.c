@@ -148,6 +148,7 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		.crng_ready = v->feeder->crng_ready,
 		.uptime_s = now - r->start,
 		.sources = ms,
+		.egd = v->egd,
 	};
 	for (size_t i = 0; i < sourceset_count(v->set) && n < CONFIG_MAX_SOURCES;
 	     i++) {

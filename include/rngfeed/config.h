@@ -22,6 +22,7 @@ enum rngfeed_mode {
 	MODE_STDOUT, /* --stdout: conditioned output instead of the kernel */
 	MODE_RESTORE_HWRNG, /* --restore-hwrng-quality: after a crash, put
 			     * back the rng_quality the hand-over recorded */
+	MODE_EGD,    /* --egd-only: serve EGD clients, feed no kernel */
 };
 
 #define CONFIG_DEFAULT_PATH "/etc/rngfeed.conf"
@@ -57,6 +58,14 @@ struct rngfeed_config {
 	bool dumpable;              /* allow core dumps and same-user ptrace */
 	double ready_timeout;       /* READY=1 at the latest this long after
 				     * start, credited or not */
+	/* --egd-server (issue 17): "" = no server */
+	char egd_server[CONFIG_PATH_LEN];   /* unix:PATH or tcp:[HOST:]PORT */
+	long long egd_socket_mode;  /* unix socket permissions, never o+w */
+	char egd_owner[64];         /* USER[:GROUP] of the unix socket */
+	long long egd_max_clients;
+	long long egd_clients_per_peer; /* from one process or address */
+	long long egd_rate;         /* bytes/s per client; 0 = no limit */
+	long long egd_budget;       /* bytes/s for all clients; 0 = none */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };

@@ -13,6 +13,8 @@
 
 #include "rngfeed/reader.h"
 
+struct egd_server;
+
 struct metrics_source {
 	const char *name;
 	const struct reader_stats *stats;
@@ -30,6 +32,7 @@ struct metrics_snapshot {
 	double uptime_s;
 	size_t n_sources;
 	const struct metrics_source *sources;
+	const struct egd_server *egd;   /* its totals and clients; NULL */
 };
 
 /* Write @m to @path atomically.  0 or -errno. */

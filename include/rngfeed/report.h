@@ -20,6 +20,7 @@
 #define REPORT_METRICS_PERIOD_S 5.0
 
 struct output_sample;
+struct egd_server;
 
 /* What a report reads. */
 struct report_view {
@@ -31,6 +32,7 @@ struct report_view {
 	const struct source_set *set;
 	const struct conditioner *cond;
 	const struct feeder *feeder;   /* fed/credited (or "would have") */
+	const struct egd_server *egd;  /* --egd-server; NULL = none */
 };
 
 struct report {

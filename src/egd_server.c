@@ -1,0 +1,994 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The EGD server: a listening socket, its clients and their own CTR_DRBG.
+ * See include/rngfeed/egd_server.h for the contract.
+ *
+ *   tested block ──▶ server's DRBG ──generate──▶ pool ──▶ client out buffers
+ *                      (--stdout rules)          (each byte to one client,
+ *                                                 wiped as it leaves)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "rngfeed/egd_proto.h"
+#include "rngfeed/egd_server.h"
+#include "rngfeed/log.h"
+#include "rngfeed/util.h"
+
+#define POOL_BYTES 65536u      /* generated ahead, one DRBG batch */
+#define ACCEPT_BURST 64        /* connections taken per turn at most */
+#define ACCEPT_PAUSE_S 1.0     /* after EMFILE: stop accepting this long */
+
+struct egd_client {
+	int fd;
+	unsigned long id;
+	char peer[48];
+	unsigned long peer_pid;     /* unix: the peer process; 0 = tcp */
+	struct egd_parser parser;
+	uint8_t in[EGD_IN_MAX];
+	size_t in_off, in_len;
+	bool have_req;              /* req is being answered */
+	struct egd_request req;
+	unsigned int left;          /* READ_BLOCK: bytes still owed */
+	uint8_t *out;               /* EGD_OUT_MAX bytes */
+	size_t out_off, out_len;    /* unsent: out[out_off, out_len) */
+	double tokens, filled_at;   /* the rate limit's bucket */
+	double stalled_since;       /* replies waiting, none taken; 0 */
+	bool eof;                   /* the client closed its side */
+	bool blocked;               /* last turn: waiting for output */
+	uint64_t served, requests, refused;
+};
+
+struct ratelimit {
+	double window;
+	unsigned int n, suppressed;
+};
+
+struct egd_server {
+	struct egd_server_params p;
+	struct egd_addr addr;
+	char owner[64];
+	char name[160];             /* the address, for messages */
+	int lfd;
+	bool created;               /* we bound (and will unlink) the path */
+	double accept_paused_until;
+	struct conditioner *cond;
+	uint8_t block[MONITOR_BLOCK_BYTES];
+	uint8_t *pool;              /* POOL_BYTES */
+	size_t pool_off, pool_len;  /* unused output: pool[off, len) */
+	double pool_time;           /* when the pool was generated */
+	bool starved;               /* a client waits for the DRBG */
+	double tokens, filled_at;   /* the total budget's bucket */
+	struct egd_client **clients;
+	size_t n;
+	size_t rr;                  /* round-robin start */
+	unsigned long next_id;
+	struct ratelimit rl;
+	struct egd_server_stats st;
+};
+
+/* ---- log lines that rate-limit themselves ---------------------------------- */
+
+static void __attribute__((format(printf, 3, 4)))
+egd_log(struct egd_server *s, double now, const char *fmt, ...)
+{
+	struct ratelimit *rl = &s->rl;
+	char msg[256];
+	va_list ap;
+
+	if (now - rl->window >= EGD_LOG_WINDOW_S) {
+		if (rl->suppressed)
+			log_notice("egd: %u more client messages suppressed",
+				   rl->suppressed);
+		*rl = (struct ratelimit){ .window = now };
+	}
+	if (rl->n >= EGD_LOG_BURST) {
+		rl->suppressed++;
+		return;
+	}
+	rl->n++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_notice("egd: %s", msg);
+}
+
+/* ---- the DRBG and the pool ------------------------------------------------- */
+
+static bool may_generate(const struct egd_server *s, double now)
+{
+	struct conditioner_stats cs;
+
+	conditioner_get_stats(s->cond, &cs);
+	return conditioner_seeded(s->cond) &&
+	       cs.since_reseed < s->p.reseed_bytes &&
+	       now - cs.last_reseed < s->p.reseed_seconds;
+}
+
+static void pool_wipe(struct egd_server *s)
+{
+	if (s->pool_len)
+		explicit_bzero(s->pool, s->pool_len);
+	s->pool_off = s->pool_len = 0;
+}
+
+/* Output waiting in the pool, refilled from the DRBG when empty and the
+ * reseed rules allow; else the server is starved. */
+static size_t pool_avail(struct egd_server *s, double now)
+{
+	struct conditioner_stats cs;
+	size_t len;
+
+	/* Output as old as a reseed period is not handed out. */
+	if (s->pool_off < s->pool_len &&
+	    now - s->pool_time >= s->p.reseed_seconds)
+		pool_wipe(s);
+	if (s->pool_off < s->pool_len)
+		return s->pool_len - s->pool_off;
+	pool_wipe(s);
+	if (!may_generate(s, now)) {
+		s->starved = true;
+		return 0;
+	}
+	conditioner_get_stats(s->cond, &cs);
+	len = POOL_BYTES;
+	if (s->p.reseed_bytes - cs.since_reseed < len)
+		len = (size_t)(s->p.reseed_bytes - cs.since_reseed);
+	if (conditioner_generate_batch(s->cond, s->pool, len) < 0) {
+		/* The state was dropped (said already): starved until
+		 * the next reseed. */
+		s->starved = true;
+		return 0;
+	}
+	s->pool_len = len;
+	s->pool_time = now;
+	return len;
+}
+
+/* ---- token buckets --------------------------------------------------------- */
+
+static void bucket_fill(double *tokens, double *filled_at, uint64_t rate,
+			double now)
+{
+	/* A burst of a quarter second, at least one request's worth. */
+	double cap = fmax((double)rate / 4, EGD_MAX_READ);
+
+	if (!rate)
+		return;
+	*tokens = fmin(cap, *tokens + (now - *filled_at) * (double)rate);
+	*filled_at = now;
+}
+
+/* Bytes @c may take now (rate, budget and pool). */
+static size_t allowance(struct egd_server *s, struct egd_client *c,
+			double now)
+{
+	size_t n = pool_avail(s, now);
+
+	if (s->p.rate && c->tokens < (double)n)
+		n = c->tokens > 0 ? (size_t)c->tokens : 0;
+	if (s->p.budget && s->tokens < (double)n)
+		n = s->tokens > 0 ? (size_t)s->tokens : 0;
+	return n;
+}
+
+/* Move @n bytes of output from the pool to @c's out buffer. */
+static void take(struct egd_server *s, struct egd_client *c, size_t n)
+{
+	memcpy(c->out + c->out_len, s->pool + s->pool_off, n);
+	explicit_bzero(s->pool + s->pool_off, n);
+	s->pool_off += n;
+	c->out_len += n;
+	c->served += n;
+	s->st.served += n;
+	if (s->p.rate)
+		c->tokens -= (double)n;
+	if (s->p.budget)
+		s->tokens -= (double)n;
+}
+
+/* ---- clients --------------------------------------------------------------- */
+
+static void client_free(struct egd_client *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->out) {
+		explicit_bzero(c->out, EGD_OUT_MAX);
+		free(c->out);
+	}
+	explicit_bzero(c, sizeof(*c));
+	free(c);
+}
+
+/* Remove client @i; @dropped: the server's decision, not the client's. */
+static void client_close(struct egd_server *s, size_t i, bool dropped)
+{
+	client_free(s->clients[i]);
+	s->clients[i] = s->clients[--s->n];
+	s->clients[s->n] = NULL;
+	if (dropped)
+		s->st.dropped++;
+	else
+		s->st.disconnects++;
+}
+
+static void out_compact(struct egd_client *c)
+{
+	size_t n = c->out_len - c->out_off;
+
+	if (c->out_off == 0)
+		return;
+	memmove(c->out, c->out + c->out_off, n);
+	explicit_bzero(c->out + n, c->out_len - n);
+	c->out_off = 0;
+	c->out_len = n;
+}
+
+static size_t out_room(struct egd_client *c)
+{
+	out_compact(c);
+	return EGD_OUT_MAX - c->out_len;
+}
+
+/* Send what is waiting; -errno when the client is gone. */
+static int client_flush(struct egd_client *c, double now)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (c->stalled_since == 0)
+				c->stalled_since = now;
+			return 0;
+		}
+		if (w <= 0)
+			return w < 0 ? -errno : -EPIPE;
+		explicit_bzero(c->out + c->out_off, (size_t)w);
+		c->out_off += (size_t)w;
+		c->stalled_since = 0;
+	}
+	c->out_off = c->out_len = 0;
+	c->stalled_since = 0;
+	return 0;
+}
+
+/* Read what fits into the in buffer; -errno or -ECONNRESET at EOF. */
+static int client_read(struct egd_client *c)
+{
+	ssize_t r;
+
+	if (c->in_off == c->in_len)
+		c->in_off = c->in_len = 0;
+	if (c->in_off > 0) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
+	if (c->in_len == EGD_IN_MAX)
+		return 0;
+	do
+		r = recv(c->fd, c->in + c->in_len, EGD_IN_MAX - c->in_len,
+			 MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (r == 0)
+		return -ECONNRESET;
+	c->in_len += (size_t)r;
+	return 0;
+}
+
+enum serve_result {
+	SERVE_IDLE,    /* nothing more asked */
+	SERVE_MORE,    /* the quantum is spent, more is asked */
+	SERVE_WAIT,    /* waiting: output buffer, rate, budget or DRBG */
+	SERVE_BAD,     /* garbage: close */
+};
+
+/* Answer @c's requests in order, up to EGD_QUANTUM bytes of output. */
+static enum serve_result serve(struct egd_server *s, struct egd_client *c,
+			       double now)
+{
+	size_t served = 0;
+
+	for (;;) {
+		struct egd_request *q = &c->req;
+		size_t n;
+
+		if (!c->have_req) {
+			enum egd_event ev;
+
+			if (c->in_off == c->in_len)
+				return SERVE_IDLE;
+			c->in_off += egd_parse(&c->parser, c->in + c->in_off,
+					       c->in_len - c->in_off, &ev, q);
+			if (ev == EGD_EV_BAD)
+				return SERVE_BAD;
+			if (ev == EGD_EV_MORE)
+				return SERVE_IDLE;
+			c->have_req = true;
+			c->left = q->len;
+			c->requests++;
+			s->st.requests++;
+		}
+		switch (q->cmd) {
+		case EGD_CMD_AVAILABLE: {
+			size_t a = allowance(s, c, now);
+
+			if (out_room(c) < 4)
+				return SERVE_WAIT;
+			egd_reply_available(c->out + c->out_len,
+					    a > UINT32_MAX / 8 ? UINT32_MAX
+							       : (uint32_t)a * 8);
+			c->out_len += 4;
+			break;
+		}
+		case EGD_CMD_PID:
+			if (out_room(c) < EGD_PID_REPLY_MAX)
+				return SERVE_WAIT;
+			c->out_len += egd_reply_pid(c->out + c->out_len,
+						    EGD_PID_REPLY_MAX,
+						    (unsigned long)getpid());
+			break;
+		case EGD_CMD_WRITE:
+			/* Refused: skipped by the parser, no reply. */
+			c->refused++;
+			s->st.refused++;
+			egd_log(s, now,
+				"client %lu (%s) sent %u bytes to write: "
+				"refused, not mixed in",
+				c->id, c->peer, q->len);
+			break;
+		case EGD_CMD_READ_NONBLOCK:
+			if (out_room(c) < 1 + (size_t)q->len)
+				return SERVE_WAIT;
+			n = allowance(s, c, now);
+			if (n > q->len)
+				n = q->len;
+			c->out[c->out_len++] = (uint8_t)n;
+			take(s, c, n);
+			served += n;
+			break;
+		case EGD_CMD_READ_BLOCK:
+			n = out_room(c);
+			if (n > c->left)
+				n = c->left;
+			if (n > EGD_QUANTUM - served)
+				n = EGD_QUANTUM - served;
+			if (n > 0) {
+				size_t a = allowance(s, c, now);
+
+				n = n < a ? n : a;
+			}
+			if (c->left > 0 && n == 0)
+				return served >= EGD_QUANTUM ? SERVE_MORE
+							      : SERVE_WAIT;
+			take(s, c, n);
+			served += n;
+			c->left -= (unsigned int)n;
+			if (c->left > 0)
+				continue;
+			break;
+		}
+		c->have_req = false;
+		if (served >= EGD_QUANTUM)
+			return SERVE_MORE;
+	}
+}
+
+/* ---- accepting ------------------------------------------------------------- */
+
+static size_t peer_count(const struct egd_server *s, const struct egd_client *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (c->peer_pid ? s->clients[i]->peer_pid == c->peer_pid
+				: strcmp(s->clients[i]->peer, c->peer) == 0)
+			k++;
+	return k;
+}
+
+static void describe_peer(struct egd_client *c, const struct sockaddr_storage *sa)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->ss_family == AF_UNIX) {
+		struct ucred cr;
+		socklen_t l = sizeof(cr);
+
+		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0) {
+			c->peer_pid = (unsigned long)cr.pid;
+			snprintf(c->peer, sizeof(c->peer), "pid %lu uid %lu",
+				 (unsigned long)cr.pid, (unsigned long)cr.uid);
+		} else {
+			snprintf(c->peer, sizeof(c->peer), "unix");
+		}
+	} else if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		snprintf(c->peer, sizeof(c->peer), "%s", ip);
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		snprintf(c->peer, sizeof(c->peer), "%s", ip);
+	}
+}
+
+static void accept_one(struct egd_server *s, int fd, double now)
+{
+	struct sockaddr_storage sa;
+	struct egd_client *c = calloc(1, sizeof(*c));
+	int sndbuf = EGD_SNDBUF;
+	const char *why = NULL;
+
+	if (!c) {
+		close(fd);
+		s->st.rejected++;
+		return;
+	}
+	c->fd = fd;
+	c->id = ++s->next_id;
+	sa.ss_family = (sa_family_t)(s->addr.kind == EGD_ADDR_UNIX ? AF_UNIX
+				     : s->addr.kind == EGD_ADDR_TCP4 ? AF_INET
+								     : AF_INET6);
+	{
+		socklen_t l = sizeof(sa);
+
+		if (getpeername(fd, (struct sockaddr *)&sa, &l) < 0)
+			sa.ss_family = AF_UNSPEC;
+		if (s->addr.kind == EGD_ADDR_UNIX)
+			sa.ss_family = AF_UNIX;
+	}
+	describe_peer(c, &sa);
+	if (s->n >= s->p.max_clients)
+		why = "the server has max clients";
+	else if (peer_count(s, c) >= s->p.per_peer)
+		why = "its peer has the most connections allowed";
+	else if (!(c->out = malloc(EGD_OUT_MAX)))
+		why = "out of memory";
+	if (why) {
+		egd_log(s, now, "connection %lu (%s) refused: %s", c->id, c->peer,
+			why);
+		s->st.rejected++;
+		client_free(c);
+		return;
+	}
+	/* A client that stops reading holds at most this in the kernel. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	egd_parser_init(&c->parser);
+	c->tokens = fmax((double)s->p.rate / 4, EGD_MAX_READ);
+	c->filled_at = now;
+	s->clients[s->n++] = c;
+	s->st.accepted++;
+	log_debug("egd: client %lu (%s) connected", c->id, c->peer);
+}
+
+static void accept_all(struct egd_server *s, double now)
+{
+	for (int k = 0; k < ACCEPT_BURST; k++) {
+		int fd = accept4(s->lfd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			accept_one(s, fd, now);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			/* The connection stays queued: poll would say so
+			 * again at once.  Rest instead of spinning. */
+			egd_log(s, now, "accept: %s; pausing %.0f s",
+				strerror(errno), ACCEPT_PAUSE_S);
+			s->accept_paused_until = now + ACCEPT_PAUSE_S;
+		}
+		return;
+	}
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why,
+		       size_t why_len)
+{
+	char user[64], *colon;
+	struct passwd *pw;
+	struct group *gr;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (!spec || !*spec)
+		return 0;
+	snprintf(user, sizeof(user), "%s", spec);
+	colon = strchr(user, ':');
+	if (colon)
+		*colon++ = '\0';
+	if (user[0]) {
+		pw = getpwnam(user);
+		if (!pw)
+			return set_error(why, why_len,
+				    "egd-owner: no user '%s'", user);
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+	}
+	if (colon && *colon) {
+		gr = getgrnam(colon);
+		if (!gr)
+			return set_error(why, why_len,
+				    "egd-owner: no group '%s'", colon);
+		*gid = gr->gr_gid;
+	}
+	return 0;
+}
+
+/* A socket file left by a process that is gone is removed; a live one
+ * (something answers) or a file that is not a socket is an error. */
+static int clear_stale(const char *path, char *why, size_t why_len)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		set_error(why, why_len,
+			  "egd-server: %s exists and is not a socket", path);
+		return -EEXIST;
+	}
+	strcpy(un.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (struct sockaddr *)&un, sizeof(un));
+	close(fd);
+	if (r == 0) {
+		set_error(why, why_len,
+			  "egd-server: something serves %s already", path);
+		return -EADDRINUSE;
+	}
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+/* A socket systemd passed (rngfeed.socket) for this address, or -1. */
+static int listen_fd_from_systemd(const struct egd_server *s)
+{
+	int n = sd_listen_fds(0);
+
+	for (int fd = SD_LISTEN_FDS_START; n > 0 && fd < SD_LISTEN_FDS_START + n;
+	     fd++) {
+		if (s->addr.kind == EGD_ADDR_UNIX &&
+		    sd_is_socket_unix(fd, SOCK_STREAM, 1, s->addr.path, 0) > 0)
+			return fd;
+		if (s->addr.kind != EGD_ADDR_UNIX &&
+		    sd_is_socket_inet(fd,
+				      s->addr.kind == EGD_ADDR_TCP4 ? AF_INET
+								    : AF_INET6,
+				      SOCK_STREAM, 1, s->addr.port) > 0)
+			return fd;
+	}
+	return -1;
+}
+
+static int listen_unix(struct egd_server *s, char *why, size_t why_len)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	uid_t uid;
+	gid_t gid;
+	mode_t old;
+	int r;
+
+	r = parse_owner(s->owner, &uid, &gid, why, why_len);
+	if (r < 0)
+		return r;
+	r = clear_stale(s->addr.path, why, why_len);
+	if (r < 0) {
+		if (r != -EEXIST && r != -EADDRINUSE)
+			set_error(why, why_len, "egd-server: %s: %s",
+				  s->addr.path, strerror(-r));
+		return r;
+	}
+	strcpy(un.sun_path, s->addr.path);
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		goto fail;
+	/* Created with no permissions at all (no thread exists yet to
+	 * share the umask), then given the mode: never a moment with
+	 * more. */
+	old = umask(0777);
+	r = bind(s->lfd, (struct sockaddr *)&un, sizeof(un));
+	umask(old);
+	if (r < 0)
+		goto fail;
+	s->created = true;
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    chown(s->addr.path, uid, gid) < 0)
+		goto fail;
+	if (chmod(s->addr.path, (mode_t)s->p.mode) < 0 ||
+	    listen(s->lfd, 128) < 0)
+		goto fail;
+	return 0;
+fail:
+	r = -errno;
+	set_error(why, why_len, "egd-server: %s: %s", s->addr.path,
+		  strerror(-r));
+	return r;
+}
+
+static int listen_tcp(struct egd_server *s, char *why, size_t why_len)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int one = 1, r;
+
+	if (s->addr.kind == EGD_ADDR_TCP4) {
+		struct sockaddr_in *in = (void *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(s->addr.port);
+		memcpy(&in->sin_addr, s->addr.ip, 4);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (void *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(s->addr.port);
+		memcpy(&in6->sin6_addr, s->addr.ip, 16);
+		len = sizeof(*in6);
+	}
+	s->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			0);
+	if (s->lfd < 0)
+		goto fail;
+	(void)setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, (struct sockaddr *)&ss, len) < 0 ||
+	    listen(s->lfd, 128) < 0)
+		goto fail;
+	if (!s->addr.loopback)
+		log_warn("egd: %s is not a loopback address: whoever can reach "
+			 "it may draw output",
+			 s->name);
+	return 0;
+fail:
+	r = -errno;
+	set_error(why, why_len, "egd-server: %s: %s", s->name, strerror(-r));
+	return r;
+}
+
+int egd_server_new(struct egd_server **out, const struct egd_server_params *p,
+		   char *why, size_t why_len)
+{
+	struct egd_server *s;
+	int r;
+
+	*out = NULL;
+	if (p->mode & 0002)
+		return set_error(why, why_len,
+			    "egd-socket-mode %04o is world-writable", p->mode);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct egd_server){ .p = *p, .lfd = -1 };
+	s->p.addr = NULL;
+	s->p.owner = NULL;
+	snprintf(s->owner, sizeof(s->owner), "%s", p->owner ? p->owner : "");
+	r = egd_addr_parse(p->addr, &s->addr, why, why_len);
+	if (r < 0)
+		goto fail;
+	egd_addr_format(&s->addr, s->name, sizeof(s->name));
+	s->clients = calloc(p->max_clients ? p->max_clients : 1,
+			    sizeof(*s->clients));
+	s->pool = malloc(POOL_BYTES);
+	r = -ENOMEM;
+	if (!s->clients || !s->pool)
+		goto fail;
+	r = conditioner_new(&s->cond, p->env);
+	if (r < 0) {
+		set_error(why, why_len, "egd: cannot set up its CTR_DRBG: %s",
+			  strerror(-r));
+		goto fail;
+	}
+	s->lfd = listen_fd_from_systemd(s);
+	if (s->lfd >= 0) {
+		/* systemd made it with the unit's SocketMode=. */
+		if (fcntl(s->lfd, F_SETFL,
+			  fcntl(s->lfd, F_GETFL) | O_NONBLOCK) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		log_info("egd: serving %s (socket from systemd)", s->name);
+	} else {
+		r = s->addr.kind == EGD_ADDR_UNIX ? listen_unix(s, why, why_len)
+						  : listen_tcp(s, why, why_len);
+		if (r < 0)
+			goto fail;
+		log_info("egd: serving %s", s->name);
+	}
+	*out = s;
+	return 0;
+fail:
+	egd_server_free(s);
+	return r;
+}
+
+void egd_server_free(struct egd_server *s)
+{
+	if (!s)
+		return;
+	while (s->n)
+		client_close(s, s->n - 1, false);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->created)
+		unlink(s->addr.path);
+	if (s->pool) {
+		explicit_bzero(s->pool, POOL_BYTES);
+		free(s->pool);
+	}
+	conditioner_free(s->cond);
+	free(s->clients);
+	explicit_bzero(s, sizeof(*s));
+	free(s);
+}
+
+/* ---- the loop's side ------------------------------------------------------- */
+
+size_t egd_server_pollfds(const struct egd_server *s, struct pollfd *pfd,
+			  size_t cap)
+{
+	size_t k = 0;
+
+	if (k < cap)
+		pfd[k++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+	for (size_t i = 0; i < s->n && k < cap; i++) {
+		const struct egd_client *c = s->clients[i];
+		short ev = 0;
+
+		/* Input only while there is room for it: a client that
+		 * pipelines requests waits in its own socket buffer. */
+		if (c->in_len - c->in_off < EGD_IN_MAX && !c->eof)
+			ev |= POLLIN;
+		if (c->out_off < c->out_len)
+			ev |= POLLOUT;
+		pfd[k++] = (struct pollfd){ .fd = c->fd, .events = ev };
+	}
+	return k;
+}
+
+static struct egd_client *client_by_fd(const struct egd_server *s, int fd,
+				       size_t *idx)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->clients[i]->fd == fd) {
+			*idx = i;
+			return s->clients[i];
+		}
+	return NULL;
+}
+
+void egd_server_events(struct egd_server *s, const struct pollfd *pfd,
+		       size_t n, double now)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct egd_client *c;
+		size_t i;
+
+		if (!pfd[k].revents)
+			continue;
+		if (pfd[k].fd == s->lfd) {
+			if (now >= s->accept_paused_until)
+				accept_all(s, now);
+			continue;
+		}
+		c = client_by_fd(s, pfd[k].fd, &i);
+		if (!c)
+			continue;
+		if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = client_read(c);
+
+			if (r == -ECONNRESET)
+				c->eof = true; /* answered, then closed */
+			else if (r < 0)
+				client_close(s, i, false);
+		}
+	}
+}
+
+bool egd_server_wants(const struct egd_server *s, double now)
+{
+	return s->starved && !may_generate(s, now);
+}
+
+void egd_server_absorb(struct egd_server *s, struct source_set *set,
+		       double now)
+{
+	unsigned int idx, credit;
+
+	if (!egd_server_wants(s, now))
+		return;
+	if (!conditioner_holding(s->cond)) {
+		if (!sourceset_take(set, s->block, &idx, &credit))
+			return;
+		conditioner_hold(s->cond, idx, credit, s->block);
+		explicit_bzero(s->block, sizeof(s->block));
+		if (!conditioner_seeded(s->cond))
+			log_info("egd: CTR_DRBG instantiated from a tested %s "
+				 "block",
+				 sourceset_config(set, idx)->driver->name);
+	}
+	/* Whole: nothing of this DRBG is ever credited. */
+	if (conditioner_absorb(s->cond, false) == 1)
+		s->starved = false;
+}
+
+int egd_server_step(struct egd_server *s, double now, double *wait)
+{
+	bool was_starved = s->starved, more = false;
+	size_t n = s->n;
+
+	s->starved = false;
+	bucket_fill(&s->tokens, &s->filled_at, s->p.budget, now);
+	if (s->accept_paused_until > now)
+		*wait = fmin(*wait, s->accept_paused_until - now);
+	for (size_t k = 0; k < n && s->n > 0; k++) {
+		size_t i = (s->rr + k) % s->n;
+		struct egd_client *c = s->clients[i];
+		enum serve_result res;
+
+		bucket_fill(&c->tokens, &c->filled_at, s->p.rate, now);
+		res = serve(s, c, now);
+		if (res == SERVE_BAD) {
+			egd_log(s, now,
+				"client %lu (%s) sent garbage: closed", c->id,
+				c->peer);
+			client_close(s, i, true);
+			continue;
+		}
+		if (client_flush(c, now) < 0) {
+			client_close(s, i, false);
+			continue;
+		}
+		if (c->stalled_since > 0 &&
+		    now - c->stalled_since >= EGD_STALL_S) {
+			egd_log(s, now,
+				"client %lu (%s) read nothing for %.0f s: "
+				"dropped",
+				c->id, c->peer, EGD_STALL_S);
+			client_close(s, i, true);
+			continue;
+		}
+		if (c->stalled_since > 0)
+			*wait = fmin(*wait, c->stalled_since + EGD_STALL_S - now);
+		if (c->eof && !c->have_req && c->in_off == c->in_len &&
+		    c->out_off == c->out_len) {
+			client_close(s, i, false);
+			continue;
+		}
+		/* More asked, more can be sent: loop again at once. */
+		if (res == SERVE_MORE && c->out_off == c->out_len)
+			more = true;
+		if (res == SERVE_WAIT && c->out_off == c->out_len) {
+			/* Waiting for tokens (the DRBG wakes the loop by
+			 * the readers' eventfd). */
+			if (s->p.rate && c->tokens < EGD_MAX_READ)
+				*wait = fmin(*wait, fmax(0.001,
+					(EGD_MAX_READ - c->tokens) /
+					(double)s->p.rate));
+			if (s->p.budget && s->tokens < EGD_MAX_READ)
+				*wait = fmin(*wait, fmax(0.001,
+					(EGD_MAX_READ - s->tokens) /
+					(double)s->p.budget));
+		}
+	}
+	if (s->n)
+		s->rr = (s->rr + 1) % s->n;
+	/* Newly starved: a turn at once, so that the loop asks the
+	 * readers for a block before it sleeps. */
+	if (s->starved && !was_starved)
+		more = true;
+	if (s->starved && may_generate(s, now) == false)
+		*wait = fmin(*wait, s->p.reseed_seconds);
+	return more ? 1 : 0;
+}
+
+void egd_server_discard(struct egd_server *s)
+{
+	conditioner_discard(s->cond);
+	pool_wipe(s);
+	/* Output generated from the old state and not yet sent is not
+	 * sent: a client owed part of a reply cannot be resynchronised,
+	 * so it is closed (QEMU reconnects). */
+	for (size_t i = s->n; i-- > 0;)
+		if (s->clients[i]->out_off < s->clients[i]->out_len)
+			client_close(s, i, true);
+}
+
+void egd_server_get_stats(const struct egd_server *s,
+			  struct egd_server_stats *out)
+{
+	struct conditioner_stats cs;
+
+	conditioner_get_stats(s->cond, &cs);
+	*out = s->st;
+	out->reseeds = cs.reseeds;
+	out->discards = cs.discards;
+	out->clients = s->n;
+}
+
+size_t egd_server_clients(const struct egd_server *s,
+			  struct egd_client_stats *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n && k < cap; i++, k++) {
+		const struct egd_client *c = s->clients[i];
+
+		out[k] = (struct egd_client_stats){
+			.id = c->id,
+			.served = c->served,
+			.requests = c->requests,
+			.refused = c->refused,
+		};
+		snprintf(out[k].peer, sizeof(out[k].peer), "%s", c->peer);
+	}
+	return k;
+}
+
+/* ---- --egd-only: an output that wants nothing ------------------------------- */
+
+static bool none_wants(struct output *o, double now, double *wait)
+{
+	(void)o;
+	(void)now;
+	(void)wait;
+	return false;
+}
+
+static bool none_absorb_due(struct output *o, double now)
+{
+	(void)o;
+	(void)now;
+	return false;
+}
+
+static int none_step(struct output *o, bool want, double now, double *wait)
+{
+	(void)o;
+	(void)want;
+	(void)now;
+	(void)wait;
+	return 0;
+}
+
+const struct output_ops egd_server_output = {
+	.name = "egd",
+	.wants = none_wants,
+	.in_parts = false,
+	.absorb_due = none_absorb_due,
+	.step = none_step,
+};

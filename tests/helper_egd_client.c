@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * An EGD client for tests/test_egd_server.sh and bench/egd.sh: it speaks
+ * the protocol as QEMU's rng-egd does (pipelined 0x02 requests of at most
+ * 255 bytes) and as hostile clients do.
+ *
+ *   helper_egd_client ADDR avail             0x00: print the bits
+ *   helper_egd_client ADDR pid               0x04: print the PID text
+ *   helper_egd_client ADDR read N            blocking reads, N bytes to stdout
+ *   helper_egd_client ADDR nbread N          one 0x01 N: print the count
+ *   helper_egd_client ADDR write             0x03 with data, then 0x04: print
+ *                                            the PID (still in step)
+ *   helper_egd_client ADDR half              0x02 and its length 1 s apart
+ *   helper_egd_client ADDR garbage           0x99: print "closed" at EOF
+ *   helper_egd_client ADDR flood N           N connections at once: print
+ *                                            "open X closed Y"
+ *   helper_egd_client ADDR noread S          requests, never reads: print
+ *                                            the seconds until dropped, or
+ *                                            "kept" after S
+ *   helper_egd_client ADDR many K S [W]      K clients for S seconds, W
+ *                                            requests in flight each (8):
+ *                                            "clients K bytes B rate R min
+ *                                            M max X"
+ *   helper_egd_client ADDR latency S [N]     one request of N bytes (64) at
+ *                                            a time for S seconds: "requests
+ *                                            R max_ms M"
+ *
+ * ADDR: unix:PATH or tcp:HOST:PORT (numeric).  Exit 0, or 1 with a
+ * message on stderr.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *addr;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "helper_egd_client: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int dial(void)
+{
+	int fd;
+
+	if (strncmp(addr, "unix:", 5) == 0) {
+		struct sockaddr_un un = { .sun_family = AF_UNIX };
+
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", addr + 5);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&un, sizeof(un)) < 0)
+			die("connect");
+		return fd;
+	}
+	if (strncmp(addr, "tcp:", 4) == 0) {
+		struct sockaddr_in in = { .sin_family = AF_INET };
+		char host[64];
+		const char *colon = strrchr(addr + 4, ':');
+
+		if (!colon || (size_t)(colon - addr - 4) >= sizeof(host))
+			die("address");
+		memcpy(host, addr + 4, (size_t)(colon - addr - 4));
+		host[colon - addr - 4] = '\0';
+		in.sin_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &in.sin_addr) != 1)
+			die("address");
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&in, sizeof(in)) < 0)
+			die("connect");
+		return fd;
+	}
+	errno = EINVAL;
+	die("address");
+	return -1;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die("send");
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+/* Read exactly @len bytes within 10 s; false at EOF. */
+static bool recv_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	double end = now_s() + 10;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pfd, 1, (int)((end - now_s()) * 1000) + 1) == 0) {
+			errno = ETIMEDOUT;
+			die("recv");
+		}
+		r = recv(fd, p, len, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			die("recv");
+		if (r == 0)
+			return false;
+		p += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+static void need(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "helper_egd_client: %s\n", what);
+		exit(1);
+	}
+}
+
+static int cmd_pid_text(int fd)
+{
+	uint8_t req = 0x04, len;
+	char text[256];
+
+	send_all(fd, &req, 1);
+	need(recv_all(fd, &len, 1), "EOF before the PID");
+	need(recv_all(fd, text, len), "EOF in the PID");
+	text[len] = '\0';
+	printf("%s\n", text);
+	return 0;
+}
+
+static int cmd_read(int fd, long long n)
+{
+	uint8_t buf[255], req[2] = { 0x02, 0 };
+
+	while (n > 0) {
+		size_t k = n > 255 ? 255 : (size_t)n;
+
+		req[1] = (uint8_t)k;
+		send_all(fd, req, 2);
+		need(recv_all(fd, buf, k), "EOF in a blocking read");
+		if (fwrite(buf, 1, k, stdout) != k)
+			die("stdout");
+		n -= (long long)k;
+	}
+	return 0;
+}
+
+/* Is @fd closed by the peer within @s seconds (EOF or reset)? */
+static bool closed_within(int fd, double s)
+{
+	double end = now_s() + s;
+	uint8_t b[4096];
+
+	while (now_s() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pfd, 1, (int)((end - now_s()) * 1000) + 1) <= 0)
+			continue;
+		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+	}
+	return false;
+}
+
+static int cmd_flood(int n)
+{
+	int *fds = calloc((size_t)n, sizeof(int));
+	int open_n = 0, closed = 0;
+
+	if (!fds)
+		die("calloc");
+	for (int i = 0; i < n; i++) {
+		fds[i] = dial();
+		open_n++;
+	}
+	/* Give the server a moment to take (or refuse) them all. */
+	usleep(500000);
+	for (int i = 0; i < n; i++) {
+		uint8_t b;
+		ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT);
+
+		if (r == 0 || (r < 0 && errno != EAGAIN))
+			closed++;
+	}
+	printf("open %d closed %d\n", open_n, closed);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	return 0;
+}
+
+static int cmd_noread(int fd, double s)
+{
+	uint8_t req[2] = { 0x02, 255 };
+	double t0 = now_s(), end = t0 + s;
+	int small = 4096;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (now_s() < end) {
+		ssize_t w = send(fd, req, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			printf("%.1f\n", now_s() - t0);
+			return 0;
+		}
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
+
+			/* Our requests wait unread too: look for the close
+			 * without reading the replies. */
+			if (poll(&pfd, 1, 200) > 0 &&
+			    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+				printf("%.1f\n", now_s() - t0);
+				return 0;
+			}
+		}
+	}
+	printf("kept\n");
+	return 0;
+}
+
+struct conn {
+	int fd;
+	long long outstanding; /* bytes asked, not yet received */
+	long long got;
+};
+
+static int cmd_many(int k, double s, int window)
+{
+	struct conn *c = calloc((size_t)k, sizeof(*c));
+	struct pollfd *pfd = calloc((size_t)k, sizeof(*pfd));
+	uint8_t req[2 * 64], buf[65536];
+	double t0, end;
+	long long total = 0, min = -1, max = 0;
+
+	if (!c || !pfd)
+		die("calloc");
+	for (int i = 0; i < window && i < 64; i++) {
+		req[2 * i] = 0x02;
+		req[2 * i + 1] = 255;
+	}
+	for (int i = 0; i < k; i++) {
+		c[i].fd = dial();
+		fcntl(c[i].fd, F_SETFL, O_NONBLOCK);
+	}
+	t0 = now_s();
+	end = t0 + s;
+	while (now_s() < end) {
+		for (int i = 0; i < k; i++) {
+			/* Keep the window full, as QEMU queues requests. */
+			if (c[i].outstanding == 0) {
+				send_all(c[i].fd, req, 2 * (size_t)window);
+				c[i].outstanding = 255LL * window;
+			}
+			pfd[i] = (struct pollfd){ .fd = c[i].fd, .events = POLLIN };
+		}
+		if (poll(pfd, (nfds_t)k, 100) <= 0)
+			continue;
+		for (int i = 0; i < k; i++) {
+			ssize_t r;
+
+			if (!pfd[i].revents)
+				continue;
+			r = recv(c[i].fd, buf, sizeof(buf), 0);
+			if (r == 0) {
+				errno = ECONNRESET;
+				die("a client was closed");
+			}
+			if (r < 0)
+				continue;
+			c[i].got += r;
+			c[i].outstanding -= r;
+		}
+	}
+	for (int i = 0; i < k; i++) {
+		total += c[i].got;
+		if (min < 0 || c[i].got < min)
+			min = c[i].got;
+		if (c[i].got > max)
+			max = c[i].got;
+		close(c[i].fd);
+	}
+	printf("clients %d bytes %lld rate %.0f min %lld max %lld\n", k, total,
+	       (double)total / (now_s() - t0), min, max);
+	free(c);
+	free(pfd);
+	return 0;
+}
+
+static int cmd_latency(int fd, double s, int n)
+{
+	uint8_t req[2] = { 0x02, (uint8_t)n }, buf[255];
+	double end = now_s() + s, worst = 0;
+	long count = 0;
+
+	while (now_s() < end) {
+		double t = now_s();
+
+		send_all(fd, req, 2);
+		need(recv_all(fd, buf, (size_t)n), "EOF in a blocking read");
+		if (now_s() - t > worst)
+			worst = now_s() - t;
+		count++;
+		usleep(10000);
+	}
+	printf("requests %ld max_ms %.1f\n", count, worst * 1000);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+	int fd;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: helper_egd_client ADDR COMMAND [ARGS]\n");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	addr = argv[1];
+	cmd = argv[2];
+	if (strcmp(cmd, "flood") == 0)
+		return cmd_flood(argc > 3 ? atoi(argv[3]) : 1000);
+	if (strcmp(cmd, "many") == 0)
+		return cmd_many(argc > 3 ? atoi(argv[3]) : 1,
+				argc > 4 ? atof(argv[4]) : 1,
+				argc > 5 ? atoi(argv[5]) : 8);
+	fd = dial();
+	if (strcmp(cmd, "avail") == 0) {
+		uint8_t req = 0x00, b[4];
+
+		send_all(fd, &req, 1);
+		need(recv_all(fd, b, 4), "EOF before the count");
+		printf("%lu\n", (unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 |
+				       (unsigned long)b[2] << 8 | b[3]);
+		return 0;
+	}
+	if (strcmp(cmd, "pid") == 0)
+		return cmd_pid_text(fd);
+	if (strcmp(cmd, "read") == 0)
+		return cmd_read(fd, argc > 3 ? atoll(argv[3]) : 255);
+	if (strcmp(cmd, "nbread") == 0) {
+		uint8_t req[2] = { 0x01, (uint8_t)(argc > 3 ? atoi(argv[3]) : 255) };
+		uint8_t len, buf[255];
+
+		send_all(fd, req, 2);
+		need(recv_all(fd, &len, 1), "EOF before the count");
+		need(len <= req[1], "more than asked for");
+		need(recv_all(fd, buf, len), "EOF in the data");
+		printf("%u\n", len);
+		return 0;
+	}
+	if (strcmp(cmd, "write") == 0) {
+		/* 0x03, 512 bits, 64 bytes: sent in two pieces. */
+		uint8_t req[4 + 64] = { 0x03, 0x02, 0x00, 64 };
+
+		memset(req + 4, 0xAA, sizeof(req) - 4);
+		send_all(fd, req, 4 + 32);
+		usleep(100000);
+		send_all(fd, req + 4 + 32, 32);
+		return cmd_pid_text(fd);
+	}
+	if (strcmp(cmd, "half") == 0) {
+		uint8_t a = 0x02, b = 255, buf[255];
+
+		send_all(fd, &a, 1);
+		sleep(1);
+		send_all(fd, &b, 1);
+		need(recv_all(fd, buf, sizeof(buf)), "EOF after a half request");
+		printf("255\n");
+		return 0;
+	}
+	if (strcmp(cmd, "garbage") == 0) {
+		uint8_t g[3] = { 0x99, 0x42, 0x17 };
+
+		send_all(fd, g, sizeof(g));
+		printf("%s\n", closed_within(fd, 5) ? "closed" : "open");
+		return 0;
+	}
+	if (strcmp(cmd, "noread") == 0)
+		return cmd_noread(fd, argc > 3 ? atof(argv[3]) : 30);
+	if (strcmp(cmd, "latency") == 0)
+		return cmd_latency(fd, argc > 3 ? atof(argv[3]) : 1,
+				   argc > 4 ? atoi(argv[4]) : 64);
+	fprintf(stderr, "helper_egd_client: unknown command '%s'\n", cmd);
+	return 1;
+}
