@@ -24,7 +24,8 @@ CFLAGS      ?= -O2 -g
 override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
 override CPPFLAGS += -D_GNU_SOURCE -DRNGFEED_VERSION=\"$(VERSION)\" -Iinclude $(PKG_CFLAGS)
 override LDFLAGS  += -pie -Wl,-z,relro -Wl,-z,now -pthread
-LDLIBS       = $(PKG_LIBS) -lm
+# libdivsufsort: the suffix array behind the t-tuple and LRS estimates (issue 19).
+LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
 
 LIB_SRCS    := $(filter-out src/main.c,$(wildcard src/*.c src/sources/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=build/%.o)
@@ -123,7 +124,8 @@ vm-test-systemd-cases:
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
             libcap-dev check rng-tools5 swtpm swtpm-tools strace \
-            man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
+            man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14 \
+            libdivsufsort-dev
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_DEPS)

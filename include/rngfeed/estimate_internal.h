@@ -1,0 +1,16 @@
+/* Shared between the estimate*.c files only: not part of the API. */
+#ifndef RNGFEED_ESTIMATE_INTERNAL_H
+#define RNGFEED_ESTIMATE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0, -EINVAL (bad pointer or bits), -ENODATA (fewer than 2 bits). */
+int est_check_bits(const uint8_t *s, size_t n, unsigned bits);
+/* min(1, p + Z sqrt(p (1 - p) / (n - 1))). */
+double est_upper_bound(double p, double n);
+/* Bisection for f(p) = target on [lo, hi], f decreasing. */
+double est_bisect(double (*f)(double, const void *), const void *arg,
+		  double lo, double hi, double target);
+
+#endif

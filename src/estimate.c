@@ -1,0 +1,424 @@
+/* SP 800-90B §6.3 estimators that count (most common value, collision,
+ * Markov, compression), the prediction bound the four predictors share, and
+ * the helpers.  See estimate.h for the contract; the predictors are in
+ * estimate_predict.c, t-tuple and LRS in estimate_tuple.c, the whole
+ * assessment in estimate_assess.c. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "rngfeed/estimate.h"
+#include "rngfeed/estimate_internal.h"
+
+/* Bit idx of the bitstring formed by the low `bits` bits of each sample,
+ * most significant first (ea_non_iid's bitstring order). */
+static inline unsigned bit_at(const uint8_t *s, unsigned bits, uint64_t idx)
+{
+	if (bits == 1)
+		return s[idx] & 1u;
+	if (bits == 8)
+		return (s[idx >> 3] >> (7 - (idx & 7))) & 1u;
+	return (s[idx / bits] >> (bits - 1 - idx % bits)) & 1u;
+}
+
+int est_check_bits(const uint8_t *s, size_t n, unsigned bits)
+{
+	if (!s || bits < 1 || bits > 8)
+		return -EINVAL;
+	if ((uint64_t)n * bits < 2)
+		return -ENODATA;
+	return 0;
+}
+
+static int check_literal(const uint8_t *s, size_t n, unsigned k)
+{
+	if (!s || k < 2 || k > 256)
+		return -EINVAL;
+	if (n < 2)
+		return -ENODATA;
+	return 0;
+}
+
+/* min(1, p + Z sqrt(p (1 - p) / (n - 1))): the 99 % upper bound SP 800-90B
+ * puts on every estimated proportion. */
+double est_upper_bound(double p, double n)
+{
+	double u = p + EST_ZALPHA * sqrt(p * (1.0 - p) / (n - 1.0));
+
+	return u > 1.0 ? 1.0 : u;
+}
+
+/* ================= §6.3.1 most common value ================= */
+static void mcv_finish(uint64_t mode, uint64_t n, struct est_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->count = mode;
+	r->p_hat = (double)mode / (double)n;
+	r->p_u = est_upper_bound(r->p_hat, (double)n);
+	r->h = -log2(r->p_u);
+}
+
+int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	uint64_t counts[256] = { 0 }, mode = 0;
+	int rc = check_literal(s, n, k);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		counts[s[i]]++;
+	for (unsigned v = 0; v < 256; v++) {
+		if (v >= k && counts[v])
+			return -EINVAL;
+		if (counts[v] > mode)
+			mode = counts[v];
+	}
+	mcv_finish(mode, n, r);
+	return 0;
+}
+
+int est_mcv_bits(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
+{
+	uint64_t ones = 0, len = (uint64_t)n * bits;
+	int rc = est_check_bits(s, n, bits);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		ones += (unsigned)__builtin_popcount(s[i] & ((1u << bits) - 1));
+	mcv_finish(ones > len - ones ? ones : len - ones, len, r);
+	return 0;
+}
+
+/* ================= §6.3.2 collision ================= */
+/* Walks the bitstring in steps of 2 (the first two bits equal) or 3 (they
+ * differ: with bits the third must repeat one of them).  SP 800-90B's step 7
+ * equation for a binary alphabet reduces to the quadratic
+ * X' = 2 + 2p - 2p^2 ... solved here for its root p >= 1/2. */
+int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
+{
+	uint64_t len = (uint64_t)n * bits, i = 0, v = 0, sumsq = 0;
+	double x, sd, xb;
+	int rc = est_check_bits(s, n, bits);
+
+	if (rc < 0)
+		return rc;
+	while (i + 1 < len) {
+		unsigned t;
+
+		if (bit_at(s, bits, i) == bit_at(s, bits, i + 1))
+			t = 2;
+		else if (i + 2 < len)
+			t = 3;
+		else
+			break;
+		v++;
+		sumsq += t * t;
+		i += t;
+	}
+	if (v < 2)
+		return -ENODATA;
+	memset(r, 0, sizeof(*r));
+	x = (double)i / (double)v;
+	sd = sqrt(((double)sumsq - (double)i * x) / (double)(v - 1));
+	r->x_bar = x;
+	r->sigma = sd;
+	xb = x - EST_ZALPHA * sd / sqrt((double)v);
+	if (xb < 2.0)
+		xb = 2.0;
+	if (xb < 2.5) {
+		r->p_u = 0.5 + sqrt(1.25 - 0.5 * xb);
+		r->h = -log2(r->p_u);
+	} else {
+		r->p_u = 0.5;
+		r->h = 1.0;
+	}
+	return 0;
+}
+
+/* ================= §6.3.3 Markov ================= */
+int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
+{
+	uint64_t len = (uint64_t)n * bits, c0 = 0, c00 = 0, c10 = 0, c1, idx = 0;
+	unsigned prev = 2;
+	double p0, p1, p00, p01, p10, p11, hmin = 128.0;
+	int rc = est_check_bits(s, n, bits);
+
+	if (rc < 0)
+		return rc;
+	/* Transitions prev -> cur over the whole string; c0 counts zeros in
+	 * all but the last bit. */
+	for (size_t i = 0; i < n; i++) {
+		for (int j = (int)bits - 1; j >= 0; j--, idx++) {
+			unsigned cur = (s[i] >> j) & 1u;
+
+			if (prev == 0) {
+				c0++;
+				c00 += cur == 0;
+			} else if (prev == 1) {
+				c10 += cur == 0;
+			}
+			prev = cur;
+		}
+	}
+	c1 = len - 1 - c0;
+	p00 = c0 ? (double)c00 / (double)c0 : 0.0;
+	p01 = c0 ? 1.0 - p00 : 0.0;
+	p10 = c1 ? (double)c10 / (double)c1 : 0.0;
+	p11 = c1 ? 1.0 - p10 : 0.0;
+	p0 = (double)(c0 + (prev == 0)) / (double)len;
+	p1 = 1.0 - p0;
+
+	/* The most likely 128-bit sequence is one of six shapes (90B §6.3.3
+	 * step 3); a shape with a zero-probability transition is impossible. */
+#define MK_TRY(cond, val) do { if (cond) { double t_ = (val); if (t_ < hmin) hmin = t_; } } while (0)
+	MK_TRY(p00 > 0, -log2(p0) - 127.0 * log2(p00));			 /* 00..0 */
+	MK_TRY(p01 > 0 && p10 > 0, -log2(p0) - 64.0 * log2(p01) - 63.0 * log2(p10)); /* 0101.. */
+	MK_TRY(p01 > 0 && p11 > 0, -log2(p0) - log2(p01) - 126.0 * log2(p11));	 /* 011..1 */
+	MK_TRY(p10 > 0 && p00 > 0, -log2(p1) - log2(p10) - 126.0 * log2(p00));	 /* 100..0 */
+	MK_TRY(p10 > 0 && p01 > 0, -log2(p1) - 64.0 * log2(p10) - 63.0 * log2(p01)); /* 1010.. */
+	MK_TRY(p11 > 0, -log2(p1) - 127.0 * log2(p11));			 /* 11..1 */
+#undef MK_TRY
+	memset(r, 0, sizeof(*r));
+	r->p_mk[0] = p0;
+	r->p_mk[1] = p1;
+	r->p_mk[2] = p00;
+	r->p_mk[3] = p01;
+	r->p_mk[4] = p10;
+	r->p_mk[5] = p11;
+	r->p_hat = exp2(-hmin);
+	r->p_u = r->p_hat;
+	r->h = fmin(hmin / 128.0, 1.0);
+	return 0;
+}
+
+/* ================= §6.3.4 compression ================= */
+#define CMP_B 6		/* bits per block */
+#define CMP_D 1000	/* dictionary blocks */
+
+/* Sum with a running compensation (Kahan): the compression statistic adds
+ * a million logarithms, and G adds terms of very different sizes. */
+struct ksum { double s, c; };
+static inline void ksum_add(struct ksum *k, double x)
+{
+	double y = x - k->c, t = k->s + y;
+
+	k->c = (t - k->s) - y;
+	k->s = t;
+}
+
+/* G(z) of §6.3.4 step 9 for L = nb blocks, d dictionary blocks:
+ *   G(z) = 1/v sum_{t=d+1}^{L} sum_{u=1}^{t} log2(u) F(z, t, u),
+ *   F = z^2 (1-z)^(u-1) for u < t, z (1-z)^(t-1) for u = t.
+ * With a_u = log2(u) (1-z)^(u-1) and A(t) = sum_{u<t} a_u the double sum is
+ *   z^2 [ (L-d) A(d+1) + sum_{u=d+1}^{L-1} (L-u) a_u ] + z [ A(L+1) - A(d+1) ],
+ * one pass over u; the tail stops where a_u underflows (it only shrinks). */
+static double cmp_g(double z, long d, long nb)
+{
+	struct ksum a = { 0, 0 }, tail = { 0, 0 };
+	long double b = 1.0L - (long double)z, bu = b;	/* (1-z)^(u-1), u = 2 */
+	double ad1;
+	long u;
+
+	for (u = 2; u <= d; u++) {
+		ksum_add(&a, (double)(log2l((long double)u) * bu));
+		bu *= b;
+	}
+	ad1 = a.s;
+	for (u = d + 1; u <= nb; u++) {
+		long double au = log2l((long double)u) * bu;
+		double scaled = (double)((long double)(nb - u) * au);
+
+		ksum_add(&a, (double)au);
+		if (u < nb) {
+			if (scaled <= 0.0)
+				break;
+			ksum_add(&tail, scaled);
+		}
+		bu *= b;
+	}
+	ksum_add(&tail, (double)(nb - d) * ad1);
+	return z * (z * tail.s + (a.s - ad1)) / (double)(nb - d);
+}
+
+/* Expected statistic when one 6-bit block has probability p and the other
+ * 63 share the rest (§6.3.4 step 9). */
+static double cmp_expect(double p, long nb)
+{
+	double q = (1.0 - p) / 63.0;
+
+	return cmp_g(p, CMP_D, nb) + 63.0 * cmp_g(q, CMP_D, nb);
+}
+
+/* Bisection for p in [lo, hi] with f(p) = target, f decreasing in p (all of
+ * §6.3's searches are of this kind); stops when the interval cannot shrink
+ * or f hits the target to a few ulps.  Returns -1 if f(lo) <= target is
+ * violated on the way (no root inside). */
+double est_bisect(double (*f)(double, const void *), const void *arg,
+		  double lo, double hi, double target)
+{
+	double p = (lo + hi) / 2.0;
+
+	for (int it = 0; it < 1100; it++) {
+		double v = f(p, arg), mid;
+
+		if (fabs(v - target) <= 4 * DBL_EPSILON * fmax(fabs(v), fabs(target)))
+			break;
+		if (v > target)
+			lo = p;
+		else
+			hi = p;
+		mid = (lo + hi) / 2.0;
+		if (!(mid > lo && mid < hi)) {
+			p = hi;
+			break;
+		}
+		p = mid;
+	}
+	return p;
+}
+
+static double cmp_f(double p, const void *arg)
+{
+	return cmp_expect(p, *(const long *)arg);
+}
+
+int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
+{
+	uint64_t len = (uint64_t)n * bits;
+	long nb = (long)(len / CMP_B), v, i;
+	uint32_t dict[1 << CMP_B] = { 0 };
+	struct ksum x = { 0, 0 }, x2 = { 0, 0 };
+	double xb, sd, xp, p;
+	int rc = est_check_bits(s, n, bits);
+
+	if (rc < 0)
+		return rc;
+	if (nb <= CMP_D)
+		return -ENODATA;
+	for (i = 0; i < nb; i++) {
+		unsigned blk = 0;
+
+		for (unsigned j = 0; j < CMP_B; j++)
+			blk = (blk << 1) | bit_at(s, bits, (uint64_t)i * CMP_B + j);
+		if (i >= CMP_D) {
+			/* Distance back to the block's last occurrence (i + 1
+			 * when it never occurred), in 1-based block numbers. */
+			double lg = log2((double)(i + 1 - (long)dict[blk]));
+
+			ksum_add(&x, lg);
+			ksum_add(&x2, lg * lg);
+		}
+		dict[blk] = (uint32_t)(i + 1);
+	}
+	v = nb - CMP_D;
+	memset(r, 0, sizeof(*r));
+	xb = x.s / (double)v;
+	sd = 0.5907 * sqrt(x2.s / ((double)v - 1.0) - xb * xb);
+	r->x_bar = xb;
+	r->sigma = sd;
+	xp = xb - EST_ZALPHA * sd / sqrt((double)v);
+	p = -1.0;
+	if (cmp_expect(1.0 / 64.0, nb) > xp)
+		p = est_bisect(cmp_f, &nb, 1.0 / 64.0, 1.0, xp);
+	if (p > 1.0 / 64.0) {
+		r->p_u = p;
+		r->h = -log2(p) / CMP_B;
+	} else {
+		r->p_u = 1.0 / 64.0;
+		r->h = 1.0;
+	}
+	return 0;
+}
+
+/* ================= the predictors' bound (§6.3.7-10 steps 4-6) ================= */
+/* log of the probability that N trials with success probability p have no
+ * run of r successes (90B's P_local equation, x from its fixed point). */
+static double run_log_prob(double pd, uint64_t r, uint64_t n)
+{
+	long double p = pd, q = 1.0L - p, x = 1.0L, last = 0.0L;
+	long double rr = (long double)r;
+
+	for (int i = 0; i <= 65 && x - last > LDBL_EPSILON * x; i++) {
+		last = x;
+		x = 1.0L + q * powl(p, rr) * powl(x, rr + 1.0L);
+	}
+	return (double)(logl(1.0L - p * x) - logl((rr + 1.0L - rr * x) * q) -
+			((long double)n + 1.0L) * logl(x));
+}
+
+struct runarg { uint64_t r, n; };
+static double run_f(double p, const void *arg)
+{
+	const struct runarg *a = arg;
+
+	return run_log_prob(p, a->r, a->n);
+}
+
+void est_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest,
+			  unsigned k, struct est_result *r)
+{
+	double pg = (double)correct / (double)n, pgp, cur = 1.0 / k;
+	struct runarg ra = { .r = longest + 1, .n = n };
+
+	memset(r, 0, sizeof(*r));
+	if (correct > 0)
+		pgp = est_upper_bound(pg, (double)n);
+	else
+		pgp = 1.0 - pow(0.01, 1.0 / (double)n);
+	r->p_local = -1.0;
+	cur = fmax(cur, pgp);
+	/* P_local only matters when a run that long is unlikely at cur. */
+	if (cur < 1.0 && run_log_prob(cur, ra.r, ra.n) > log(0.99)) {
+		r->p_local = est_bisect(run_f, &ra, cur, 1.0, log(0.99));
+		cur = fmax(cur, r->p_local);
+	}
+	r->count = correct;
+	r->n = n;
+	r->run = longest + 1;
+	r->p_hat = pg;
+	r->p_global_prime = pgp;
+	r->p_u = cur;
+	r->h = -log2(cur);
+}
+
+/* ================= helpers ================= */
+unsigned est_translate(const uint8_t *s, size_t n, unsigned bits, uint8_t *out)
+{
+	uint8_t rank[256];
+	unsigned seen[256] = { 0 }, k = 0, mask = (1u << bits) - 1;
+
+	for (size_t i = 0; i < n; i++)
+		seen[s[i] & mask] = 1;
+	for (unsigned v = 0; v < 256; v++)
+		rank[v] = seen[v] ? (uint8_t)k++ : 0;
+	for (size_t i = 0; i < n; i++)
+		out[i] = rank[s[i] & mask];
+	return k ? k : 1;
+}
+
+void est_bitstring(const uint8_t *s, size_t n, unsigned bits, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++)
+		for (unsigned j = 0; j < bits; j++)
+			*out++ = (s[i] >> (bits - 1 - j)) & 1u;
+}
+
+static const char *const est_names[EST_COUNT] = {
+	[EST_MCV] = "Most Common Value",
+	[EST_COLLISION] = "Collision",
+	[EST_MARKOV] = "Markov",
+	[EST_COMPRESSION] = "Compression",
+	[EST_TTUPLE] = "T-Tuple",
+	[EST_LRS] = "LRS",
+	[EST_MULTI_MCW] = "Multi Most Common in Window (MultiMCW) Prediction",
+	[EST_LAG] = "Lag Prediction",
+	[EST_MULTI_MMC] = "Multi Markov Model with Counting (MultiMMC) Prediction",
+	[EST_LZ78Y] = "LZ78Y Prediction",
+};
+
+const char *est_name(enum est_id id)
+{
+	return (unsigned)id < EST_COUNT ? est_names[id] : "?";
+}

@@ -1,0 +1,580 @@
+/* SP 800-90B §6.3.7-6.3.10: the four predictors (MultiMCW, lag, MultiMMC,
+ * LZ78Y).  Each walks the samples once, predicting each from those before
+ * it, counts the correct predictions C of N and the longest run of correct
+ * ones, and hands them to est_prediction_bound().  Tie rules are 90B's and
+ * those of NIST's reference tool, so that the counts agree exactly:
+ *   - a sub-predictor's score that reaches the winner's (>=) takes over;
+ *   - MCW: most common in the window, ties to the most recent symbol;
+ *   - MMC/LZ78Y: most frequent follower, ties to the larger symbol. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rngfeed/estimate.h"
+#include "rngfeed/estimate_internal.h"
+
+static int check_literal(const uint8_t *s, size_t n, unsigned k)
+{
+	if (!s || k < 2 || k > 256 || n >= UINT32_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= k)
+			return -EINVAL;
+	return 0;
+}
+
+/* Counts of correct predictions and their longest run. */
+struct tally { uint64_t c, run, longest; };
+static inline void tally(struct tally *t, int ok)
+{
+	if (ok) {
+		t->c++;
+		if (++t->run > t->longest)
+			t->longest = t->run;
+	} else {
+		t->run = 0;
+	}
+}
+
+/* ================= §6.3.7 MultiMCW ================= */
+#define MCW_N 4
+static const uint32_t mcw_w[MCW_N] = { 63, 255, 1023, 4095 };
+
+int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	uint32_t cnt[MCW_N][256], last[MCW_N][256], best[MCW_N];
+	uint8_t freq[MCW_N] = { 0 };
+	uint64_t score[MCW_N] = { 0 };
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = 0;
+	int rc = check_literal(s, n, k);
+
+	if (rc < 0)
+		return rc;
+	if (n <= mcw_w[MCW_N - 1])
+		return -ENODATA;
+	memset(cnt, 0, sizeof(cnt));
+	memset(last, 0, sizeof(last));
+	memset(best, 0, sizeof(best));
+	/* Window j holds s[i - w_j .. i - 1]; fill each with its first w_j. */
+	for (unsigned j = 0; j < MCW_N; j++) {
+		for (uint32_t i = 0; i < mcw_w[j]; i++) {
+			uint8_t v = s[i];
+
+			last[j][v] = i;
+			if (++cnt[j][v] >= best[j]) {
+				best[j] = cnt[j][v];
+				freq[j] = v;
+			}
+		}
+	}
+	for (size_t i = mcw_w[0]; i < n; i++) {
+		uint8_t v = s[i];
+
+		tally(&t, freq[winner] == v);
+		for (unsigned j = 0; j < MCW_N; j++)
+			if (i >= mcw_w[j] && freq[j] == v && ++score[j] >= score[winner])
+				winner = j;
+		for (unsigned j = 0; j < MCW_N; j++) {
+			uint8_t old;
+
+			if (i < mcw_w[j])
+				continue;
+			old = s[i - mcw_w[j]];
+			cnt[j][old]--;
+			cnt[j][v]++;
+			last[j][v] = (uint32_t)i;
+			if (old != freq[j]) {
+				if (cnt[j][v] >= best[j]) {
+					best[j] = cnt[j][v];
+					freq[j] = v;
+				}
+			} else {
+				/* The most common value lost one: find the new
+				 * one (highest count, then most recent). */
+				uint32_t bc = 0, bp = 0;
+
+				for (unsigned x = 0; x < k; x++) {
+					if (cnt[j][x] > bc || (cnt[j][x] == bc && cnt[j][x] && last[j][x] >= bp)) {
+						bc = cnt[j][x];
+						bp = last[j][x];
+						freq[j] = (uint8_t)x;
+					}
+				}
+				best[j] = bc;
+			}
+		}
+	}
+	est_prediction_bound(t.c, n - mcw_w[0], t.longest, k, r);
+	return 0;
+}
+
+/* ================= §6.3.8 lag ================= */
+/* 128 lags.  The scoreboard is kept bit-sliced: plane b holds bit b of all
+ * 128 counters, so "add one to every lag whose sample matched" is a ripple
+ * carry over two words, and "the highest score among the matching lags" is a
+ * walk down the planes.  Lag d is bit 128 - d of the 128-bit masks (bit 127
+ * is lag 1), so 90B's tie rule (ascending d, >= wins: the largest d among
+ * equal scores) is the lowest set bit. */
+#define LAG_D 128
+#define LAG_PLANES 40
+
+struct u128 { uint64_t lo, hi; };	/* bit j: lo for j < 64, hi above */
+
+struct slices {
+	struct u128 pl[LAG_PLANES];
+	unsigned np;
+};
+
+static inline void slices_inc(struct slices *c, struct u128 m)
+{
+	for (unsigned b = 0; (m.lo | m.hi) && b < LAG_PLANES; b++) {
+		struct u128 carry = { c->pl[b].lo & m.lo, c->pl[b].hi & m.hi };
+
+		c->pl[b].lo ^= m.lo;
+		c->pl[b].hi ^= m.hi;
+		m = carry;
+		if (b + 1 > c->np)
+			c->np = b + 1;
+	}
+}
+
+/* Among the lags in m (non-empty): the highest score, the lowest bit. */
+static inline unsigned slices_max(const struct slices *c, struct u128 m, uint64_t *val)
+{
+	uint64_t v = 0;
+	unsigned j;
+
+	for (unsigned b = c->np; b-- > 0;) {
+		struct u128 t = { m.lo & c->pl[b].lo, m.hi & c->pl[b].hi };
+
+		if (t.lo | t.hi) {
+			m = t;
+			v |= 1ull << b;
+		}
+	}
+	j = m.lo ? (unsigned)__builtin_ctzll(m.lo) : 64 + (unsigned)__builtin_ctzll(m.hi);
+	*val = v;
+	return j;
+}
+
+/* Bit j of the mask: s[i - 128 + j] == s[i] (the lags that would have
+ * predicted s[i]), only for positions >= 0. */
+static struct u128 lag_match(const uint8_t *s, size_t i)
+{
+	struct u128 m = { 0, 0 };
+	const uint8_t v = s[i];
+
+	if (i >= LAG_D) {
+		const uint8_t *w = s + i - LAG_D;
+
+		for (unsigned j = 0; j < 64; j++)
+			m.lo |= (uint64_t)(w[j] == v) << j;
+		for (unsigned j = 0; j < 64; j++)
+			m.hi |= (uint64_t)(w[64 + j] == v) << j;
+	} else {
+		for (size_t d = 1; d <= i; d++) {
+			unsigned j = LAG_D - (unsigned)d;
+
+			if (s[i - d] == v) {
+				if (j < 64)
+					m.lo |= 1ull << j;
+				else
+					m.hi |= 1ull << (j - 64);
+			}
+		}
+	}
+	return m;
+}
+
+int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	struct slices sc;
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = LAG_D - 1;	/* bit of lag 1 */
+	uint64_t high = 0;
+	struct u128 hist = { 0, 0 };	/* binary: bit j = s[i - 128 + j] */
+	int rc = check_literal(s, n, k);
+
+	if (rc < 0)
+		return rc;
+	if (n < 3)
+		return -ENODATA;
+	memset(&sc, 0, sizeof(sc));
+	hist.hi = (uint64_t)s[0] << 63;
+	for (size_t i = 1; i < n; i++) {
+		struct u128 m;
+		uint64_t val;
+		unsigned j;
+
+		tally(&t, s[i] == s[i - (LAG_D - winner)]);
+		if (k == 2) {
+			/* One bit per sample: the history word is the mask. */
+			m = s[i] ? hist : (struct u128){ ~hist.lo, ~hist.hi };
+			if (i < LAG_D) {
+				unsigned lo_valid = LAG_D - (unsigned)i;	/* bits below are before s[0] */
+
+				if (lo_valid >= 64) {
+					m.lo = 0;
+					m.hi &= ~0ull << (lo_valid - 64);
+				} else {
+					m.lo &= ~0ull << lo_valid;
+				}
+			}
+			hist.lo = (hist.lo >> 1) | (hist.hi << 63);
+			hist.hi = (hist.hi >> 1) | ((uint64_t)s[i] << 63);
+		} else {
+			m = lag_match(s, i);
+		}
+		if (!(m.lo | m.hi))
+			continue;
+		slices_inc(&sc, m);
+		j = slices_max(&sc, m, &val);
+		if (val >= high) {
+			winner = j;
+			high = val;
+		}
+	}
+	est_prediction_bound(t.c, n - 1, t.longest, k, r);
+	return 0;
+}
+
+/* ================= dictionaries for MultiMMC and LZ78Y ================= */
+/* Both count, for every context x (the 1..16 samples before position i)
+ * and follower y, how often y followed x, and predict x's most frequent
+ * follower (ties: larger y).  Binary samples index flat arrays by the
+ * context's bits; wider ones use open-addressing hash tables keyed by
+ * positions in the sample buffer (a key is the substring there, so nothing
+ * is copied).  Tables grow by doubling; each holds at most the number of
+ * distinct keys seen. */
+#define CTX_MAX 16
+
+struct hent {
+	uint32_t pos;	/* start of the key in s; UINT32_MAX = empty */
+	uint32_t hash;
+	uint32_t count;	/* pair: its count; context: its best count */
+	uint8_t pred;	/* context: its prediction */
+};
+
+struct htab {
+	struct hent *e;
+	size_t mask, used;
+};
+
+struct dict {
+	const uint8_t *s;
+	int binary;
+	uint32_t *bin[CTX_MAX];		  /* binary: [ctx << 1 | y] counts */
+	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* wider: by length */
+	/* Per position, filled by dict_at(): */
+	size_t i;
+	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
+	uint32_t bits;			/* binary: the last 16 samples */
+};
+
+static inline uint32_t hmix(uint32_t h, uint8_t v)
+{
+	h ^= v + 0x9e3779b9u + (h << 6) + (h >> 2);
+	return h * 0x85ebca6bu;
+}
+
+static int htab_init(struct htab *t, size_t cap)
+{
+	t->e = malloc(cap * sizeof(*t->e));
+	if (!t->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		t->e[i].pos = UINT32_MAX;
+	t->mask = cap - 1;
+	t->used = 0;
+	return 0;
+}
+
+static struct hent *htab_find(const struct htab *t, const uint8_t *s,
+			      uint32_t pos, unsigned len, uint32_t h)
+{
+	for (size_t at = h & t->mask;; at = (at + 1) & t->mask) {
+		struct hent *e = &t->e[at];
+
+		if (e->pos == UINT32_MAX)
+			return e;
+		if (e->hash == h && memcmp(s + e->pos, s + pos, len) == 0)
+			return e;
+	}
+}
+
+static int htab_grow(struct htab *t, const uint8_t *s, unsigned len)
+{
+	struct htab nt;
+	int rc;
+
+	if ((t->used + 1) * 2 <= t->mask + 1)
+		return 0;
+	rc = htab_init(&nt, (t->mask + 1) * 2);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->e[i].pos != UINT32_MAX)
+			*htab_find(&nt, s, t->e[i].pos, len, t->e[i].hash) = t->e[i];
+	nt.used = t->used;
+	free(t->e);
+	*t = nt;
+	return 0;
+}
+
+static void dict_free(struct dict *d)
+{
+	for (unsigned j = 0; j < CTX_MAX; j++) {
+		free(d->bin[j]);
+		free(d->ctx[j].e);
+		free(d->pair[j].e);
+	}
+}
+
+static int dict_init(struct dict *d, const uint8_t *s, unsigned k)
+{
+	memset(d, 0, sizeof(*d));
+	d->s = s;
+	d->binary = k == 2;
+	for (unsigned j = 0; j < CTX_MAX; j++) {
+		int rc;
+
+		if (d->binary) {
+			d->bin[j] = calloc((size_t)2 << (j + 1), sizeof(uint32_t));
+			rc = d->bin[j] ? 0 : -ENOMEM;
+		} else {
+			rc = htab_init(&d->ctx[j], 1024);
+			if (rc == 0)
+				rc = htab_init(&d->pair[j], 1024);
+		}
+		if (rc < 0) {
+			dict_free(d);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Prepares the contexts ending just before position i (lengths 1..max). */
+static inline void dict_at(struct dict *d, size_t i, unsigned max)
+{
+	d->i = i;
+	if (d->binary) {
+		uint32_t b = 0;
+
+		for (unsigned j = 1; j <= max; j++)
+			b |= (uint32_t)d->s[i - j] << (j - 1);
+		d->bits = b;
+		return;
+	}
+	d->h[0] = 0x12345678u;
+	for (unsigned j = 1; j <= max; j++)
+		d->h[j] = hmix(d->h[j - 1], d->s[i - j]);
+}
+
+/* Context of length j: does it exist, and what does it predict? */
+static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t *count)
+{
+	if (d->binary) {
+		const uint32_t *c = d->bin[j - 1] + ((d->bits & ((1u << j) - 1)) << 1);
+
+		*pred = c[0] > c[1] ? 0 : 1;
+		*count = c[0] > c[1] ? c[0] : c[1];
+		return *count != 0;
+	} else {
+		const struct hent *e = htab_find(&d->ctx[j - 1], d->s, (uint32_t)(d->i - j), j, d->h[j]);
+
+		if (e->pos == UINT32_MAX)
+			return 0;
+		*pred = e->pred;
+		*count = e->count;
+		return 1;
+	}
+}
+
+/* Counts follower y = s[i] after the context of length j.  An existing pair
+ * is always counted; a new one only if allow_new.  Returns 1 if it made a
+ * new pair, 0 if not, -ENOMEM. */
+static int dict_add(struct dict *d, unsigned j, int allow_new)
+{
+	const uint8_t y = d->s[d->i];
+	uint32_t pos = (uint32_t)(d->i - j), hp, c;
+	struct hent *pe, *ce;
+	int made = 0, rc;
+
+	if (d->binary) {
+		uint32_t *e = d->bin[j - 1] + ((d->bits & ((1u << j) - 1)) << 1) + y;
+
+		if (*e) {
+			(*e)++;
+			return 0;
+		}
+		if (!allow_new)
+			return 0;
+		*e = 1;
+		return 1;
+	}
+	/* The pair's key is the context and y: the j + 1 samples at pos. */
+	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y);
+	pe = htab_find(&d->pair[j - 1], d->s, pos, j + 1, hp);
+	if (pe->pos == UINT32_MAX) {
+		if (!allow_new)
+			return 0;
+		rc = htab_grow(&d->pair[j - 1], d->s, j + 1);
+		if (rc < 0)
+			return rc;
+		pe = htab_find(&d->pair[j - 1], d->s, pos, j + 1, hp);
+		*pe = (struct hent){ .pos = pos, .hash = hp, .count = 0 };
+		d->pair[j - 1].used++;
+		made = 1;
+	}
+	c = ++pe->count;
+	ce = htab_find(&d->ctx[j - 1], d->s, pos, j, d->h[j]);
+	if (ce->pos == UINT32_MAX) {
+		rc = htab_grow(&d->ctx[j - 1], d->s, j);
+		if (rc < 0)
+			return rc;
+		ce = htab_find(&d->ctx[j - 1], d->s, pos, j, d->h[j]);
+		*ce = (struct hent){ .pos = pos, .hash = d->h[j], .count = 0 };
+		d->ctx[j - 1].used++;
+	}
+	if (c > ce->count || (c == ce->count && y > ce->pred)) {
+		ce->count = c;
+		ce->pred = y;
+	}
+	return made;
+}
+
+/* ================= §6.3.9 MultiMMC ================= */
+#define MMC_MAX_ENTRIES 100000
+
+int est_multi_mmc(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	struct dict d;
+	uint64_t score[CTX_MAX] = { 0 };
+	uint32_t entries[CTX_MAX] = { 0 };
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = 0;
+	int rc = check_literal(s, n, k);
+
+	if (rc < 0)
+		return rc;
+	if (n < 3)
+		return -ENODATA;
+	rc = dict_init(&d, s, k);
+	if (rc < 0)
+		return rc;
+	/* The pairs whose context starts at s[0] (context length i for the
+	 * sample at i) come first: they precede every prediction that can use
+	 * them, and the main loop below starts its contexts at s[1]. */
+	for (size_t i = 1; i <= CTX_MAX && i < n - 1; i++) {
+		dict_at(&d, i, (unsigned)i);
+		rc = dict_add(&d, (unsigned)i, 1);
+		if (rc < 0)
+			goto out;
+		entries[i - 1] = 1;
+	}
+	for (size_t i = 2; i < n; i++) {
+		unsigned cur = winner, max = i - 1 < CTX_MAX ? (unsigned)(i - 1) : CTX_MAX;
+		int found = 1;
+
+		dict_at(&d, i, max);
+		for (unsigned j = 1; j <= max; j++) {
+			uint8_t pred = 0;
+			uint32_t cnt;
+			unsigned sb = j - 1;
+
+			/* A context whose shorter suffix is unknown is unknown
+			 * too (90B's dictionaries grow shortest first). */
+			if (found)
+				found = dict_find(&d, j, &pred, &cnt);
+			if (found) {
+				if (pred == s[i]) {
+					if (++score[sb] >= score[winner])
+						winner = sb;
+					if (sb == cur)
+						tally(&t, 1);
+				} else if (sb == cur) {
+					tally(&t, 0);
+				}
+				rc = dict_add(&d, j, entries[sb] < MMC_MAX_ENTRIES);
+				if (rc < 0)
+					goto out;
+				entries[sb] += (uint32_t)rc;
+			} else if (entries[sb] < MMC_MAX_ENTRIES) {
+				rc = dict_add(&d, j, 1);
+				if (rc < 0)
+					goto out;
+				entries[sb]++;
+			}
+		}
+	}
+	est_prediction_bound(t.c, n - 2, t.longest, k, r);
+	rc = 0;
+out:
+	dict_free(&d);
+	return rc;
+}
+
+/* ================= §6.3.10 LZ78Y ================= */
+#define LZ_B 16
+#define LZ_MAX_DICT 65536
+
+int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	struct dict d;
+	struct tally t = { 0, 0, 0 };
+	uint32_t dict_size = 0;
+	int rc = check_literal(s, n, k);
+
+	if (rc < 0)
+		return rc;
+	if (n < LZ_B + 2)
+		return -ENODATA;
+	rc = dict_init(&d, s, k);
+	if (rc < 0)
+		return rc;
+	/* Position 16: every context length enters the dictionary. */
+	dict_at(&d, LZ_B, LZ_B);
+	for (unsigned j = 1; j <= LZ_B; j++) {
+		rc = dict_add(&d, j, 1);
+		if (rc < 0)
+			goto out;
+		dict_size++;
+	}
+	for (size_t i = LZ_B + 1; i < n; i++) {
+		uint32_t best = 0;
+		uint8_t pred = 0;
+		int have = 0;
+
+		dict_at(&d, i, LZ_B);
+		/* Longest context first; a shorter one wins only with a
+		 * strictly higher count. */
+		for (unsigned j = LZ_B; j >= 1; j--) {
+			uint8_t y;
+			uint32_t cnt;
+
+			if (dict_find(&d, j, &y, &cnt)) {
+				if (cnt > best) {
+					best = cnt;
+					pred = y;
+					have = 1;
+				}
+				rc = dict_add(&d, j, 1);
+			} else if (dict_size < LZ_MAX_DICT) {
+				rc = dict_add(&d, j, 1);
+				dict_size++;
+			} else {
+				rc = 0;
+			}
+			if (rc < 0)
+				goto out;
+		}
+		tally(&t, have && pred == s[i]);
+	}
+	est_prediction_bound(t.c, n - LZ_B - 1, t.longest, k, r);
+	rc = 0;
+out:
+	dict_free(&d);
+	return rc;
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests for the SP 800-90B §6.3 estimators (estimate.h): answers
+ * worked out by hand (MCV proportions, Markov chains whose most likely
+ * 128-bit sequence is known, a lag predictor on a periodic stream), the
+ * prediction bound against figures NIST's ea_non_iid printed, the suffix
+ * array's t-tuple and LRS counts against brute force, the lag predictor's
+ * bit-sliced scoreboard against a plain one written from 90B's steps, the
+ * bitstring forms against the literal ones on expanded bits, the restart
+ * sanity check, and bad arguments.  The whole assessment against NIST's
+ * own numbers is tests/test_assess.sh.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rngfeed/estimate.h"
+
+/* xorshift64*: fixed-seed test data. */
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static double bound(double p, double n)
+{
+	double u = p + 2.5758293035489008 * sqrt(p * (1 - p) / (n - 1));
+
+	return u > 1 ? 1 : u;
+}
+
+START_TEST(test_mcv_by_hand)
+{
+	uint8_t s[1000];
+	struct est_result r;
+
+	/* 300 sevens, the other 700 spread over 0..6 (100 each). */
+	for (int i = 0; i < 1000; i++)
+		s[i] = i % 10 < 3 ? 7 : (uint8_t)(i % 7);
+	ck_assert_int_eq(est_mcv(s, 1000, 8, &r), 0);
+	ck_assert_uint_eq(r.count, 300);
+	ck_assert_double_eq_tol(r.p_hat, 0.3, 1e-15);
+	ck_assert_double_eq_tol(r.p_u, bound(0.3, 1000), 1e-15);
+	ck_assert_double_eq_tol(r.h, -log2(bound(0.3, 1000)), 1e-12);
+	/* A symbol outside the alphabet is refused, not counted. */
+	ck_assert_int_eq(est_mcv(s, 1000, 7, &r), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_mcv_bits_matches_literal_on_expanded)
+{
+	enum { N = 5000 };
+	static uint8_t s[N], b[N * 8];
+	struct est_result a, c;
+
+	rng_state = 11;
+	for (int i = 0; i < N; i++)
+		s[i] = (uint8_t)(rnd() & (rnd() >> 8));	/* biased bits */
+	est_bitstring(s, N, 8, b);
+	ck_assert_int_eq(est_mcv_bits(s, N, 8, &a), 0);
+	ck_assert_int_eq(est_mcv(b, N * 8, 2, &c), 0);
+	ck_assert_uint_eq(a.count, c.count);
+	ck_assert_double_eq(a.h, c.h);
+	ck_assert_double_lt(a.h, 0.9);	/* 1 bit in 4 is set */
+}
+END_TEST
+
+START_TEST(test_markov_known_chains)
+{
+	static uint8_t s[4096], packed[512];
+	struct est_result r, r8;
+
+	/* 0101...: the chain alternates surely, 0101... has probability
+	 * P_0 = 1/2, so 128 bits carry 1 bit: 1/128 per bit. */
+	for (int i = 0; i < 4096; i++)
+		s[i] = i & 1;
+	ck_assert_int_eq(est_markov(s, 4096, 1, &r), 0);
+	ck_assert_double_eq_tol(r.h, 1.0 / 128, 1e-12);
+	ck_assert_double_eq(r.p_mk[3], 1.0);	/* P_01 */
+	/* 0011 repeated: every transition 1/2, every sequence 2^-128. */
+	for (int i = 0; i < 4096; i++)
+		s[i] = (i >> 1) & 1;
+	ck_assert_int_eq(est_markov(s, 4096, 1, &r), 0);
+	ck_assert_double_eq_tol(r.h, 1.0, 1e-3);
+	/* The same bits packed 8 to a byte give the same answer. */
+	for (int i = 0; i < 512; i++) {
+		packed[i] = 0;
+		for (int j = 0; j < 8; j++)
+			packed[i] = (uint8_t)(packed[i] << 1 | s[i * 8 + j]);
+	}
+	ck_assert_int_eq(est_markov(packed, 512, 8, &r8), 0);
+	ck_assert_double_eq(r.h, r8.h);
+	/* Biased iid bits: P(1) = 1/4 gives 127 zeros after a zero as the
+	 * likeliest sequence, near -log2(3/4) per bit. */
+	rng_state = 5;
+	{
+		static uint8_t t[200000];
+
+		for (int i = 0; i < 200000; i++)
+			t[i] = (rnd() & 3) == 0;
+		ck_assert_int_eq(est_markov(t, 200000, 1, &r), 0);
+		ck_assert_double_eq_tol(r.h, -log2(0.75), 0.01);
+	}
+}
+END_TEST
+
+START_TEST(test_lag_periodic)
+{
+	enum { N = 10000 };
+	static uint8_t s[N];
+	struct est_result r;
+
+	/* Period 3: lag 1 misses s[1], s[2], s[3]; lag 3 leads from then on
+	 * and predicts every sample. */
+	for (int i = 0; i < N; i++)
+		s[i] = (uint8_t)(i % 3);
+	ck_assert_int_eq(est_lag(s, N, 3, &r), 0);
+	ck_assert_uint_eq(r.n, N - 1);
+	ck_assert_uint_eq(r.count, N - 4);
+	ck_assert_uint_eq(r.run, N - 4 + 1);
+	ck_assert_double_lt(r.h, 0.01);
+}
+END_TEST
+
+/* 90B §6.3.8 step by step: D = 128 lags, scoreboard, ">=" ties. */
+static void lag_reference(const uint8_t *s, size_t n, uint64_t *c, uint64_t *longest)
+{
+	uint64_t score[128] = { 0 }, run = 0;
+	unsigned winner = 0;
+
+	*c = *longest = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] == s[i - winner - 1]) {
+			(*c)++;
+			if (++run > *longest)
+				*longest = run;
+		} else {
+			run = 0;
+		}
+		for (unsigned d = 0; d < 128 && d < i; d++) {
+			if (s[i - d - 1] == s[i] && ++score[d] >= score[winner])
+				winner = d;
+		}
+	}
+}
+
+START_TEST(test_lag_matches_reference)
+{
+	enum { N = 40000 };
+	static uint8_t s[N];
+	const unsigned ks[] = { 2, 2, 3, 16, 256 };
+	unsigned k = ks[_i];
+	struct est_result r;
+	uint64_t c, longest;
+
+	rng_state = 100 + (uint64_t)_i;
+	for (int i = 0; i < N; i++) {
+		/* Random, with stretches that repeat at lag 7 or 100 so the
+		 * winner moves. */
+		if (i > 200 && (i / 1000) % 3 == 1)
+			s[i] = s[i - 7];
+		else if (i > 200 && (i / 1000) % 3 == 2 && _i % 2)
+			s[i] = s[i - 100];
+		else
+			s[i] = (uint8_t)(rnd() % k);
+	}
+	ck_assert_int_eq(est_lag(s, N, k, &r), 0);
+	lag_reference(s, N, &c, &longest);
+	ck_assert_uint_eq(r.count, c);
+	ck_assert_uint_eq(r.run, longest + 1);
+}
+END_TEST
+
+START_TEST(test_prediction_bound_nist_figures)
+{
+	struct est_result r;
+
+	/* ea_non_iid -v on 1,000,000 random bytes printed these. */
+	est_prediction_bound(3935, 999999, 2, 256, &r);
+	ck_assert_double_eq_tol(r.p_global_prime, 0.0040962666393325785, 1e-17);
+	ck_assert_double_eq(r.p_local, -1.0);
+	ck_assert_double_eq_tol(r.h, 7.931475, 5e-7);
+	est_prediction_bound(3999480, 7999999, 21, 2, &r);
+	ck_assert_double_eq_tol(r.p_global_prime, 0.50039040913689048, 1e-15);
+	ck_assert_double_eq_tol(r.h, 0.998874, 5e-7);
+	/* No correct prediction at all: P_global' = 1 - 0.01^(1/N). */
+	est_prediction_bound(0, 1000, 0, 2, &r);
+	ck_assert_double_eq_tol(r.p_global_prime, 1 - pow(0.01, 1.0 / 1000), 1e-15);
+	ck_assert_double_eq(r.h, 1.0);	/* 1/k floor */
+	/* A run of 60 corrects in 1000 at P_global 1/2 needs P_local. */
+	est_prediction_bound(500, 1000, 59, 2, &r);
+	ck_assert_double_gt(r.p_local, 0.8);
+	ck_assert_double_eq(r.p_u, r.p_local);
+}
+END_TEST
+
+/* Brute-force Q[t] (most common t-tuple count) and S[t] (sum of C(c,2)). */
+static void tuples_reference(const uint8_t *s, size_t n, unsigned t,
+			     uint64_t *q, uint64_t *sum)
+{
+	*q = 0;
+	*sum = 0;
+	for (size_t i = 0; i + t <= n; i++) {
+		uint64_t c = 0, first = 1;
+
+		for (size_t j = 0; j + t <= n; j++) {
+			if (memcmp(s + i, s + j, t) == 0) {
+				c++;
+				if (j < i)
+					first = 0;
+			}
+		}
+		if (c > *q)
+			*q = c;
+		if (first)
+			*sum += c * (c - 1) / 2;
+	}
+}
+
+START_TEST(test_tuple_lrs_against_brute_force)
+{
+	enum { N = 1500 };
+	static uint8_t s[N];
+	const unsigned k = _i ? 3 : 2;
+	struct est_result tu, lr;
+	double pmax = 0;
+	unsigned t, u, v = 0;
+
+	rng_state = 7 + (uint64_t)_i;
+	for (int i = 0; i < N; i++)
+		s[i] = (i > 1000 && i < 1030) ? s[i - 700] : (uint8_t)(rnd() % k);
+	ck_assert_int_eq(est_tuple_lrs(s, N, k, &tu, &lr), 0);
+	/* t: the largest length whose most common tuple occurs 35 times. */
+	for (t = 1;; t++) {
+		uint64_t q, sum;
+
+		tuples_reference(s, N, t, &q, &sum);
+		if (q < 35)
+			break;
+		pmax = fmax(pmax, pow((double)q / (N - t + 1), 1.0 / t));
+	}
+	u = t;
+	ck_assert_uint_eq(tu.t, u - 1);
+	ck_assert_double_eq_tol(tu.p_hat, pmax, 1e-12);
+	/* v: the longest repeated substring (>= 29 by construction). */
+	for (t = u;; t++) {
+		uint64_t q, sum;
+
+		tuples_reference(s, N, t, &q, &sum);
+		if (q < 2)
+			break;
+		v = t;
+	}
+	ck_assert_uint_ge(v, 29);
+	ck_assert_uint_eq(lr.u, u);
+	ck_assert_uint_eq(lr.v, v);
+	pmax = 0;
+	for (t = u; t <= v; t++) {
+		uint64_t q, sum;
+
+		tuples_reference(s, N, t, &q, &sum);
+		pmax = fmax(pmax, pow((double)sum / ((N - t + 1.0) * (N - t) / 2), 1.0 / t));
+	}
+	ck_assert_double_eq_tol(lr.p_hat, pmax, 1e-12);
+}
+END_TEST
+
+START_TEST(test_predictors_on_patterns)
+{
+	enum { N = 20000 };
+	static uint8_t s[N];
+	struct est_result r;
+
+	/* A sequence that repeats every 10 samples: every context predictor
+	 * learns it, MCW (most common in a window) cannot. */
+	rng_state = 3;
+	for (int i = 0; i < N; i++)
+		s[i] = i < 10 ? (uint8_t)(rnd() % 200) : s[i - 10];
+	ck_assert_int_eq(est_multi_mmc(s, N, 256, &r), 0);
+	ck_assert_double_lt(r.h, 0.01);
+	ck_assert_int_eq(est_lz78y(s, N, 256, &r), 0);
+	ck_assert_double_lt(r.h, 0.01);
+	ck_assert_int_eq(est_lag(s, N, 256, &r), 0);
+	ck_assert_double_lt(r.h, 0.01);
+	ck_assert_int_eq(est_multi_mcw(s, N, 256, &r), 0);
+	ck_assert_double_gt(r.h, 2.5);
+	/* Uniform bytes: near 8 bits for every predictor. */
+	for (int i = 0; i < N; i++)
+		s[i] = (uint8_t)rnd();
+	ck_assert_int_eq(est_multi_mmc(s, N, 256, &r), 0);
+	ck_assert_double_gt(r.h, 6.5);
+	ck_assert_int_eq(est_lz78y(s, N, 256, &r), 0);
+	ck_assert_double_gt(r.h, 6.5);
+	/* Too short for each. */
+	ck_assert_int_eq(est_multi_mcw(s, 4095, 256, &r), -ENODATA);
+	ck_assert_int_eq(est_lz78y(s, 17, 256, &r), -ENODATA);
+	ck_assert_int_eq(est_compression(s, 1000, 6, &r), -ENODATA);
+}
+END_TEST
+
+START_TEST(test_binary_and_wide_dictionaries_agree)
+{
+	/* The binary dictionaries (flat arrays) and the hashed ones must give
+	 * the same counts: the same bits as symbols of a 3-letter alphabet
+	 * that never uses the third letter. */
+	enum { N = 30000 };
+	static uint8_t s[N];
+	struct est_result a, b;
+
+	rng_state = 9;
+	for (int i = 0; i < N; i++)
+		s[i] = i > 40 && (rnd() & 3) ? s[i - 37] : (uint8_t)(rnd() & 1);
+	ck_assert_int_eq(est_multi_mmc(s, N, 2, &a), 0);
+	ck_assert_int_eq(est_multi_mmc(s, N, 3, &b), 0);
+	ck_assert_uint_eq(a.count, b.count);
+	ck_assert_uint_eq(a.run, b.run);
+	ck_assert_int_eq(est_lz78y(s, N, 2, &a), 0);
+	ck_assert_int_eq(est_lz78y(s, N, 3, &b), 0);
+	ck_assert_uint_eq(a.count, b.count);
+	ck_assert_uint_eq(a.run, b.run);
+}
+END_TEST
+
+START_TEST(test_assess_rules)
+{
+	enum { N = 20000 };
+	static uint8_t s[N];
+	struct est_report rep;
+
+	/* Two values, 0x00 and 0xff: binary, no bitstring pass, H <= 1. */
+	rng_state = 4;
+	for (int i = 0; i < N; i++)
+		s[i] = (rnd() & 1) ? 0xff : 0;
+	ck_assert_int_eq(est_assess(s, N, 8, &rep), 0);
+	ck_assert_uint_eq(rep.k, 2);
+	ck_assert_int_eq(rep.binary, 1);
+	ck_assert_int_eq(rep.have_bit[EST_MCV], 0);
+	ck_assert_int_eq(rep.have_lit[EST_COLLISION], 1);
+	ck_assert_double_le(rep.h_assessed, 1.0);
+	/* Bytes: the final is min(H_original, 8 H_bitstring). */
+	for (int i = 0; i < N; i++)
+		s[i] = (uint8_t)rnd();
+	ck_assert_int_eq(est_assess(s, N, 8, &rep), 0);
+	ck_assert_uint_eq(rep.k, 256);
+	ck_assert_double_eq(rep.h_assessed, fmin(rep.h_original, 8 * rep.h_bitstring));
+	/* Samples wider than declared, one symbol only. */
+	ck_assert_int_eq(est_assess(s, N, 4, &rep), -EINVAL);
+	memset(s, 5, N);
+	ck_assert_int_eq(est_assess(s, N, 8, &rep), -EDOM);
+	ck_assert_int_eq(est_assess(s, N, 9, &rep), -EINVAL);
+	ck_assert_int_eq(est_assess(NULL, N, 8, &rep), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_restart_sanity)
+{
+	enum { R = 1000 };
+	static uint8_t m[R * R];
+	struct est_restart r;
+
+	rng_state = 77;
+	for (int i = 0; i < R * R; i++)
+		m[i] = (uint8_t)rnd();
+	ck_assert_int_eq(est_restart_sanity(m, R, R, 8, 7.5, &r), 0);
+	ck_assert_int_eq(r.pass, 1);
+	ck_assert_uint_lt(r.max_row, r.cutoff);
+	/* Every restart begins with the same 50 samples: the columns show it. */
+	for (int i = 0; i < R; i++)
+		for (int j = 0; j < 50; j++)
+			m[i * R + j] = (uint8_t)j;
+	ck_assert_int_eq(est_restart_sanity(m, R, R, 8, 7.5, &r), 0);
+	ck_assert_int_eq(r.pass, 0);
+	ck_assert_uint_eq(r.max_col, R);
+	ck_assert_int_eq(est_restart_sanity(m, R, R, 4, 3.0, &r), -EINVAL);
+}
+END_TEST
+
+static Suite *estimate_suite(void)
+{
+	Suite *s = suite_create("estimate");
+	TCase *tc = tcase_create("estimators");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_mcv_by_hand);
+	tcase_add_test(tc, test_mcv_bits_matches_literal_on_expanded);
+	tcase_add_test(tc, test_markov_known_chains);
+	tcase_add_test(tc, test_lag_periodic);
+	tcase_add_loop_test(tc, test_lag_matches_reference, 0, 5);
+	tcase_add_test(tc, test_prediction_bound_nist_figures);
+	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
+	tcase_add_test(tc, test_predictors_on_patterns);
+	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
+	tcase_add_test(tc, test_assess_rules);
+	tcase_add_test(tc, test_restart_sanity);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(estimate_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
