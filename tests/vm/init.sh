@@ -45,6 +45,9 @@ rngd-rdrand)	$w -e -- $rngd_cmd -n 1 -r /dev/nonexistent ;;
 rngd-hwrng)	$w -e -- $rngd_cmd -n 1 -d 1 -r /dev/hwrng ;;
 rngd-tpm)	$w -e -- $rngd_cmd -v -d 1 -r /dev/nonexistent ;;
 minfeed-rdrand)	$w -- /bin/minfeed rdrand ;;
+# arm64 (tests/vm/arm64-boot.sh): the CPU's RNDRRS/RNDR
+rngfeed-rndrrs | rngfeed-rndr) $w -e -- /bin/rngfeed -f -v -n "${tc#rngfeed-}" ;;
+minfeed-rndrrs)	$w -- /bin/minfeed rndrrs ;;
 minfeed-hwrng)	$w -- /bin/minfeed /dev/hwrng ;;
 # the kernel alone: loading the driver is the "daemon start"
 virtio-kernel)	$w -- /bin/sh -c "modprobe virtio_pci && modprobe virtio_rng" ;;
@@ -116,6 +119,10 @@ esac
 # What the kernel saw, on the printk clock (the waiter's markers and the CRNG)
 dmesg | grep -E 'vmtest: |crng init done|random:|tpm|TPM|virtio_rng|hwrng' |
 	sed 's/^/VMTEST kmsg /'
+# kprobes named crngw_* on the command line (arm64-boot.sh): which process
+# credited and which one the CRNG became ready in
+[ -f /sys/kernel/tracing/trace ] &&
+	grep ' crngw_' /sys/kernel/tracing/trace | sed 's/^/VMTEST ktrace /'
 [ -f /sys/class/misc/hw_random/rng_current ] &&
 	echo "VMTEST hwrng current=$(cat /sys/class/misc/hw_random/rng_current)" \
 	     "quality=$(cat /sys/class/misc/hw_random/rng_quality 2>/dev/null)"
