@@ -34,8 +34,9 @@ static int model_ll(const char *s, long long min, long long max,
 		    long long *out)
 {
 	const char *p = s;
-	bool neg = false;
-	__int128 v = 0;
+	bool neg = false, huge = false;
+	unsigned long long mag = 0; /* no __int128 on 32-bit targets */
+	long long v;
 
 	if (*p == '+' || *p == '-') {
 		if (min >= 0)
@@ -47,16 +48,18 @@ static int model_ll(const char *s, long long min, long long max,
 	for (const char *q = p; *q; q++)
 		if (*q < '0' || *q > '9')
 			return -EINVAL;
-	for (; *p; p++) {
-		v = v * 10 + (*p - '0');
-		if (v > (__int128)1 << 64)
-			v = (__int128)1 << 64; /* saturate: out of range */
-	}
+	for (; *p && !huge; p++) /* past 2^64: out of range whatever follows */
+		huge = __builtin_mul_overflow(mag, 10ULL, &mag) ||
+		       __builtin_add_overflow(mag, (unsigned long long)(*p - '0'), &mag);
+	if (huge || mag > (unsigned long long)LLONG_MAX + (neg ? 1 : 0))
+		return -ERANGE;
 	if (neg)
-		v = -v;
+		v = mag == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)mag;
+	else
+		v = (long long)mag;
 	if (v < min || v > max)
 		return -ERANGE;
-	*out = (long long)v;
+	*out = v;
 	return 0;
 }
 
@@ -90,9 +93,9 @@ static int model_size(const char *s, long long max, long long *out)
 	r = model_ll(num, 0, LLONG_MAX, &v);
 	if (r < 0)
 		return r;
-	if ((__int128)v * mult > max)
+	if (__builtin_mul_overflow(v, mult, &v) || v > max)
 		return -ERANGE;
-	*out = v * mult;
+	*out = v;
 	return 0;
 }
 
