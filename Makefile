@@ -39,7 +39,7 @@ TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
 
-.PHONY: all check clean deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd vm-test-stuck vm-test-bootcost vm-test-systemd-cases install uninstall soak
+.PHONY: all check clean deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd vm-test-stuck vm-test-bootcost vm-test-systemd-cases vm-test-arm64 install uninstall soak
 
 all: rngfeed
 
@@ -120,6 +120,11 @@ vm-test-bootcost:
 
 vm-test-systemd-cases:
 	tests/vm/systemd-cases.sh
+
+# Not in CI (about 5 minutes): the arm64 boot (issue 16), rngfeed cross-built from
+# HEAD (VM_REV) or RNGFEED_ARM64, feeding the guest kernel from RNDRRS.
+vm-test-arm64:
+	tests/vm/arm64-boot.sh
 
 # Debian 12 build and test dependencies, for a newcomer on a fresh machine.
 DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \

@@ -44,7 +44,8 @@ WORK=${VM_WORK:-$here/work/arm64}
 TIMEOUT=${VM_TIMEOUT:-20}
 ROUNDS=${VM_ROUNDS:-3}
 MODES=${VM_MODES:-"tcg icount"}
-CASES=$(echo ${VM_CASES:-"none minfeed-rndrrs rngfeed-rndrrs"})
+# shellcheck disable=SC2086,SC2116  # the list's words, on one line
+CASES=$(echo ${VM_CASES:-none minfeed-rndrrs rngfeed-rndrrs})
 CPU=${A64_CPU:-max,pauth-impdef=on}
 export A64_CC=${A64_CC:-aarch64-linux-gnu-gcc}
 # the kernel's CRNG reseed (the first one is "crng init done") and the ioctls on the
@@ -215,7 +216,7 @@ table=$WORK/results.md
 
 # ---- assertions ---------------------------------------------------------------------
 
-while read -r m c r fin ready crng early rby nadd ex; do
+while read -r m c r fin ready _crng early rby nadd ex; do
 	id="$c ($m) boot $r"
 	log=$WORK/logs/$m-$c-$r.log
 	[ "$fin" = 1 ] || fail "$id did not finish (no 'VMTEST done'; see $log)"

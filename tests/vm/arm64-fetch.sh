@@ -84,7 +84,7 @@ EOF
 		for p in $LIBPKGS; do
 			dpkg -x "$(ls "$dir/debs/${p}_"*.deb)" "$dir/root"
 		done
-		kver=$(ls "$dir/kernel/lib/modules" | head -n 1)
+		kver=$(find "$dir/kernel/lib/modules" -mindepth 1 -maxdepth 1 -printf "%f\n" | head -n 1)
 		cp "$dir/kernel/boot/vmlinuz-$kver" "$dir/vmlinuz"
 		cp "$dir/kernel/boot/config-$kver" "$dir/config"
 		cp "$dir/bb/bin/busybox" "$dir/busybox"

@@ -59,6 +59,7 @@ if [ -n "$interp" ]; then
 	cp -L "$A64_ROOT$interp" "$stage$interp"
 fi
 while [ -n "$todo" ]; do
+	# shellcheck disable=SC2086  # a list of library names
 	set -- $todo
 	lib=$1; shift; todo="$*"
 	case " $done_libs " in *" $lib "*) continue ;; esac
