@@ -324,6 +324,7 @@ FUZZ_SRCS_config  := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_options := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_tpm2    := src/tpm2.c
 FUZZ_SRCS_sysfs   := src/hwrandom.c src/util.c
+FUZZ_SRCS_egd     := src/egd_proto.c src/util.c
 FUZZ_SRCS_cavp    := tests/cavp.c
 FUZZ_EXTRA_replay_cavp := tests/cavp.c
 # See fuzz_cavp.c: one reused line buffer instead of an mmap per run.
