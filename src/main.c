@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -218,6 +219,10 @@ int main(int argc, char **argv)
 	struct rngfeed_config cfg;
 	char err[512];
 
+	/* One malloc arena for every thread: a reader allocates only as it
+	 * starts, and an arena of its own cost 8 KiB of private memory per
+	 * reader for its 2.5 KB block (issue 20). */
+	mallopt(M_ARENA_MAX, 1);
 	if (config_parse_args(&cfg, argc, argv, err, sizeof(err)) < 0) {
 		/* One hint: a message may name a better place to look. */
 		fprintf(stderr, "rngfeed: %s%s\n", err,
