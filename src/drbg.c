@@ -201,8 +201,14 @@ static int bcc_chain(struct bcc_stream *b, uint32_t i, const uint8_t ln[8],
 	return r;
 }
 
+/* The df's two AES handles: BCC's, keyed with the fixed key, and the
+ * one keyed with the derived K (a DRBG's own, or a struct drbg_df's). */
+struct df_handles {
+	gcry_cipher_hd_t bcc, dfk;
+};
+
 /* Block_Cipher_df(input_string, 384) (10.3.2), into out[SEEDLEN]. */
-static int block_cipher_df(struct drbg *d, const struct seg *segs,
+static int block_cipher_df(const struct df_handles *d, const struct seg *segs,
 			   size_t nsegs, uint8_t out[SEEDLEN])
 {
 	struct bcc_stream b = { .hd = d->bcc };
@@ -286,14 +292,16 @@ static void xor_padded(uint8_t out[SEEDLEN], const uint8_t *a, size_t alen,
 /* ------------------------------------------------------------------------
  * Public API
  */
+/* 10.3.2 step 8: K = leftmost_bits(0x00010203...1D1E1F, keylen). */
+static const uint8_t df_key[KEYLEN] = {
+	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+	0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+	0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+	0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
+};
+
 int drbg_new(struct drbg **out, const struct drbg_params *p)
 {
-	static const uint8_t df_key[KEYLEN] = {
-		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
-		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
-		0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
-		0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f,
-	};
 	static const uint8_t zero[KEYLEN];
 	struct drbg_params prm = p ? *p : DRBG_PARAMS_DEFAULT;
 	struct drbg *d = NULL;
@@ -395,7 +403,8 @@ int drbg_instantiate(struct drbg *d, const uint8_t *entropy,
 			{ nonce, nonce_len },
 			{ pers, pers_len },
 		};
-		r = block_cipher_df(d, segs, 3, seed);
+		r = block_cipher_df(&(struct df_handles){ d->bcc, d->dfk },
+				    segs, 3, seed);
 	} else {
 		/* 10.2.1.3.1 steps 1-3. */
 		xor_padded(seed, entropy, entropy_len, pers, pers_len);
@@ -434,7 +443,8 @@ int drbg_reseed(struct drbg *d, const uint8_t *entropy, size_t entropy_len,
 			{ entropy, entropy_len },
 			{ additional, additional_len },
 		};
-		r = block_cipher_df(d, segs, 2, seed);
+		r = block_cipher_df(&(struct df_handles){ d->bcc, d->dfk },
+				    segs, 2, seed);
 	} else {
 		/* 10.2.1.4.1 steps 1-3. */
 		xor_padded(seed, entropy, entropy_len, additional,
@@ -448,6 +458,90 @@ int drbg_reseed(struct drbg *d, const uint8_t *entropy, size_t entropy_len,
 		return fail(d, r);
 	d->reseed_counter = 1;
 	return 0;
+}
+
+int drbg_reseed_derived(struct drbg *d, const uint8_t seed[DRBG_SEEDLEN])
+{
+	int r;
+
+	if (!d || !seed || !d->use_df)
+		return -EINVAL;
+	if (!d->instantiated)
+		return -ENOTCONN;
+	/* 10.2.1.4.2 steps 1-2 were drbg_df_derive(); step 3. */
+	r = drbg_update(d, seed);
+	if (r)
+		return fail(d, r);
+	d->reseed_counter = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The derivation function alone (drbg_df_*)
+ */
+struct drbg_df {
+	struct df_handles h;
+};
+
+int drbg_df_new(struct drbg_df **out)
+{
+	static const uint8_t zero[KEYLEN];
+	struct drbg_df *df;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	r = drbg_library_init();
+	if (r)
+		return r;
+	df = calloc(1, sizeof(*df));
+	if (!df)
+		return -ENOMEM;
+	/* Ordinary memory, not the secure pool: see drbg.h. */
+	if (gcry_cipher_open(&df->h.bcc, GCRY_CIPHER_AES256,
+			     GCRY_CIPHER_MODE_CBC, 0) ||
+	    gcry_cipher_open(&df->h.dfk, GCRY_CIPHER_AES256,
+			     GCRY_CIPHER_MODE_CBC, 0)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (gcry_cipher_setkey(df->h.bcc, df_key, KEYLEN) ||
+	    gcry_cipher_setkey(df->h.dfk, zero, KEYLEN)) {
+		r = -EIO;
+		goto fail;
+	}
+	*out = df;
+	return 0;
+fail:
+	drbg_df_free(df);
+	return r;
+}
+
+void drbg_df_free(struct drbg_df *df)
+{
+	if (!df)
+		return;
+	if (df->h.bcc)
+		gcry_cipher_close(df->h.bcc);
+	if (df->h.dfk)
+		gcry_cipher_close(df->h.dfk);
+	free(df);
+}
+
+int drbg_df_derive(struct drbg_df *df, const uint8_t *entropy,
+		   size_t entropy_len, uint8_t seed[DRBG_SEEDLEN])
+{
+	const struct seg seg = { entropy, entropy_len };
+
+	if (!df || !seed || bad_buf(entropy, entropy_len))
+		return -EINVAL;
+	if (entropy_len > DRBG_MAX_INPUT_LEN)
+		return -E2BIG;
+	if (entropy_len < DRBG_MIN_ENTROPY_LEN)
+		return -ERANGE;
+	/* 10.2.1.4.2 step 1 with no additional input, step 2. */
+	return block_cipher_df(&df->h, &seg, 1, seed);
 }
 
 /*
@@ -482,7 +576,9 @@ int drbg_generate(struct drbg *d, uint8_t *out, size_t len,
 		if (d->use_df) {
 			const struct seg seg = { additional, additional_len };
 
-			r = block_cipher_df(d, &seg, 1, add);
+			r = block_cipher_df(&(struct df_handles){ d->bcc,
+								   d->dfk },
+					    &seg, 1, add);
 		} else {
 			memcpy(add, additional, additional_len);
 		}
