@@ -30,6 +30,9 @@ enum {
 	OPT_BENCH_FILL,
 	OPT_RESTORE_HWRNG,
 	OPT_EGD_ONLY,
+	OPT_ASSESS,
+	OPT_BITS,
+	OPT_RESTART,
 	/* Settings without a short option: OPT_SETTING + their index. */
 	OPT_SETTING = 0x200,
 };
@@ -124,6 +127,9 @@ static const struct option base_options[] = {
 	{ "bench-fill", required_argument, NULL, OPT_BENCH_FILL },
 	{ "restore-hwrng-quality", no_argument, NULL, OPT_RESTORE_HWRNG },
 	{ "egd-only", no_argument, NULL, OPT_EGD_ONLY },
+	{ "assess", optional_argument, NULL, OPT_ASSESS },
+	{ "bits", required_argument, NULL, OPT_BITS },
+	{ "restart", required_argument, NULL, OPT_RESTART },
 };
 
 #define N_BASE_OPTIONS (sizeof(base_options) / sizeof(base_options[0]))
@@ -219,6 +225,12 @@ void config_usage(FILE *out)
 	      "      --check[=FILE]      run the health tests on FILE (default stdin)\n"
 	      "                          and print rngtest-style counters\n"
 	      "      --min-entropy H     claimed min-entropy per byte for --check\n"
+	      "      --assess[=FILE]     SP 800-90B non-IID min-entropy estimates of the\n"
+	      "                          raw samples in FILE (default stdin), printed\n"
+	      "                          as NIST's ea_non_iid -v prints them\n"
+	      "      --bits N            --assess: bits per sample, 1-8 (default 8)\n"
+	      "      --restart FILE      --assess: also the restart sanity check on\n"
+	      "                          FILE, a 1000 x 1000 restart matrix\n"
 	      "      --bench-fill S      benchmarks, with -f: stay in the fill phase for\n"
 	      "                          S seconds, feeding DRBG output back to back\n"
 	      "                          (credited only as the sources allow), then\n"
@@ -436,6 +448,10 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 
 	if (cfg->mode == MODE_CHECK && !cfg->check_path && optind < argc)
 		cfg->check_path = argv[optind++];
+	if (cfg->mode == MODE_ASSESS && !cfg->assess_path && optind < argc)
+		cfg->assess_path = argv[optind++];
+	if ((cfg->assess_bits || cfg->restart_path) && cfg->mode != MODE_ASSESS)
+		return set_error(err, err_len, "--bits and --restart need --assess");
 	if (optind < argc)
 		return set_error(err, err_len, "unexpected argument '%s'",
 			    argv[optind]);
@@ -477,8 +493,8 @@ static int set_mode(struct rngfeed_config *cfg, enum rngfeed_mode mode,
 {
 	if (cfg->mode != MODE_DAEMON && cfg->mode != mode)
 		return set_error(err, err_len,
-			    "--list, --raw, --check, --test, --stdout and "
-			    "--egd-only exclude each other");
+			    "--list, --raw, --check, --assess, --test, "
+			    "--stdout and --egd-only exclude each other");
 	cfg->mode = mode;
 	return 0;
 }
@@ -605,6 +621,22 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 			break;
 		case OPT_EGD_ONLY:
 			r = set_mode(cfg, MODE_EGD, err, err_len);
+			break;
+		case OPT_ASSESS:
+			/* --assess=FILE or --assess FILE, as --check. */
+			r = set_mode(cfg, MODE_ASSESS, err, err_len);
+			if (r == 0 && optarg)
+				cfg->assess_path = optarg;
+			break;
+		case OPT_BITS:
+			if (parse_ll(optarg, 1, 8, &cfg->assess_bits) < 0)
+				r = set_error(err, err_len,
+					 "--bits needs bits per sample from 1 "
+					 "to 8, not '%s'",
+					 optarg);
+			break;
+		case OPT_RESTART:
+			cfg->restart_path = optarg;
 			break;
 		case OPT_MIN_ENTROPY:
 			r = parse_min_entropy(optarg, &cfg->min_entropy, err,

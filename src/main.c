@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rngfeed/assess.h"
 #include "rngfeed/checkmode.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
@@ -214,6 +215,37 @@ static int run_check(struct rngfeed_config *cfg)
 	return r;
 }
 
+/* --assess [FILE] [--bits N] [--restart FILE] (issue 19). */
+static int run_assess(struct rngfeed_config *cfg)
+{
+	int fd = STDIN_FILENO, rfd = -1, r = EXIT_USAGE;
+	char why[SOURCE_WHY_LEN];
+
+	if (cfg->assess_path) {
+		fd = source_fd_open(cfg->assess_path, 0, why, sizeof(why));
+		if (fd < 0) {
+			log_err("%s", why);
+			return EXIT_USAGE;
+		}
+	}
+	if (cfg->restart_path) {
+		rfd = source_fd_open(cfg->restart_path, 0, why, sizeof(why));
+		if (rfd < 0) {
+			log_err("%s", why);
+			goto out;
+		}
+	}
+	r = assess_run(fd, cfg->assess_path ? cfg->assess_path : "-",
+		       cfg->assess_bits ? (unsigned)cfg->assess_bits : 8, rfd,
+		       stdout, stderr);
+out:
+	if (rfd >= 0)
+		close(rfd);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct rngfeed_config cfg;
@@ -249,6 +281,8 @@ int main(int argc, char **argv)
 		return run_raw(&cfg);
 	case MODE_CHECK:
 		return run_check(&cfg);
+	case MODE_ASSESS:
+		return run_assess(&cfg);
 	case MODE_RESTORE_HWRNG:
 		return run_restore_hwrng();
 	case MODE_DAEMON:

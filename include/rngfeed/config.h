@@ -23,6 +23,7 @@ enum rngfeed_mode {
 	MODE_RESTORE_HWRNG, /* --restore-hwrng-quality: after a crash, put
 			     * back the rng_quality the hand-over recorded */
 	MODE_EGD,    /* --egd-only: serve EGD clients, feed no kernel */
+	MODE_ASSESS, /* --assess: SP 800-90B min-entropy estimates of a file */
 };
 
 #define CONFIG_DEFAULT_PATH "/etc/rngfeed.conf"
@@ -35,6 +36,9 @@ struct rngfeed_config {
 	long long bytes;        /* --bytes; -1 = not given */
 	const char *check_path; /* --check FILE; NULL = stdin */
 	double min_entropy;     /* --min-entropy; 0 = default */
+	const char *assess_path;  /* --assess FILE; NULL = stdin */
+	const char *restart_path; /* --restart FILE: 1000x1000 restart matrix */
+	long long assess_bits;    /* --bits: bits per sample; 0 = not given (8) */
 	bool sources_named;     /* some -n was given: only those run */
 	double bench_fill;      /* --bench-fill S: fill phase for S seconds
 				 * whatever the CRNG state; 0 = off */
