@@ -61,6 +61,7 @@ struct daemon {
 	struct report report;
 	struct service service;
 	struct egd_server *egd;        /* --egd-server; NULL = none */
+	struct pollfd *pfd;            /* with egd: 4 + its fds; else NULL */
 
 	double start;
 	uint8_t block[MONITOR_BLOCK_BYTES]; /* a block on its way in */
@@ -246,9 +247,15 @@ static int egd_up(struct daemon *d)
 	if (!cfg->egd_server[0] ||
 	    (cfg->mode != MODE_DAEMON && cfg->mode != MODE_EGD))
 		return 0;
+	d->pfd = calloc(4 + EGD_POLL_MAX, sizeof(*d->pfd));
+	if (!d->pfd)
+		return -ENOMEM;
 	r = egd_server_new(&d->egd, &p, why, sizeof(why));
-	if (r < 0)
+	if (r < 0) {
 		log_err("%s", why);
+		free(d->pfd);
+		d->pfd = NULL;
+	}
 	return r;
 }
 
@@ -256,6 +263,8 @@ static void egd_down(struct daemon *d)
 {
 	egd_server_free(d->egd);
 	d->egd = NULL;
+	free(d->pfd);
+	d->pfd = NULL;
 }
 
 static void signals_down(struct daemon *d)
@@ -549,8 +558,7 @@ static int timeout_ms(double wait_s)
  * fatal poll error. */
 static bool poll_dispatch(struct daemon *d, double wait_s)
 {
-	/* 8 KiB with every EGD client: on the stack, once per turn. */
-	struct pollfd pfd[4 + EGD_POLL_MAX] = {
+	struct pollfd own[4] = {
 		{ .fd = d->sigfd, .events = POLLIN },
 		{ .fd = d->evfd, .events = POLLIN },
 		/* A negative fd is ignored by poll(2). */
@@ -558,11 +566,15 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 		{ .fd = d->out.waiting_pollout ? d->kernel.fd : -1,
 		  .events = POLLOUT },
 	};
+	/* The EGD server's fds follow, in an array of their own size. */
+	struct pollfd *pfd = d->egd ? d->pfd : own;
 	size_t n = 4;
 	uint64_t v;
 
-	if (d->egd)
+	if (d->egd) {
+		memcpy(pfd, own, sizeof(own));
 		n += egd_server_pollfds(d->egd, pfd + 4, EGD_POLL_MAX);
+	}
 	if (poll(pfd, n, timeout_ms(wait_s)) < 0 && errno != EINTR) {
 		log_err("poll: %s", strerror(errno));
 		return false;

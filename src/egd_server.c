@@ -44,12 +44,12 @@ struct egd_client {
 	bool have_req;              /* req is being answered */
 	struct egd_request req;
 	unsigned int left;          /* READ_BLOCK: bytes still owed */
-	uint8_t *out;               /* EGD_OUT_MAX bytes */
+	uint8_t *out;               /* EGD_OUT_MAX bytes while busy; NULL
+				     * while idle (an idle client costs
+				     * this struct and its socket) */
 	size_t out_off, out_len;    /* unsent: out[out_off, out_len) */
 	double tokens, filled_at;   /* the rate limit's bucket */
 	double stalled_since;       /* replies waiting, none taken; 0 */
-	bool eof;                   /* the client closed its side */
-	bool blocked;               /* last turn: waiting for output */
 	uint64_t served, requests, refused;
 };
 
@@ -247,6 +247,17 @@ static size_t out_room(struct egd_client *c)
 	return EGD_OUT_MAX - c->out_len;
 }
 
+/* An idle client gives its out buffer back. */
+static void out_release(struct egd_client *c)
+{
+	if (!c->out || c->out_len > c->out_off || c->have_req)
+		return;
+	explicit_bzero(c->out, EGD_OUT_MAX);
+	free(c->out);
+	c->out = NULL;
+	c->out_off = c->out_len = 0;
+}
+
 /* Send what is waiting; -errno when the client is gone. */
 static int client_flush(struct egd_client *c, double now)
 {
@@ -312,6 +323,11 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 {
 	size_t served = 0;
 
+	if (!c->out && (c->have_req || c->in_off < c->in_len)) {
+		c->out = malloc(EGD_OUT_MAX);
+		if (!c->out)
+			return SERVE_WAIT; /* again on the next turn */
+	}
 	for (;;) {
 		struct egd_request *q = &c->req;
 		size_t n;
@@ -468,8 +484,6 @@ static void accept_one(struct egd_server *s, int fd, double now)
 		why = "the server has max clients";
 	else if (peer_count(s, c) >= s->p.per_peer)
 		why = "its peer has the most connections allowed";
-	else if (!(c->out = malloc(EGD_OUT_MAX)))
-		why = "out of memory";
 	if (why) {
 		egd_log(s, now, "connection %lu (%s) refused: %s", c->id, c->peer,
 			why);
@@ -771,7 +785,7 @@ size_t egd_server_pollfds(const struct egd_server *s, struct pollfd *pfd,
 
 		/* Input only while there is room for it: a client that
 		 * pipelines requests waits in its own socket buffer. */
-		if (c->in_len - c->in_off < EGD_IN_MAX && !c->eof)
+		if (c->in_len - c->in_off < EGD_IN_MAX)
 			ev |= POLLIN;
 		if (c->out_off < c->out_len)
 			ev |= POLLOUT;
@@ -811,9 +825,9 @@ void egd_server_events(struct egd_server *s, const struct pollfd *pfd,
 		if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = client_read(c);
 
-			if (r == -ECONNRESET)
-				c->eof = true; /* answered, then closed */
-			else if (r < 0)
+			/* Closed (or reset): whatever it asked for is
+			 * not wanted any more. */
+			if (r < 0)
 				client_close(s, i, false);
 		}
 	}
@@ -884,11 +898,7 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 		}
 		if (c->stalled_since > 0)
 			*wait = fmin(*wait, c->stalled_since + EGD_STALL_S - now);
-		if (c->eof && !c->have_req && c->in_off == c->in_len &&
-		    c->out_off == c->out_len) {
-			client_close(s, i, false);
-			continue;
-		}
+		out_release(c);
 		/* More asked, more can be sent: loop again at once. */
 		if (res == SERVE_MORE && c->out_off == c->out_len)
 			more = true;

@@ -263,13 +263,15 @@ static int cmd_many(int k, double s, int window)
 {
 	struct conn *c = calloc((size_t)k, sizeof(*c));
 	struct pollfd *pfd = calloc((size_t)k, sizeof(*pfd));
-	uint8_t req[2 * 64], buf[65536];
+	uint8_t req[2 * 512], buf[65536];
 	double t0, end;
 	long long total = 0, min = -1, max = 0;
 
 	if (!c || !pfd)
 		die("calloc");
-	for (int i = 0; i < window && i < 64; i++) {
+	if (window < 1 || window > 512)
+		window = 8;
+	for (int i = 0; i < window; i++) {
 		req[2 * i] = 0x02;
 		req[2 * i + 1] = 255;
 	}
@@ -281,10 +283,13 @@ static int cmd_many(int k, double s, int window)
 	end = t0 + s;
 	while (now_s() < end) {
 		for (int i = 0; i < k; i++) {
-			/* Keep the window full, as QEMU queues requests. */
-			if (c[i].outstanding == 0) {
-				send_all(c[i].fd, req, 2 * (size_t)window);
-				c[i].outstanding = 255LL * window;
+			/* Keep the window full, as QEMU queues requests:
+			 * half of it again whenever half has come. */
+			if (c[i].outstanding <= 255LL * (window - window / 2)) {
+				size_t more = (size_t)(window / 2 ? window / 2 : 1);
+
+				send_all(c[i].fd, req, 2 * more);
+				c[i].outstanding += 255LL * (long long)more;
 			}
 			pfd[i] = (struct pollfd){ .fd = c[i].fd, .events = POLLIN };
 		}

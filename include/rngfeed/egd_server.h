@@ -35,10 +35,10 @@
 #include "rngfeed/output.h"
 #include "rngfeed/sourceset.h"
 
-#define EGD_IN_MAX 256u          /* unparsed request bytes per client */
-#define EGD_OUT_MAX 32768u       /* replies not yet sent, per client */
+#define EGD_IN_MAX 1024u         /* unparsed request bytes per client */
+#define EGD_OUT_MAX 65536u      /* replies not yet sent, per client */
 #define EGD_SNDBUF 65536         /* the socket's send buffer, per client */
-#define EGD_QUANTUM 16384u       /* bytes per client per turn, at most */
+#define EGD_QUANTUM 65536u      /* bytes per client per turn, at most */
 #define EGD_STALL_S 10.0         /* a client that reads nothing for this
 				  * long with replies waiting is dropped */
 #define EGD_LOG_BURST 5u
