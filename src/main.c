@@ -53,14 +53,14 @@ static int run_list(struct rngfeed_config *cfg)
 		log_err("%s", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	printf("%-8s %-11s %6s %5s %-4s %s\n", "SOURCE", "STATE", "CREDIT",
+	printf("%-9s %-11s %6s %5s %-4s %s\n", "SOURCE", "STATE", "CREDIT",
 	       "H", "RUN", "DESCRIPTION");
 	for (size_t i = 0; i < sourceset_count(set); i++) {
 		const struct source_config *sc = sourceset_config(set, i);
 		struct sourceset_plan pl;
 
 		sourceset_plan(set, i, &pl);
-		printf("%-8s %-11s %6u %5.2f %-4s %s%s%s", sc->driver->name,
+		printf("%-9s %-11s %6u %5.2f %-4s %s%s%s", sc->driver->name,
 		       pl.available ? "available" : "unavailable", pl.credit,
 		       pl.min_entropy,
 		       pl.use ? (pl.waits ? "wait" : "yes") : "no",

@@ -8,6 +8,10 @@
 extern const struct source_driver source_hwrng;
 extern const struct source_driver source_rdseed;
 extern const struct source_driver source_rdrand;
+extern const struct source_driver source_rndrrs;
+extern const struct source_driver source_rndr;
+extern const struct source_driver source_darn;
+extern const struct source_driver source_s390_trng;
 extern const struct source_driver source_tpm;
 extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;

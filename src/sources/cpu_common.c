@@ -7,17 +7,11 @@
 #include "cpu_common.h"
 #include "rngfeed/util.h"
 
-/*
- * Retry budgets.  Intel's DRNG guide says RDRAND failing 10 times in a row
- * means the DRNG is broken; RDSEED underflows are normal under load (here
- * ~45 % of attempts with two threads), so it gets more attempts per word
- * and the caller backs off with a sleep after that.
- */
-#define RDRAND_TRIES 10
-#define RDSEED_TRIES 1000
+/* The retry budgets per instruction are cpu_insn_default_tries()'s. */
 #define TRIES_MAX 1000000
 
 const char *const cpu_source_keys[] = { "tries", "force", NULL };
+const char *const cpu_source_tries_keys[] = { "tries", NULL };
 
 static bool forced(const struct source_config *cfg)
 {
@@ -58,7 +52,8 @@ int cpu_source_open(enum cpu_insn insn, const struct source_config *cfg,
 {
 	struct cpu_rng *c;
 	const char *tries = source_config_get(cfg, "tries");
-	long long n = insn == CPU_RDRAND ? RDRAND_TRIES : RDSEED_TRIES;
+	long long n = cpu_insn_default_tries(insn);
+	cpu_insn_fn fn;
 	int r;
 
 	if (tries && parse_ll(tries, 1, TRIES_MAX, &n) < 0) {
@@ -70,10 +65,17 @@ int cpu_source_open(enum cpu_insn insn, const struct source_config *cfg,
 	r = cpu_source_probe(insn, cfg, why, why_len);
 	if (r < 0)
 		return r;
+	/* A usable instruction of this build's architecture has one. */
+	fn = cpu_insn_function(insn);
+	if (!fn) {
+		snprintf(why, why_len, "%s: not built for this CPU",
+			 cfg->driver->name);
+		return -ENOTSUP;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->insn = insn == CPU_RDRAND ? cpu_rdrand64 : cpu_rdseed64;
+	c->insn = fn;
 	c->max_tries = (unsigned int)n;
 	*state = c;
 	return 0;

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Shared open/read/close for the rdrand and rdseed drivers. */
+/* Shared open/read/close for the CPU instruction drivers (rdrand, rdseed,
+ * rndr, rndrrs, darn, s390-trng). */
 #ifndef RNGFEED_SOURCES_CPU_COMMON_H
 #define RNGFEED_SOURCES_CPU_COMMON_H
 
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/source.h"
 
-/* Options of both drivers: tries=N, force=yes|no. */
+/* Options of rdrand and rdseed: tries=N, force=yes|no (force is about
+ * CPUID, which only x86 has). */
 extern const char *const cpu_source_keys[];
+/* Options of the others: tries=N. */
+extern const char *const cpu_source_tries_keys[];
 
 /* The probe with the force option honoured: 0 usable (@why may hold a
  * warning, see cpu_insn_probe_forced()), or -errno. */
