@@ -29,6 +29,8 @@ struct conditioner {
 	uint8_t block[MONITOR_BLOCK_BYTES];
 	unsigned int idx, credit;
 	unsigned int parts, parts_done; /* equal: nothing held */
+	uint8_t seed[DRBG_SEEDLEN];     /* the whole block's seed material */
+	bool derived;                   /* ...is in seed */
 };
 
 static double monotonic_now(void)
@@ -66,6 +68,8 @@ int conditioner_new(struct conditioner **out,
 static void drop_block(struct conditioner *c)
 {
 	explicit_bzero(c->block, sizeof(c->block));
+	explicit_bzero(c->seed, sizeof(c->seed));
+	c->derived = false;
 	c->parts = c->parts_done = 0;
 }
 
@@ -87,11 +91,24 @@ void conditioner_hold(struct conditioner *c, unsigned int idx,
 		      unsigned int credit,
 		      const uint8_t block[MONITOR_BLOCK_BYTES])
 {
+	conditioner_hold_derived(c, idx, credit, block, NULL);
+}
+
+void conditioner_hold_derived(struct conditioner *c, unsigned int idx,
+			      unsigned int credit,
+			      const uint8_t block[MONITOR_BLOCK_BYTES],
+			      const uint8_t *seed)
+{
 	memcpy(c->block, block, MONITOR_BLOCK_BYTES);
 	c->idx = idx;
 	c->credit = credit;
 	c->parts = ledger_block_parts(MONITOR_BLOCK_BYTES, credit);
 	c->parts_done = 0;
+	c->derived = seed != NULL;
+	if (seed)
+		memcpy(c->seed, seed, sizeof(c->seed));
+	else
+		explicit_bzero(c->seed, sizeof(c->seed));
 }
 
 /*
@@ -144,12 +161,16 @@ static int drop_state(struct conditioner *c, const char *what, int r)
 	return r;
 }
 
-/* Tested raw input into the DRBG, and its credit into the ledger. */
-static int seed(struct conditioner *c, const uint8_t *data, size_t len)
+/* Tested raw input into the DRBG, and its credit into the ledger;
+ * @derived: that input's seed material (drbg_df_derive()), or NULL. */
+static int seed(struct conditioner *c, const uint8_t *data, size_t len,
+		const uint8_t *derived)
 {
 	int r;
 
-	if (!drbg_is_instantiated(c->drbg)) {
+	if (derived && drbg_is_instantiated(c->drbg)) {
+		r = drbg_reseed_derived(c->drbg, derived);
+	} else if (!drbg_is_instantiated(c->drbg)) {
 		uint8_t nonce[16];
 		char pers[512];
 		size_t plen = make_personalization(pers, sizeof(pers));
@@ -181,7 +202,8 @@ int conditioner_absorb(struct conditioner *c, bool in_parts)
 		return 0;
 	from = k * n / c->parts;
 	to = in_parts ? (k + 1) * n / c->parts : n;
-	r = seed(c, c->block + from, to - from);
+	r = seed(c, c->block + from, to - from,
+		 c->derived && from == 0 && to == n ? c->seed : NULL);
 	if (r < 0)
 		return r;
 	c->parts_done = in_parts ? k + 1 : c->parts;

@@ -212,6 +212,9 @@ static int sources_up(struct daemon *d)
 		.gate_hwrng = cfg->mode == MODE_DAEMON,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = hwrng_gate_state_path(record, sizeof(record)),
+		/* --stdout reseeds from whole blocks back to back: the
+		 * readers derive their seed material (issue 20). */
+		.bulk = cfg->mode == MODE_STDOUT,
 	};
 	int r = sourceset_new(&d->set, cfg, &p);
 
@@ -436,18 +439,27 @@ static const struct step {
 
 /* Tested blocks into the conditioner: a part at a time while the output
  * wants credited data (each credit backed by its own reseed), otherwise
- * whatever is waiting, whole. */
-static void absorb(struct daemon *d, bool in_parts)
+ * whatever is waiting, whole, for as long as the output says a reseed is
+ * due (--stdout: one block per limit, the next stays with its reader). */
+static void absorb(struct daemon *d, bool in_parts, double now)
 {
+	uint8_t seed[DRBG_SEEDLEN];
 	unsigned int credit;
+	bool derived;
 
 	for (;;) {
+		if (d->ops->absorb_due && !d->ops->absorb_due(&d->out, now))
+			break;
 		if (!conditioner_holding(d->cond)) {
-			if (!sourceset_take(d->set, d->block, &d->held_from,
-					    &credit))
+			if (!sourceset_take_derived(d->set, d->block,
+						    &d->held_from, &credit,
+						    seed, &derived))
 				break;
-			conditioner_hold(d->cond, d->held_from, credit, d->block);
+			conditioner_hold_derived(d->cond, d->held_from, credit,
+						 d->block,
+						 derived ? seed : NULL);
 			explicit_bzero(d->block, sizeof(d->block));
+			explicit_bzero(seed, sizeof(seed));
 		}
 		if (in_parts && conditioner_available(d->cond))
 			break;
@@ -615,8 +627,7 @@ static void loop(struct daemon *d)
 
 		if (egd_want)
 			egd_server_absorb(d->egd, d->set, now);
-		if (!d->ops->absorb_due || d->ops->absorb_due(&d->out, now))
-			absorb(d, want && d->ops->in_parts);
+		absorb(d, want && d->ops->in_parts, now);
 		if (want)
 			sourceset_request(d->set, d->out.credited_only);
 		else if (egd_want)

@@ -42,6 +42,9 @@ struct reader {
 	unsigned int generation;  /* bumped by reader_discard() */
 	unsigned int queued;
 	uint8_t queue[READER_QUEUE][MONITOR_BLOCK_BYTES];
+	/* bulk: each queued block's seed material, when derived[] */
+	uint8_t seed[READER_QUEUE][DRBG_SEEDLEN];
+	bool derived[READER_QUEUE];
 	struct reader_stats stats;
 };
 
@@ -198,14 +201,17 @@ static void count_failures(struct reader_stats *s, unsigned int failed)
  */
 static enum reader_state run_source(struct reader *r, struct source *src,
 				    struct monitor *mon, uint8_t *block,
-				    char *reason, size_t reason_len,
-				    double *backoff, uint64_t *read_total)
+				    struct drbg_df *df, char *reason,
+				    size_t reason_len, double *backoff,
+				    uint64_t *read_total)
 {
 	const char *name = r->p.source.driver->name;
 
 	for (;;) {
 		struct monitor_verdict v;
 		unsigned int generation;
+		uint8_t seed[DRBG_SEEDLEN];
+		bool derived = false;
 		ssize_t n;
 
 		if (!wait_demand(r))
@@ -250,6 +256,10 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 			return READER_FINISHED;
 		}
 		monitor_test_block(mon, block, &v);
+		/* Outside the lock: the main loop takes blocks meanwhile. */
+		if (v.usable && df)
+			derived = drbg_df_derive(df, block, MONITOR_BLOCK_BYTES,
+						 seed) == 0;
 
 		pthread_mutex_lock(&r->lock);
 		if (v.usable && generation != r->generation) {
@@ -257,6 +267,9 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 			 * same block): never used. */
 			v.usable = false;
 		} else if (v.usable) {
+			if (derived)
+				memcpy(r->seed[r->queued], seed, sizeof(seed));
+			r->derived[r->queued] = derived;
 			memcpy(r->queue[r->queued++], block,
 			       MONITOR_BLOCK_BYTES);
 			if (r->requested > 0)
@@ -272,6 +285,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		}
 		pthread_mutex_unlock(&r->lock);
 		explicit_bzero(block, MONITOR_BLOCK_BYTES);
+		explicit_bzero(seed, sizeof(seed));
 		if (v.usable) {
 			*backoff = r->p.retry_initial_s;
 			notify(r);
@@ -354,6 +368,7 @@ static void *reader_thread(void *arg)
 	struct reader *r = arg;
 	const char *name = r->p.source.driver->name;
 	struct monitor *mon = NULL;
+	struct drbg_df *df = NULL;
 	uint8_t *block = NULL;
 	double backoff = r->p.retry_initial_s;
 	/* Owned by this thread from here on. */
@@ -376,6 +391,9 @@ static void *reader_thread(void *arg)
 		set_state(r, READER_STOPPED, "cannot set up the monitor");
 		goto out;
 	}
+	/* Without it the main loop derives the seed itself, as before. */
+	if (r->p.bulk && drbg_df_new(&df) < 0)
+		df = NULL;
 	if (src)
 		opened(r, src);
 	while (!stopping(r)) {
@@ -426,8 +444,8 @@ static void *reader_thread(void *arg)
 		reopen = true;
 		monitor_reset(mon);
 		set_state(r, READER_STARTUP, NULL);
-		next = run_source(r, src, mon, block, reason, sizeof(reason),
-				  &backoff, &read_total);
+		next = run_source(r, src, mon, block, df, reason,
+				  sizeof(reason), &backoff, &read_total);
 		if (next == READER_STOPPED)
 			break;
 		if (next == READER_FINISHED) {
@@ -463,6 +481,7 @@ out:
 	if (block)
 		explicit_bzero(block, MONITOR_BLOCK_BYTES);
 	free(block);
+	drbg_df_free(df);
 	monitor_free(mon);
 	pthread_mutex_lock(&r->lock);
 	r->stats.state = end;
@@ -514,7 +533,7 @@ void reader_request_block(struct reader *r)
 	 * it comes). */
 	wake = r->requested == 0 && r->queued == 0;
 	if (wake)
-		r->requested = 1;
+		r->requested = r->p.bulk ? READER_QUEUE : 1;
 	pthread_mutex_unlock(&r->lock);
 	/* After the unlock: woken under it, the reader only blocked on the
 	 * mutex again (two more futex calls per block). */
@@ -524,20 +543,39 @@ void reader_request_block(struct reader *r)
 
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES])
 {
+	uint8_t seed[DRBG_SEEDLEN];
+	bool derived;
+	int got = reader_take_derived(r, block, seed, &derived);
+
+	explicit_bzero(seed, sizeof(seed));
+	return got;
+}
+
+int reader_take_derived(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES],
+			uint8_t seed[DRBG_SEEDLEN], bool *derived)
+{
 	bool full = false;
 	int got = 0;
 
+	*derived = false;
 	pthread_mutex_lock(&r->lock);
 	if (r->queued > 0) {
 		memcpy(block, r->queue[0], MONITOR_BLOCK_BYTES);
+		*derived = r->derived[0];
+		if (*derived)
+			memcpy(seed, r->seed[0], DRBG_SEEDLEN);
 		r->queued--;
 		memmove(r->queue[0], r->queue[1],
 			(size_t)r->queued * MONITOR_BLOCK_BYTES);
+		memmove(r->seed[0], r->seed[1], (size_t)r->queued * DRBG_SEEDLEN);
+		memmove(r->derived, r->derived + 1,
+			(size_t)r->queued * sizeof(r->derived[0]));
 		explicit_bzero(r->queue[r->queued], MONITOR_BLOCK_BYTES);
+		explicit_bzero(r->seed[r->queued], DRBG_SEEDLEN);
 		/* Room for a block matters to wait_demand() only when the
 		 * queue was full; otherwise a wake-up finds no request and
 		 * sleeps again. */
-		full = r->queued + 1 == READER_QUEUE;
+		full = r->queued + 1 == READER_QUEUE && r->requested > 0;
 		got = 1;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -550,6 +588,7 @@ void reader_discard(struct reader *r)
 {
 	pthread_mutex_lock(&r->lock);
 	explicit_bzero(r->queue, sizeof(r->queue));
+	explicit_bzero(r->seed, sizeof(r->seed));
 	r->queued = 0;
 	r->generation++;
 	pthread_cond_broadcast(&r->cond);
@@ -594,6 +633,7 @@ void reader_stop(struct reader *r)
 		}
 	}
 	explicit_bzero(r->queue, sizeof(r->queue));
+	explicit_bzero(r->seed, sizeof(r->seed));
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

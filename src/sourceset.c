@@ -254,6 +254,7 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 			.retry_initial_s = s->p.retry_delay,
 			.retry_max_s = s->p.retry_max,
 			.notify_fd = notify_fd,
+			.bulk = s->p.bulk,
 		};
 		int r;
 
@@ -358,10 +359,27 @@ void sourceset_free(struct source_set *s)
 bool sourceset_take(struct source_set *s, uint8_t block[MONITOR_BLOCK_BYTES],
 		    unsigned int *idx, unsigned int *credit)
 {
+	uint8_t seed[DRBG_SEEDLEN];
+	bool derived;
+	bool got = sourceset_take_derived(s, block, idx, credit, seed,
+					  &derived);
+
+	explicit_bzero(seed, sizeof(seed));
+	return got;
+}
+
+bool sourceset_take_derived(struct source_set *s,
+			    uint8_t block[MONITOR_BLOCK_BYTES],
+			    unsigned int *idx, unsigned int *credit,
+			    uint8_t seed[DRBG_SEEDLEN], bool *derived)
+{
+	*derived = false;
 	for (size_t k = 0; k < s->n_slots; k++) {
 		size_t i = (s->next_take + k) % s->n_slots;
 
-		if (s->slots[i].reader && reader_take(s->slots[i].reader, block)) {
+		if (s->slots[i].reader &&
+		    reader_take_derived(s->slots[i].reader, block, seed,
+					derived)) {
 			*idx = (unsigned int)i;
 			*credit = sourceset_credit(s, i);
 			s->next_take = (i + 1) % s->n_slots;

@@ -65,6 +65,18 @@ void conditioner_hold(struct conditioner *c, unsigned int idx,
 		      unsigned int credit,
 		      const uint8_t block[MONITOR_BLOCK_BYTES]);
 /*
+ * conditioner_hold() with the block's seed material, drbg_df_derive()d by
+ * its reader (@seed copied; NULL: none).  When the block is absorbed
+ * whole into an instantiated DRBG, the reseed is drbg_reseed_derived():
+ * the same state, the same credit in the ledger, without the df on this
+ * thread.  Anything else (parts, the first instantiation, which mixes in
+ * a nonce and personalization) derives from the block as before.
+ */
+void conditioner_hold_derived(struct conditioner *c, unsigned int idx,
+			      unsigned int credit,
+			      const uint8_t block[MONITOR_BLOCK_BYTES],
+			      const uint8_t *seed);
+/*
  * Absorb what is held: the next part (@in_parts, while the kernel wants
  * credited data: one reseed per part, so that each credited output is
  * backed by its own reseed), or all that is left.  The first piece after

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rngfeed/drbg.h"
 #include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
 
@@ -70,6 +71,15 @@ struct reader_params {
 	 * when it fails the caller still does.  NULL: the reader opens it.
 	 */
 	struct source *opened;
+	/*
+	 * Blocks are taken back to back (--stdout, issue 20): the thread
+	 * works out each passed block's DRBG seed material itself
+	 * (drbg_df_derive(), the costly half of a reseed), hands it over
+	 * with the block (reader_take_derived()), and a request fills the
+	 * whole queue, so the main loop wakes it once per two blocks.  Off:
+	 * one block per request, nothing derived.
+	 */
+	bool bulk;
 };
 
 struct reader_stats {
@@ -96,6 +106,10 @@ int reader_start(struct reader **out, const struct reader_params *p);
 void reader_request_block(struct reader *r);
 /* Take one tested block if one is ready: 1 (copied to @block), or 0. */
 int reader_take(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES]);
+/* reader_take(), and *@derived says whether the block came with its seed
+ * material (bulk), copied to @seed; the caller wipes both. */
+int reader_take_derived(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES],
+			uint8_t seed[DRBG_SEEDLEN], bool *derived);
 /* Drop (and wipe) the tested blocks waiting to be taken. */
 void reader_discard(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);

@@ -36,6 +36,8 @@ struct sourceset_params {
 	bool gate_hwrng;         /* take the kernel's own hw_random credit */
 	const char *sysfs_dir;   /* hw_random's, for the gate */
 	const char *gate_state;  /* where the gate records what it found */
+	bool bulk;               /* blocks absorbed whole, back to back
+				  * (--stdout): reader_params.bulk */
 };
 
 int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
@@ -61,6 +63,12 @@ size_t sourceset_reload(struct source_set *s,
  * with @block, the slot and its credit. */
 bool sourceset_take(struct source_set *s, uint8_t block[MONITOR_BLOCK_BYTES],
 		    unsigned int *idx, unsigned int *credit);
+/* ...with the block's seed material when its reader derived it (bulk):
+ * *@derived says whether @seed holds it. */
+bool sourceset_take_derived(struct source_set *s,
+			    uint8_t block[MONITOR_BLOCK_BYTES],
+			    unsigned int *idx, unsigned int *credit,
+			    uint8_t seed[DRBG_SEEDLEN], bool *derived);
 /* Ask the readers for one more block each: only those with a credit
  * above 0 when @credited_only. */
 void sourceset_request(struct source_set *s, bool credited_only);
