@@ -227,10 +227,11 @@ SCAN_BUILD  ?= $(firstword $(shell command -v scan-build scan-build-14 2>/dev/nu
 # build/tsan/reports/: any report fails the target, even from a process
 # whose exit status a script ignores.
 TSAN_FLAGS   := -fsanitize=thread -fno-omit-frame-pointer -O1 -g
-# monitor.c is built without TSan: GCC instruments the resolvers of its
-# target_clones functions, which the dynamic loader runs before TSan is set
-# up (a crash at start).  The monitor is pure code on one reader's state.
-build/src/monitor.o: override CFLAGS += $(MONITOR_EXTRA_CFLAGS)
+# monitor.c and monitor_scan.c are built without TSan: GCC instruments the
+# resolvers of their target_clones functions, which the dynamic loader runs
+# before TSan is set up (a crash at start).  The monitor is pure code on one
+# reader's state.
+build/src/monitor.o build/src/monitor_scan.o: override CFLAGS += $(MONITOR_EXTRA_CFLAGS)
 TSAN_DIR     := build/tsan
 TSAN_REPORTS := $(CURDIR)/$(TSAN_DIR)/reports
 TSAN_UNITS   := tests/check_reader
@@ -405,7 +406,7 @@ CROSS_SCRIPTS := $(filter $(addprefix tests/,test_cavp.sh test_check_vs_rngtest.
                   test_fuzz_regressions.sh test_list.sh test_messages.sh \
                   test_misuse.sh),$(TEST_SCRIPTS))
 
-.PHONY: cross-check cross-check-all cross-programs cross-deb
+.PHONY: cross-check cross-check-all cross-programs cross-deb cross-roots
 
 # What the tests run: built by cross-check (through CROSS_PROGRAMS).
 cross-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) $(FUZZ_REPLAYS)
@@ -415,6 +416,11 @@ cross-check:
 	CROSS_CACHE='$(CROSS_CACHE)' CROSS_BUILD='$(CROSS_BUILD)' \
 	CROSS_DEPS='$(CROSS_DEPS)' CROSS_UNITS='$(CROSS_UNITS)' \
 	CROSS_SCRIPTS='$(CROSS_SCRIPTS)' tests/cross/cross-check.sh $(ARCH)
+
+# The root of ARCH alone (.ci/run makes them while the native stages run).
+cross-roots:
+	tests/cross/mkchroot.sh $(if $(filter chroot,$(CROSS_BUILD)),buildd,sysroot) $(ARCH) \
+		$(CROSS_CACHE)/$(ARCH)$(if $(filter chroot,$(CROSS_BUILD)),-buildd) $(CROSS_DEPS)
 
 cross-check-all:
 	@rc=0; for a in $(CROSS_ARCHES); do $(MAKE) -s cross-check ARCH=$$a || rc=1; done; exit $$rc

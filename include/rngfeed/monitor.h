@@ -13,6 +13,7 @@
 #define RNGFEED_MONITOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One FIPS 140-2 block: 20,000 bits. */
@@ -46,6 +47,26 @@ enum {
 #define MONITOR_90B_MASK 0x7e0u
 #define MONITOR_PERMANENT_MASK \
 	(MONITOR_RCT_PERMANENT | MONITOR_APT_PERMANENT | MONITOR_DRCT_PERMANENT)
+
+/*
+ * The table of tests: every failure bit once, in the order log lines name
+ * them.  It drives the readers' failure counters (one per row with a key),
+ * the names in the log, the summary and the metrics.
+ */
+struct monitor_test {
+	unsigned bit;        /* MONITOR_* */
+	const char *name;    /* in log lines: "FIPS monobit" */
+	const char *key;     /* the counter's label in the summary and the
+			      * metrics; NULL for a permanent bit, which comes
+			      * with its test's bit and is counted by it */
+	unsigned implied_by; /* a bit whose name makes this one redundant */
+};
+#define MONITOR_N_TESTS 11
+extern const struct monitor_test monitor_tests[MONITOR_N_TESTS];
+
+/* "FIPS monobit, SP 800-90B repetition count (permanent)": the names of
+ * the failure bits in @failed, truncated to @len. */
+void monitor_failure_names(unsigned failed, char *buf, size_t len);
 
 enum monitor_class {
 	MONITOR_OK = 0,           /* no test failed in this block */
