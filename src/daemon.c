@@ -620,18 +620,16 @@ static void loop(struct daemon *d)
 		bool want = d->ops->wants(&d->out, now, &wait);
 		int r;
 
-		/* The EGD server takes a block only when the kernel wants
-		 * none (the kernel comes first), before absorb() would. */
-		bool egd_want = d->egd && !want &&
-				egd_server_wants(d->egd, now);
+		/* The EGD server takes blocks only in turns where the kernel
+		 * output wants none (the kernel comes first); what it asked
+		 * for is its own. */
+		bool egd_claims = d->egd && egd_server_turn(d->egd, d->set,
+							    want, now);
 
-		if (egd_want)
-			egd_server_absorb(d->egd, d->set, now);
-		absorb(d, want && d->ops->in_parts, now);
+		if (!egd_claims)
+			absorb(d, want && d->ops->in_parts, now);
 		if (want)
 			sourceset_request(d->set, d->out.credited_only);
-		else if (egd_want)
-			sourceset_request(d->set, false);
 		r = d->ops->step(&d->out, want, now, &wait);
 		if (r < 0)
 			break;

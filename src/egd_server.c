@@ -72,6 +72,9 @@ struct egd_server {
 	size_t pool_off, pool_len;  /* unused output: pool[off, len) */
 	double pool_time;           /* when the pool was generated */
 	bool starved;               /* a client waits for the DRBG */
+	bool claim;                 /* asked the readers for blocks since the
+				     * kernel last wanted one: waiting blocks
+				     * are the server's */
 	double tokens, filled_at;   /* the total budget's bucket */
 	struct egd_client **clients;
 	size_t n;
@@ -838,16 +841,14 @@ bool egd_server_wants(const struct egd_server *s, double now)
 	return s->starved && !may_generate(s, now);
 }
 
-void egd_server_absorb(struct egd_server *s, struct source_set *set,
-		       double now)
+/* Take a waiting block and reseed; true if it did. */
+static bool absorb_one(struct egd_server *s, struct source_set *set)
 {
 	unsigned int idx, credit;
 
-	if (!egd_server_wants(s, now))
-		return;
 	if (!conditioner_holding(s->cond)) {
 		if (!sourceset_take(set, s->block, &idx, &credit))
-			return;
+			return false;
 		conditioner_hold(s->cond, idx, credit, s->block);
 		explicit_bzero(s->block, sizeof(s->block));
 		if (!conditioner_seeded(s->cond))
@@ -856,8 +857,30 @@ void egd_server_absorb(struct egd_server *s, struct source_set *set,
 				 sourceset_config(set, idx)->driver->name);
 	}
 	/* Whole: nothing of this DRBG is ever credited. */
-	if (conditioner_absorb(s->cond, false) == 1)
-		s->starved = false;
+	if (conditioner_absorb(s->cond, false) != 1)
+		return false;
+	s->starved = false;
+	return true;
+}
+
+bool egd_server_turn(struct egd_server *s, struct source_set *set,
+		     bool kernel_wants, double now)
+{
+	if (kernel_wants) {
+		s->claim = false;
+		return false;
+	}
+	if (!egd_server_wants(s, now))
+		return s->claim;
+	/* Ask for a block whether this reseeded or not: the next one, so
+	 * that it is waiting when the next limit comes (as --stdout
+	 * does; the reader holds it and reads nothing more meanwhile), or
+	 * the one still needed (a request stands until it is met, and a
+	 * discard drops what was waiting). */
+	(void)absorb_one(s, set);
+	sourceset_request(set, false);
+	s->claim = true;
+	return true;
 }
 
 int egd_server_step(struct egd_server *s, double now, double *wait)

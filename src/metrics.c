@@ -107,6 +107,10 @@ static void write_egd(FILE *f, const struct egd_server *egd)
 			  dropped),
 		EGD_TOTAL("drbg_reseeds_total", "counter",
 			  "Reseeds of the EGD server's own CTR_DRBG.", reseeds),
+		EGD_TOTAL("drbg_discards_total", "counter",
+			  "EGD server DRBG states discarded (VM generation "
+			  "change, SIGUSR2).",
+			  discards),
 #undef EGD_TOTAL
 	};
 	static const struct {

@@ -21,6 +21,8 @@
  *                                            requests in flight each (8):
  *                                            "clients K bytes B rate R min
  *                                            M max X"
+ *   helper_egd_client ADDR hold K S          K idle connections for S seconds:
+ *                                            print "held K" if none was closed
  *   helper_egd_client ADDR latency S [N]     one request of N bytes (64) at
  *                                            a time for S seconds: "requests
  *                                            R max_ms M"
@@ -360,6 +362,26 @@ int main(int argc, char **argv)
 	cmd = argv[2];
 	if (strcmp(cmd, "flood") == 0)
 		return cmd_flood(argc > 3 ? atoi(argv[3]) : 1000);
+	if (strcmp(cmd, "hold") == 0) {
+		int k = argc > 3 ? atoi(argv[3]) : 1, closed = 0;
+		int *fds = calloc((size_t)(k > 0 ? k : 1), sizeof(int));
+
+		if (!fds)
+			die("calloc");
+		for (int i = 0; i < k; i++)
+			fds[i] = dial();
+		usleep((useconds_t)((argc > 4 ? atof(argv[4]) : 1) * 1e6));
+		for (int i = 0; i < k; i++) {
+			uint8_t b;
+			ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT);
+
+			closed += r == 0 || (r < 0 && errno != EAGAIN);
+			close(fds[i]);
+		}
+		printf("held %d\n", k - closed);
+		free(fds);
+		return 0;
+	}
 	if (strcmp(cmd, "many") == 0)
 		return cmd_many(argc > 3 ? atoi(argv[3]) : 1,
 				argc > 4 ? atof(argv[4]) : 1,

@@ -100,9 +100,18 @@ void egd_server_events(struct egd_server *s, const struct pollfd *pfd,
 		       size_t n, double now);
 /* Does the server need a tested block to go on serving? */
 bool egd_server_wants(const struct egd_server *s, double now);
-/* Take a waiting block from @set if the server needs one, and reseed. */
-void egd_server_absorb(struct egd_server *s, struct source_set *set,
-		       double now);
+/*
+ * The server's part of a loop turn, before the kernel output absorbs:
+ * when the kernel output wants blocks (@kernel_wants) the server takes
+ * none and drops its claim (the kernel comes first).  Otherwise, when it
+ * needs one, it takes a waiting block and reseeds, and asks the readers
+ * for the next.  Returns true while it has asked since the kernel last
+ * wanted: the blocks that arrive are then the server's, and the caller
+ * must not absorb them into the kernel's conditioner (with clients the
+ * kernel's ledger receives no block it would not have without them).
+ */
+bool egd_server_turn(struct egd_server *s, struct source_set *set,
+		     bool kernel_wants, double now);
 /*
  * Serve the clients, round-robin.  1 when there is more to do at once,
  * else 0 with *@wait lowered to when there may be.

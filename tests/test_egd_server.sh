@@ -1,0 +1,392 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The EGD server (issue 17) on a real socket in a mktemp directory, spoken
+# to by tests/helper_egd_client (the protocol as QEMU's rng-egd speaks it,
+# and as hostile clients do).  Each case is a row of the README's fault
+# catalogue where it is a fault:
+#   socket      0660 by default, removed at exit; a world-writable mode, a
+#               wildcard or unknown address refused (exit 2); --egd-only
+#               needs --egd-server; --egd-owner sets the group
+#   commands    0x04 is the daemon's PID, 0x00 a bit count, 0x02 N exactly
+#               N bytes (255, and 100,000 as 0x02 255 requests), 0x01 N at
+#               most N, 0x03 refused and the stream still in step (0x04
+#               after it answered), a request cut in half answered
+#   output      100 kB of it passes the health tests (rngfeed --check); two
+#               clients never get the same bytes
+#   unseeded    with a source that only fails, nothing is served: 0x00
+#               says 0 bits, 0x01 gives 0 bytes, 0x02 waits
+#   fair        8 clients reading flat out: served within 2x of each other;
+#               a QEMU-like client (one 64-byte request at a time) beside 4
+#               greedy ones is answered within 500 ms every time
+#   hostile     garbage closes that client only; 1,000 connections from one
+#               process: at most --egd-clients-per-peer kept, the rest
+#               closed at once, the server's fds back to where they were; a
+#               client that never reads is dropped within 10-20 s; past
+#               --egd-max-clients new connections are closed at once; all
+#               while another client is served
+#   idle        8 idle clients connected for 5 s: the daemon uses at most
+#               40 ms of CPU (no busy loop)
+#   rate        --egd-rate 100k: one client gets 100 kB/s (+ burst), not
+#               more; --egd-budget 200k: 4 clients share it
+#   metrics     --metrics has the rngfeed_egd_* totals and per-client lines
+#   discard     SIGUSR2 discards the server's DRBG too (its discards metric)
+#   tcp         tcp:127.0.0.1:PORT serves the same
+#   systemd     a socket passed by systemd-socket-activate is used
+#   kernel      (root) the kernel's feeding with 8 greedy clients, through
+#               bench/shim.so: top-ups at the same cadence and no more
+#               credit than without clients
+# Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_egd_server.sh
+# (ONLY=REGEX runs the matching cases).  Exit 0 pass, 1 fail, 77 skip.
+set -u
+
+RNGFEED=${RNGFEED:-./rngfeed}
+CLIENT=${CLIENT:-tests/helper_egd_client}
+SHIM=${SHIM:-bench/shim.so}
+ONLY=${ONLY:-.}
+
+for f in "$RNGFEED" "$CLIENT"; do
+	[ -x "$f" ] || { echo "FAIL: $f is not built (make rngfeed $CLIENT)"; exit 1; }
+done
+if ! grep -qw rdrand /proc/cpuinfo; then
+	echo "SKIP: no RDRAND here; every case serves from the rdrand source"
+	exit 77
+fi
+
+tmp=$(mktemp -d /tmp/test_egd_server.XXXXXX) || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+want() { [[ $1 =~ $ONLY ]]; }
+
+# start NAME ARGS...: the daemon serving unix:$tmp/NAME.sock in the
+# background (--egd-only, rdrand), its PID in $srv, its log in
+# $tmp/NAME.log; waits for the socket.
+start() {
+	local name=$1
+	shift
+	"$RNGFEED" --egd-only --egd-server "unix:$tmp/$name.sock" -n rdrand -v \
+		"$@" 2>"$tmp/$name.log" &
+	srv=$!
+	pids+=("$srv")
+	for _ in $(seq 100); do
+		[ -S "$tmp/$name.sock" ] && return 0
+		sleep 0.05
+	done
+	fail "$name: no socket after 5 s: $(tail -3 "$tmp/$name.log")"
+	return 1
+}
+
+stop() { # PID: SIGTERM, and its exit status in $rc
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	rc=$?
+}
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+fds() { ls "/proc/$1/fd" | wc -l; }
+
+# ---- socket -------------------------------------------------------------------
+if want socket && start sock; then
+	mode=$(stat -c %a "$tmp/sock.sock")
+	[ "$mode" = 660 ] && ok "socket: mode 0660" || fail "socket: mode $mode, not 660"
+	stop "$srv"
+	[ -e "$tmp/sock.sock" ] && fail "socket: left behind at exit" || ok "socket: removed at exit"
+	for bad in "--egd-socket-mode 0666" "--egd-socket-mode 0662" "--egd-socket-mode 9"; do
+		# shellcheck disable=SC2086
+		"$RNGFEED" --egd-only --egd-server "unix:$tmp/x.sock" $bad -n rdrand >"$tmp/out" 2>&1
+		rc=$?
+		[ $rc -eq 2 ] && grep -q "egd-socket-mode" "$tmp/out" &&
+			ok "socket: $bad refused (exit 2)" || fail "socket: $bad: exit $rc: $(cat "$tmp/out")"
+	done
+	for bad in tcp:0.0.0.0:7000 "tcp:[::]:7000" tcp::7000 unix:rel/x udp:7000; do
+		"$RNGFEED" --egd-only --egd-server "$bad" -n rdrand >"$tmp/out" 2>&1
+		rc=$?
+		[ $rc -eq 2 ] && ok "socket: $bad refused (exit 2: $(head -c 90 "$tmp/out"))" ||
+			fail "socket: $bad: exit $rc: $(cat "$tmp/out")"
+	done
+	"$RNGFEED" --egd-only -n rdrand >"$tmp/out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "needs --egd-server" "$tmp/out" &&
+		ok "socket: --egd-only alone refused" || fail "socket: --egd-only alone: exit $rc"
+	# A file that is not a socket is not replaced.
+	echo keep >"$tmp/plain"
+	"$RNGFEED" --egd-only --egd-server "unix:$tmp/plain" -n rdrand >"$tmp/out" 2>&1
+	rc=$?
+	[ $rc -ne 0 ] && [ "$(cat "$tmp/plain")" = keep ] &&
+		ok "socket: a regular file at the path is refused, untouched" ||
+		fail "socket: regular file: exit $rc"
+	if [ "$(id -u)" = 0 ] && getent group nogroup >/dev/null; then
+		if start owner --egd-owner :nogroup --egd-socket-mode 0640; then
+			st=$(stat -c '%a %U %G' "$tmp/owner.sock")
+			[ "$st" = "640 root nogroup" ] && ok "socket: --egd-owner :nogroup --egd-socket-mode 0640 -> $st" ||
+				fail "socket: owner/mode $st"
+			stop "$srv"
+		fi
+	fi
+fi
+
+# ---- commands -------------------------------------------------------------------
+if want 'commands|output' && start cmd; then
+	a=unix:$tmp/cmd.sock
+	p=$("$CLIENT" "$a" pid)
+	[ "$p" = "$srv" ] && ok "commands: 0x04 answers the PID $p" || fail "commands: 0x04 said '$p', PID $srv"
+	n=$("$CLIENT" "$a" read 255 | wc -c)
+	[ "$n" = 255 ] && ok "commands: 0x02 255 -> 255 bytes" || fail "commands: 0x02 255 -> $n bytes"
+	n=$("$CLIENT" "$a" read 100000 | wc -c)
+	[ "$n" = 100000 ] && ok "commands: 100,000 bytes in 0x02 requests" || fail "commands: got $n of 100000"
+	bits=$("$CLIENT" "$a" avail)
+	[[ $bits =~ ^[0-9]+$ ]] && [ "$bits" -gt 0 ] && ok "commands: 0x00 says $bits bits" ||
+		fail "commands: 0x00 said '$bits'"
+	n=$("$CLIENT" "$a" nbread 100)
+	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -le 100 ] && [ "$n" -gt 0 ] && ok "commands: 0x01 100 -> $n bytes" ||
+		fail "commands: 0x01 100 -> '$n'"
+	p=$("$CLIENT" "$a" write)
+	[ "$p" = "$srv" ] && grep -q "refused, not mixed in" "$tmp/cmd.log" &&
+		ok "commands: 0x03 refused (logged), the next request answered" ||
+		fail "commands: after 0x03: '$p'"
+	n=$("$CLIENT" "$a" half)
+	[ "$n" = 255 ] && ok "commands: a request cut in half (1 s apart) answered" ||
+		fail "commands: half request: '$n'"
+	if want output; then
+		"$CLIENT" "$a" read 100000 >"$tmp/out1"
+		"$CLIENT" "$a" read 100000 >"$tmp/out2"
+		"$RNGFEED" --check="$tmp/out1" >"$tmp/check" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] && ok "output: 100 kB pass the health tests (rngfeed --check)" ||
+			fail "output: rngfeed --check exit $rc: $(tail -3 "$tmp/check")"
+		cmp -s <(head -c 4096 "$tmp/out1") <(head -c 4096 "$tmp/out2") &&
+			fail "output: two clients got the same bytes" || ok "output: two clients, different bytes"
+	fi
+	stop "$srv"
+fi
+
+# ---- unseeded -------------------------------------------------------------------
+if want unseeded; then
+	head -c 100000 /dev/zero >"$tmp/zeros"
+	"$RNGFEED" --egd-only --egd-server "unix:$tmp/dead.sock" -n file \
+		-O "file:device=$tmp/zeros" -v 2>"$tmp/dead.log" &
+	srv=$!
+	pids+=("$srv")
+	for _ in $(seq 100); do [ -S "$tmp/dead.sock" ] && break; sleep 0.05; done
+	a=unix:$tmp/dead.sock
+	bits=$("$CLIENT" "$a" avail)
+	n=$("$CLIENT" "$a" nbread 64)
+	timeout 3 "$CLIENT" "$a" read 64 >"$tmp/dead.out" 2>/dev/null
+	rc=$?
+	[ "$bits" = 0 ] && [ "$n" = 0 ] && [ $rc -eq 124 ] && [ ! -s "$tmp/dead.out" ] &&
+		ok "unseeded: a source that fails its tests: 0 bits, 0x01 gives 0, 0x02 waits (nothing served)" ||
+		fail "unseeded: bits '$bits', 0x01 '$n', 0x02 rc $rc, $(wc -c <"$tmp/dead.out") bytes"
+	stop "$srv"
+fi
+
+# ---- fair ---------------------------------------------------------------------
+if want fair && start fair --egd-rate 0 --egd-budget 0 --egd-clients-per-peer 16; then
+	a=unix:$tmp/fair.sock
+	line=$("$CLIENT" "$a" many 8 3 64)
+	read -r _ k _ total _ rate _ min _ max <<<"$line"
+	if [ "${min:-0}" -gt 0 ] && [ $((2 * min)) -ge "$max" ]; then
+		ok "fair: 8 greedy clients within 2x ($line)"
+	else
+		fail "fair: 8 greedy clients: $line"
+	fi
+	"$CLIENT" "$a" many 4 5 512 >"$tmp/greedy" &
+	g=$!
+	sleep 0.5
+	line=$("$CLIENT" "$a" latency 3 64)
+	wait $g
+	read -r _ reqs _ ms <<<"$line"
+	if [ "${reqs:-0}" -ge 50 ] && awk -v m="$ms" 'BEGIN { exit !(m < 500) }'; then
+		ok "fair: a QEMU-like client beside 4 greedy ones: $line (greedy: $(cat "$tmp/greedy"))"
+	else
+		fail "fair: QEMU-like client starved: $line (greedy: $(cat "$tmp/greedy"))"
+	fi
+	stop "$srv"
+fi
+
+# ---- hostile -------------------------------------------------------------------
+if want hostile && start host --egd-max-clients 16; then
+	a=unix:$tmp/host.sock
+	base=$(fds "$srv")
+	"$CLIENT" "$a" latency 30 64 >"$tmp/victim" &
+	victim=$!
+	sleep 0.3
+	r=$("$CLIENT" "$a" garbage)
+	[ "$r" = closed ] && grep -q "sent garbage: closed" "$tmp/host.log" &&
+		ok "hostile: garbage closes that client (logged)" || fail "hostile: garbage: '$r'"
+	r=$("$CLIENT" "$a" flood 1000)
+	[ "$r" = "open 1000 closed 992" ] && ok "hostile: 1,000 connections from one process: $r (8 per peer)" ||
+		fail "hostile: flood: '$r'"
+	sleep 0.3
+	now=$(fds "$srv")
+	[ "$now" -le "$base" ] && ok "hostile: fds back to $now (had $base with the victim's not yet counted)" ||
+		{ [ "$now" -le $((base + 1)) ] && ok "hostile: fds $now (base $base + the victim)" ||
+		fail "hostile: fds $now after the flood, $base before"; }
+	lines=$(grep -c "refused: its peer" "$tmp/host.log")
+	[ "$lines" -le 10 ] && grep -q "more client messages suppressed" "$tmp/host.log" ||
+		sleep 10.5
+	lines=$(grep -c "refused: its peer" "$tmp/host.log")
+	[ "$lines" -le 10 ] && ok "hostile: $lines log lines for 992 refusals (rate-limited)" ||
+		fail "hostile: $lines log lines for the refusals"
+	# 16 clients at most: 8 from each of two processes, then a third's.
+	"$CLIENT" "$a" hold 8 4 >"$tmp/h1" &
+	h1=$!
+	"$CLIENT" "$a" hold 7 4 >"$tmp/h2" &
+	h2=$!
+	sleep 1
+	r=$("$CLIENT" "$a" flood 3)
+	wait $h1 $h2
+	# The victim holds one slot: 1 + 8 + 7 = 16, the flood's 3 are extra.
+	[ "$r" = "open 3 closed 3" ] && grep -q "refused: the server has max clients" "$tmp/host.log" &&
+		ok "hostile: past --egd-max-clients 16, new connections closed at once" ||
+		fail "hostile: max clients: '$r' ($(cat "$tmp/h1") $(cat "$tmp/h2"))"
+	t=$("$CLIENT" "$a" noread 30)
+	if [[ $t =~ ^[0-9.]+$ ]] && awk -v t="$t" 'BEGIN { exit !(t >= 9 && t <= 20) }'; then
+		ok "hostile: a client that never reads is dropped after $t s"
+	else
+		fail "hostile: never-reading client: '$t'"
+	fi
+	wait $victim
+	read -r _ reqs _ ms <"$tmp/victim"
+	if [ "${reqs:-0}" -ge 100 ] && awk -v m="$ms" 'BEGIN { exit !(m < 1000) }'; then
+		ok "hostile: meanwhile another client was served: $(cat "$tmp/victim")"
+	else
+		fail "hostile: the victim: $(cat "$tmp/victim")"
+	fi
+	kill -0 "$srv" 2>/dev/null && ok "hostile: the server is still running" || fail "hostile: the server died"
+	stop "$srv"
+fi
+
+# ---- idle ---------------------------------------------------------------------
+if want idle && start idle; then
+	a=unix:$tmp/idle.sock
+	"$CLIENT" "$a" read 1000 >/dev/null
+	"$CLIENT" "$a" hold 8 7 >"$tmp/held" &
+	h=$!
+	sleep 1
+	t0=$(cpu_ticks "$srv")
+	sleep 5
+	t1=$(cpu_ticks "$srv")
+	wait $h
+	[ "$(cat "$tmp/held")" = "held 8" ] || fail "idle: an idle client was closed: $(cat "$tmp/held")"
+	[ $((t1 - t0)) -le 4 ] && ok "idle: 8 idle clients, $((t1 - t0)) ticks of CPU in 5 s (no busy loop)" ||
+		fail "idle: $((t1 - t0)) ticks of CPU in 5 s with 8 idle clients"
+	stop "$srv"
+fi
+
+# ---- rate ---------------------------------------------------------------------
+if want rate && start rate --egd-rate 100k --egd-budget 0; then
+	a=unix:$tmp/rate.sock
+	line=$("$CLIENT" "$a" many 1 3 8)
+	read -r _ _ _ total _ <<<"$line"
+	# 3 s at 100 kB/s plus the quarter-second burst: 325 kB (and the
+	# moments between the connection and the client's clock) at most.
+	[ "$total" -le 340000 ] && [ "$total" -ge 150000 ] && ok "rate: --egd-rate 100k: $total bytes in 3 s" ||
+		fail "rate: --egd-rate 100k: $line"
+	stop "$srv"
+fi
+if want rate && start budget --egd-rate 0 --egd-budget 200k; then
+	a=unix:$tmp/budget.sock
+	line=$("$CLIENT" "$a" many 4 3 8)
+	read -r _ _ _ total _ _ _ min _ max <<<"$line"
+	[ "$total" -le 660000 ] && [ "$total" -ge 300000 ] && [ $((2 * min)) -ge "$max" ] &&
+		ok "rate: --egd-budget 200k shared by 4 clients: $line" || fail "rate: budget: $line"
+	stop "$srv"
+fi
+
+# ---- metrics and discard ------------------------------------------------------
+if want 'metrics|discard' && start met --metrics "$tmp/met.prom"; then
+	a=unix:$tmp/met.sock
+	"$CLIENT" "$a" read 5000 >/dev/null
+	"$CLIENT" "$a" hold 1 7 >/dev/null &
+	h=$!
+	kill -USR2 "$srv"
+	sleep 6
+	n=$("$CLIENT" "$a" read 300 | wc -c)
+	[ "$n" = 300 ] && ok "discard: served again after SIGUSR2 (a fresh DRBG)" ||
+		fail "discard: $n bytes after SIGUSR2"
+	for m in rngfeed_egd_served_bytes_total rngfeed_egd_requests_total rngfeed_egd_accepted_total \
+		rngfeed_egd_disconnects_total rngfeed_egd_clients rngfeed_egd_drbg_discards_total; do
+		grep -q "^$m [0-9]" "$tmp/met.prom" || fail "metrics: no $m"
+	done
+	served=$(awk '$1 == "rngfeed_egd_served_bytes_total" { print $2 }' "$tmp/met.prom")
+	[ "${served:-0}" -ge 5000 ] && grep -q '^rngfeed_egd_client_served_bytes_total{client="[0-9]*",peer="pid [0-9]* uid [0-9]*"} ' "$tmp/met.prom" &&
+		ok "metrics: totals ($served bytes served) and per-client lines" ||
+		fail "metrics: $(grep egd "$tmp/met.prom" | grep -v '^#' | head -5)"
+	d=$(awk '$1 == "rngfeed_egd_drbg_discards_total" { print $2 }' "$tmp/met.prom")
+	[ "${d:-0}" -ge 1 ] && ok "discard: SIGUSR2 discarded the server's DRBG ($d)" || fail "discard: discards '$d'"
+	wait $h
+	stop "$srv"
+fi
+
+# ---- tcp and systemd ------------------------------------------------------------
+if want tcp; then
+	port=$((20000 + RANDOM % 20000))
+	"$RNGFEED" --egd-only --egd-server "tcp:127.0.0.1:$port" -n rdrand 2>"$tmp/tcp.log" &
+	srv=$!
+	pids+=("$srv")
+	sleep 1
+	p=$("$CLIENT" "tcp:127.0.0.1:$port" pid 2>&1)
+	n=$("$CLIENT" "tcp:127.0.0.1:$port" read 1000 2>/dev/null | wc -c)
+	[ "$p" = "$srv" ] && [ "$n" = 1000 ] && ok "tcp: tcp:127.0.0.1:$port serves (PID, 1000 bytes)" ||
+		fail "tcp: pid '$p' bytes $n: $(tail -2 "$tmp/tcp.log")"
+	stop "$srv"
+fi
+if want systemd; then
+	if command -v systemd-socket-activate >/dev/null; then
+		systemd-socket-activate -l "$tmp/act.sock" "$RNGFEED" --egd-only \
+			--egd-server "unix:$tmp/act.sock" -n rdrand -v 2>"$tmp/act.log" &
+		srv=$!
+		pids+=("$srv")
+		sleep 0.5
+		n=$("$CLIENT" "unix:$tmp/act.sock" read 500 2>/dev/null | wc -c)
+		[ "$n" = 500 ] && grep -q "socket from systemd" "$tmp/act.log" &&
+			ok "systemd: the socket systemd passed is used (500 bytes)" ||
+			fail "systemd: $n bytes: $(tail -3 "$tmp/act.log")"
+		stop "$srv"
+	else
+		echo "skip: systemd: no systemd-socket-activate"
+	fi
+fi
+
+# ---- kernel -------------------------------------------------------------------
+if want kernel; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "skip: kernel: needs root (RNDADDENTROPY)"
+	elif [ ! -r "$SHIM" ] || ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
+		echo "skip: kernel: no $SHIM, or an ASan build (the shim cannot count through it)"
+	else
+		# kfeed NAME CLIENTS: 10 s of daemon mode, top-ups every second.
+		kfeed() {
+			env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$tmp/shim.$1" "$RNGFEED" -f -n rdrand \
+				--interval 1 --egd-server "unix:$tmp/k$1.sock" --egd-rate 0 --egd-budget 0 \
+				--egd-clients-per-peer 16 2>"$tmp/k$1.log" &
+			local k=$!
+			pids+=("$k")
+			sleep 0.5
+			[ "$2" -gt 0 ] && "$CLIENT" "unix:$tmp/k$1.sock" many "$2" 9.5 512 >"$tmp/kc.$1"
+			[ "$2" -gt 0 ] || sleep 9.5
+			stop "$k"
+		}
+		kfeed none 0
+		kfeed eight 8
+		get() { tr ' ' '\n' <"$tmp/shim.$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+		c0=$(get none calls) b0=$(get none credited_bits)
+		c8=$(get eight calls) b8=$(get eight credited_bits)
+		if [ -n "$c0" ] && [ -n "$c8" ] && [ "$c8" -ge $((c0 - 2)) ] && [ "$b8" -le $((b0 + 512)) ]; then
+			ok "kernel: without clients $c0 top-ups crediting $b0 bits; with 8 greedy clients ($(cat "$tmp/kc.eight")) $c8 crediting $b8"
+		else
+			fail "kernel: without clients calls=$c0 bits=$b0, with 8: calls=$c8 bits=$b8"
+		fi
+	fi
+fi
+
+[ $failures -eq 0 ] && echo "PASS" && exit 0
+echo "$failures failure(s)"
+exit 1
