@@ -19,7 +19,7 @@
 #   A64_KCONFIG  its build configuration
 #   A64_BUSYBOX  static arm64 busybox
 #   A64_ROOT     dpkg -x of libc6, libgcrypt20(-dev), libgpg-error0(-dev), libsystemd0(-dev),
-#                libcap2(-dev) and libsystemd0's compression libraries
+#                libcap2(-dev), libdivsufsort3(-dev) and libsystemd0's compression libraries
 # VM_REFRESH=1 looks for newer packages; VM_MIRROR, VM_SECURITY_MIRROR: the Debian
 # mirrors (default http://deb.debian.org/debian, …/debian-security); VM_SUITE (bookworm).
 set -eu
@@ -32,12 +32,17 @@ suite=${VM_SUITE:-bookworm}
 dir=$VM_CACHE/arm64
 say() { echo "arm64-fetch.sh: $*" >&2; }
 
-# rngfeed's libraries (Makefile PKGS: libgcrypt libsystemd libcap) and what they link
+# rngfeed's libraries (the Makefile's PKGS and LDLIBS: libgcrypt libsystemd libcap
+# libdivsufsort) and what they link
 LIBPKGS="libc6 libgcc-s1 libgcrypt20 libgcrypt20-dev libgpg-error0 libgpg-error-dev
-	libsystemd0 libsystemd-dev libcap2 libcap-dev liblz4-1 liblzma5 libzstd1"
+	libsystemd0 libsystemd-dev libcap2 libcap-dev liblz4-1 liblzma5 libzstd1
+	libdivsufsort3 libdivsufsort-dev"
 
+# shellcheck disable=SC2086,SC2116  # the list's words, on one line
+pkgs=$(echo $LIBPKGS)
+# fetched before, with the same list of library packages: no apt look-ups, works offline
 if [ -n "${VM_REFRESH:-}" ] || [ ! -s "$dir/stamp" ] || [ ! -s "$dir/vmlinuz" ] ||
-   [ ! -x "$dir/busybox" ] || [ ! -d "$dir/root" ]; then
+   [ ! -x "$dir/busybox" ] || [ ! -d "$dir/root" ] || [ "$(cat "$dir/pkgs" 2>/dev/null)" != "$pkgs" ]; then
 	mkdir -p "$VM_CACHE"
 	apt=$(mktemp -d /tmp/rngfeed-apt-arm64.XXXXXX)
 	trap 'rm -rf "$apt"' EXIT
@@ -73,6 +78,7 @@ EOF
 		echo "$p=$(apt-cache policy "$p" | sed -n 's/^ *Candidate: //p')"; done | tr '\n' ' ')
 	if [ "$want" = "$(cat "$dir/stamp" 2>/dev/null)" ] && [ -s "$dir/vmlinuz" ]; then
 		say "cached and current: $img"
+		echo "$pkgs" >"$dir/pkgs"
 	else
 		say "downloading $want"
 		rm -rf "$dir"
@@ -90,6 +96,7 @@ EOF
 		cp "$dir/bb/bin/busybox" "$dir/busybox"
 		echo "$kver" >"$dir/kver"
 		echo "$want" >"$dir/stamp"
+		echo "$pkgs" >"$dir/pkgs"
 	fi
 else
 	say "cached: $(cat "$dir/kver")"
