@@ -63,40 +63,7 @@ const char *reader_state_name(enum reader_state s)
 
 void reader_failure_names(unsigned int failed, char *buf, size_t len)
 {
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} tests[] = {
-		{ MONITOR_FIPS_MONOBIT, "FIPS monobit" },
-		{ MONITOR_FIPS_POKER, "FIPS poker" },
-		{ MONITOR_FIPS_RUNS, "FIPS runs" },
-		{ MONITOR_FIPS_LONGRUN, "FIPS long run" },
-		{ MONITOR_FIPS_CONTINUOUS, "FIPS continuous" },
-		{ MONITOR_RCT_PERMANENT, "SP 800-90B repetition count (permanent)" },
-		{ MONITOR_APT_PERMANENT, "SP 800-90B adaptive proportion (permanent)" },
-		{ MONITOR_RCT, "SP 800-90B repetition count" },
-		{ MONITOR_APT, "SP 800-90B adaptive proportion" },
-		{ MONITOR_DRCT_PERMANENT, "repetition count of differences (permanent)" },
-		{ MONITOR_DRCT, "repetition count of differences" },
-	};
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (!(failed & tests[i].bit))
-			continue;
-		/* A permanent 90B failure implies the intermittent one. */
-		if ((tests[i].bit == MONITOR_RCT &&
-		     (failed & MONITOR_RCT_PERMANENT)) ||
-		    (tests[i].bit == MONITOR_APT &&
-		     (failed & MONITOR_APT_PERMANENT)) ||
-		    (tests[i].bit == MONITOR_DRCT &&
-		     (failed & MONITOR_DRCT_PERMANENT)))
-			continue;
-		used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
-					 "%s%s", used ? ", " : "",
-					 tests[i].name);
-	}
+	monitor_failure_names(failed, buf, len);
 }
 
 static void wake_signal_handler(int sig)
@@ -184,12 +151,9 @@ static double next_backoff(const struct reader *r, double backoff)
 
 static void count_failures(struct reader_stats *s, unsigned int failed)
 {
-	for (unsigned int i = 0; i < 5; i++)
-		if (failed & (1u << i))
-			s->fips_failures[i]++;
-	s->rct_failures += !!(failed & MONITOR_RCT);
-	s->apt_failures += !!(failed & MONITOR_APT);
-	s->drct_failures += !!(failed & MONITOR_DRCT);
+	for (size_t k = 0; k < MONITOR_N_TESTS; k++)
+		if (monitor_tests[k].key && (failed & monitor_tests[k].bit))
+			s->test_failures[k]++;
 }
 
 /*

@@ -85,28 +85,30 @@ void report_summary(const struct report *r, const struct report_view *v,
 	log_notice("summary after %.1f s:", now - r->start);
 	for (size_t i = 0; i < sourceset_count(v->set); i++) {
 		struct reader_stats st;
+		char tests[300];
+		size_t used = 0;
 
 		if (!sourceset_used(v->set, i))
 			continue;
 		sourceset_stats(v->set, i, &st);
+		/* "monobit 0, poker 1, ...": every counted test of the table. */
+		tests[0] = '\0';
+		for (size_t k = 0; k < MONITOR_N_TESTS; k++)
+			if (monitor_tests[k].key)
+				used += (size_t)snprintf(
+					tests + used,
+					used < sizeof(tests) ? sizeof(tests) - used : 0,
+					"%s%s %llu", used ? ", " : "",
+					monitor_tests[k].key,
+					(unsigned long long)st.test_failures[k]);
 		log_notice("  %s: %llu raw bytes, %llu block%s passed, %llu "
-			   "failed (monobit %llu, poker %llu, runs %llu, long "
-			   "run %llu, continuous %llu, RCT %llu, APT %llu, "
-			   "difference RCT %llu), %llu errors, %llu disables, "
+			   "failed (%s), %llu errors, %llu disables, "
 			   "%llu credit bits (what its passed blocks carried)",
 			   sourceset_config(v->set, i)->driver->name,
 			   (unsigned long long)st.raw_bytes,
 			   (unsigned long long)st.blocks_passed,
 			   st.blocks_passed == 1 ? "" : "s",
-			   (unsigned long long)st.blocks_failed,
-			   (unsigned long long)st.fips_failures[0],
-			   (unsigned long long)st.fips_failures[1],
-			   (unsigned long long)st.fips_failures[2],
-			   (unsigned long long)st.fips_failures[3],
-			   (unsigned long long)st.fips_failures[4],
-			   (unsigned long long)st.rct_failures,
-			   (unsigned long long)st.apt_failures,
-			   (unsigned long long)st.drct_failures,
+			   (unsigned long long)st.blocks_failed, tests,
 			   (unsigned long long)st.errors,
 			   (unsigned long long)st.disables,
 			   (unsigned long long)(conditioner_deposited(

@@ -286,11 +286,8 @@ static void add_stats(struct reader_stats *to, const struct reader_stats *x)
 	to->raw_bytes += x->raw_bytes;
 	to->blocks_passed += x->blocks_passed;
 	to->blocks_failed += x->blocks_failed;
-	for (int i = 0; i < 5; i++)
-		to->fips_failures[i] += x->fips_failures[i];
-	to->rct_failures += x->rct_failures;
-	to->apt_failures += x->apt_failures;
-	to->drct_failures += x->drct_failures;
+	for (size_t k = 0; k < MONITOR_N_TESTS; k++)
+		to->test_failures[k] += x->test_failures[k];
 	to->errors += x->errors;
 	to->disables += x->disables;
 	memcpy(to->reason, x->reason, sizeof(to->reason));

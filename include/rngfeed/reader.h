@@ -87,9 +87,9 @@ struct reader_stats {
 	uint64_t raw_bytes;
 	uint64_t blocks_passed;      /* handed over as usable */
 	uint64_t blocks_failed;      /* failed any test; discarded */
-	uint64_t fips_failures[5];   /* monobit, poker, runs, long run, cont. */
-	uint64_t rct_failures, apt_failures;
-	uint64_t drct_failures;      /* difference repetition count */
+	/* Failed blocks per test: row k of monitor_tests[] (rows without a
+	 * key, the permanent bits, stay 0: their test counts them). */
+	uint64_t test_failures[MONITOR_N_TESTS];
 	uint64_t errors;             /* open/read errors */
 	uint64_t disables;
 	char reason[200];            /* why it is not running, when it is not */
