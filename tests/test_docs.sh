@@ -122,10 +122,26 @@ sleep 1
 kill -TERM "$pid"
 wait "$pid"
 pid=
+# The EGD server's metrics (issue 17): --egd-only with one client still
+# connected at exit (its per-client lines), through bash's /dev/tcp.
+port=$((20000 + RANDOM % 20000))
+"$RNGFEED" -c /dev/null --egd-only --egd-server "tcp:127.0.0.1:$port" \
+	"${metrics_src[@]}" --metrics "$tmp/e.prom" >/dev/null 2>"$tmp/e.err" &
+pid=$!
+sleep 0.5
+if exec 3<>"/dev/tcp/127.0.0.1/$port"; then
+	printf '\x04' >&3
+	sleep 0.3
+fi 2>/dev/null
+kill -TERM "$pid"
+wait "$pid"
+pid=
+exec 3>&-
+[ -s "$tmp/e.prom" ] || fail "no metrics file from an --egd-only run: $(tail -3 "$tmp/e.err")"
 if [ ! -s "$tmp/m.prom" ]; then
 	fail "no metrics file from a -t run: $(tail -3 "$tmp/m.err")"
 else
-	grep -oE '^rngfeed_[a-z_]+' "$tmp/m.prom" | sort -u >"$tmp/bin.metrics"
+	grep -ohE '^rngfeed_[a-z_]+' "$tmp/m.prom" "$tmp/e.prom" | sort -u >"$tmp/bin.metrics"
 	section man/rngfeed.8 '^\.SH METRICS' '^\.SH ' |
 		grep -oE '^\.B rngfeed_[a-z_]+' | sed 's/^\.B //' | sort -u >"$tmp/man.metrics"
 	grep -oE '^\| `rngfeed_[a-z_]+`' README.md | sed 's/^| `//; s/`$//' | sort -u >"$tmp/readme.metrics"
