@@ -35,17 +35,22 @@ struct slot {
 
 struct source_set {
 	struct sourceset_params p;
-	struct slot slots[CONFIG_MAX_SOURCES];
 	size_t n_slots, next_take;
 	struct hwrng_gate gate;
 	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
 	char kernel_line[200];
+	/* One per configured source (the driver table's size), not
+	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
+	 * (issue 20). */
+	struct slot slots[];
 };
 
 int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		  const struct sourceset_params *p)
 {
-	struct source_set *s = calloc(1, sizeof(*s));
+	size_t n = cfg->n_sources < LEDGER_MAX_SOURCES ? cfg->n_sources
+						       : LEDGER_MAX_SOURCES;
+	struct source_set *s = calloc(1, sizeof(*s) + n * sizeof(s->slots[0]));
 
 	if (!s)
 		return -ENOMEM;
@@ -58,7 +63,7 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 	s->p.sysfs_dir = s->sysfs_dir;
 	s->p.gate_state = s->gate_state;
 	hwrng_gate_init(&s->gate);
-	for (size_t i = 0; i < cfg->n_sources && i < LEDGER_MAX_SOURCES; i++) {
+	for (size_t i = 0; i < n; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
 		s->slots[s->n_slots++].device_credit = -1;
 	}
