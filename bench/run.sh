@@ -34,7 +34,7 @@ if [ -z "${BENCH_SMOKE:-}" ]; then
 	fi
 fi
 
-PARTS=(ceilings stages fill output steady startup)
+PARTS=(ceilings stages fill output steady startup assess egd)
 rows=$BENCH_WORK/rows.tsv
 : >"$rows"
 failed=0
@@ -58,7 +58,7 @@ for part in "${PARTS[@]}"; do
 done
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-names=(x "Ceilings" "Stages" "Fill phase" "Conditioned output" "Steady state (60 s after the CRNG is ready)" "Start-up")
+names=(x "Ceilings" "Stages" "Fill phase" "Conditioned output" "Steady state (60 s after the CRNG is ready)" "Start-up" "Min-entropy assessment (--assess against NIST's ea_non_iid)" "EGD server: output served to local clients")
 {
 	echo "# rngfeed benchmark results"
 	echo
@@ -66,7 +66,7 @@ names=(x "Ceilings" "Stages" "Fill phase" "Conditioned output" "Steady state (60
 	echo
 	echo "| what | ours | reference (same run) | ratio | target |"
 	echo "|---|---|---|---|---|"
-	for s in 1 2 3 4 5 6; do
+	for s in 1 2 3 4 5 6 7 8; do
 		if grep -q "^ROW	$s	" "$rows"; then
 			echo "| **${names[$s]}** | | | | |"
 			awk -F'\t' -v s="$s" '$1 == "ROW" && $2 == s {

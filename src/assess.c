@@ -313,7 +313,12 @@ int assess_run(int in_fd, const char *name, unsigned bits, int restart_fd,
 			goto out;
 		}
 	}
-	rc = est_assess(buf, n, bits, rep);
+	{
+		/* One thread per CPU this process may run on. */
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		rc = est_assess_mt(buf, n, bits, cpus > 1 ? (unsigned)cpus : 1, rep);
+	}
 	if (rc < 0) {
 		fprintf(err, "rngfeed: assessing %s: %s\n", name, strerror(-rc));
 		goto out;

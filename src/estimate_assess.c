@@ -10,53 +10,116 @@
  *    estimates), assessed = min(bits, H_original, bits x H_bitstring).
  * And §3.1.4.3's restart sanity check. */
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
 
-typedef int (*lit_fn)(const uint8_t *, size_t, unsigned, struct est_result *);
-
-static const lit_fn lit_predictors[] = {
-	[EST_MULTI_MCW] = est_multi_mcw,
-	[EST_LAG] = est_lag,
-	[EST_MULTI_MMC] = est_multi_mmc,
-	[EST_LZ78Y] = est_lz78y,
+/* One estimator on one input: the unit of work the threads share. */
+struct task {
+	enum est_id id;
+	int bitwise;		/* collision/Markov/compression/MCV over bits */
+	const uint8_t *in;
+	size_t n;
+	unsigned k;		/* alphabet (literal), or bits per sample */
+	struct est_result *res, *res2;	/* res2: LRS beside t-tuple */
+	int *have, *have2;
+	int rc;
 };
 
-/* Runs one estimator; ENODATA (too few samples for it) leaves it out. */
-static int keep(int rc, int *have)
+static void run_task(struct task *t)
 {
-	*have = rc == 0;
-	return rc == -ENODATA ? 0 : rc;
+	int rc;
+
+	switch (t->id) {
+	case EST_MCV:
+		rc = t->bitwise ? est_mcv_bits(t->in, t->n, t->k, t->res)
+				: est_mcv(t->in, t->n, t->k, t->res);
+		break;
+	case EST_COLLISION:
+		rc = est_collision(t->in, t->n, t->k, t->res);
+		break;
+	case EST_MARKOV:
+		rc = est_markov(t->in, t->n, t->k, t->res);
+		break;
+	case EST_COMPRESSION:
+		rc = est_compression(t->in, t->n, t->k, t->res);
+		break;
+	case EST_TTUPLE:
+		rc = est_tuple_lrs(t->in, t->n, t->k, t->res, t->res2);
+		if (rc == 0) {
+			*t->have = t->res->h >= 0;
+			*t->have2 = t->res2->h >= 0;
+		}
+		t->rc = rc == -ENODATA ? 0 : rc;
+		return;
+	case EST_MULTI_MCW:
+		rc = est_multi_mcw(t->in, t->n, t->k, t->res);
+		break;
+	case EST_LAG:
+		rc = est_lag(t->in, t->n, t->k, t->res);
+		break;
+	case EST_MULTI_MMC:
+		rc = est_multi_mmc(t->in, t->n, t->k, t->res);
+		break;
+	case EST_LZ78Y:
+		rc = est_lz78y(t->in, t->n, t->k, t->res);
+		break;
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	/* Too few samples for this one (-ENODATA): left out, as
+	 * ea_non_iid leaves it out. */
+	*t->have = rc == 0;
+	t->rc = rc == -ENODATA ? 0 : rc;
 }
 
-/* The literal (sym, k) or bitstring (bitstr, 2) pass of t-tuple, LRS and
- * the predictors. */
-static int symbol_pass(const uint8_t *sym, size_t n, unsigned k,
-		       int *have, struct est_result *res)
-{
-	int rc = est_tuple_lrs(sym, n, k, &res[EST_TTUPLE], &res[EST_LRS]);
+struct pool {
+	struct task *tasks;
+	unsigned n;
+	unsigned next;	/* the next task to take (atomic) */
+};
 
-	if (rc == 0) {
-		have[EST_TTUPLE] = res[EST_TTUPLE].h >= 0;
-		have[EST_LRS] = res[EST_LRS].h >= 0;
-	} else if (rc != -ENODATA) {
-		return rc;
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	unsigned i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n)
+		run_task(&p->tasks[i]);
+	return NULL;
+}
+
+static void add(struct task *list, unsigned *n, enum est_id id, int bitwise,
+		const uint8_t *in, size_t len, unsigned k, struct est_report *rep, int bit)
+{
+	struct task *t = &list[(*n)++];
+
+	*t = (struct task){ .id = id, .bitwise = bitwise, .in = in, .n = len, .k = k,
+			    .res = bit ? &rep->bit[id] : &rep->lit[id],
+			    .have = bit ? &rep->have_bit[id] : &rep->have_lit[id] };
+	if (id == EST_TTUPLE) {
+		t->res2 = bit ? &rep->bit[EST_LRS] : &rep->lit[EST_LRS];
+		t->have2 = bit ? &rep->have_bit[EST_LRS] : &rep->have_lit[EST_LRS];
 	}
-	for (int id = EST_MULTI_MCW; id <= EST_LZ78Y; id++) {
-		rc = keep(lit_predictors[id](sym, n, k, &res[id]), &have[id]);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
 }
 
 int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep)
 {
+	return est_assess_mt(s, n, bits, 1, rep);
+}
+
+int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
+		  struct est_report *rep)
+{
 	uint8_t *sym = NULL, *bitstr = NULL;
-	unsigned wide = 0;
+	struct task tasks[2 * EST_COUNT];
+	struct pool pool = { .tasks = tasks };
+	pthread_t tid[8];
+	unsigned wide = 0, started = 0, nt = 0;
 	double hb = 1.0, ho;
 	int rc;
 
@@ -80,41 +143,56 @@ int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep
 		goto out;
 	}
 	rep->binary = rep->k == 2;
-
 	if (!rep->binary) {
-		int *hv = rep->have_bit;
-		struct est_result *b = rep->bit;
-
-		if ((rc = keep(est_mcv_bits(s, n, bits, &b[EST_MCV]), &hv[EST_MCV])) < 0 ||
-		    (rc = keep(est_collision(s, n, bits, &b[EST_COLLISION]), &hv[EST_COLLISION])) < 0 ||
-		    (rc = keep(est_markov(s, n, bits, &b[EST_MARKOV]), &hv[EST_MARKOV])) < 0 ||
-		    (rc = keep(est_compression(s, n, bits, &b[EST_COMPRESSION]), &hv[EST_COMPRESSION])) < 0)
-			goto out;
 		bitstr = malloc(n * bits);
 		if (!bitstr) {
 			rc = -ENOMEM;
 			goto out;
 		}
 		est_bitstring(s, n, bits, bitstr);
-		rc = symbol_pass(bitstr, n * bits, 2, hv, b);
-		if (rc < 0)
-			goto out;
+		/* The longest first, so that the threads finish together. */
+		add(tasks, &nt, EST_TTUPLE, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_MULTI_MMC, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_LAG, 0, bitstr, n * bits, 2, rep, 1);
 	}
-	{
-		int *hv = rep->have_lit;
-		struct est_result *l = rep->lit;
+	add(tasks, &nt, EST_MULTI_MMC, 0, sym, n, rep->k, rep, 0);
+	if (!rep->binary) {
+		add(tasks, &nt, EST_LZ78Y, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_MULTI_MCW, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_COMPRESSION, 1, s, n, bits, rep, 1);
+		add(tasks, &nt, EST_COLLISION, 1, s, n, bits, rep, 1);
+		add(tasks, &nt, EST_MARKOV, 1, s, n, bits, rep, 1);
+		add(tasks, &nt, EST_MCV, 1, s, n, bits, rep, 1);
+	} else {
+		add(tasks, &nt, EST_COMPRESSION, 1, sym, n, 1, rep, 0);
+		add(tasks, &nt, EST_COLLISION, 1, sym, n, 1, rep, 0);
+		add(tasks, &nt, EST_MARKOV, 1, sym, n, 1, rep, 0);
+	}
+	add(tasks, &nt, EST_LZ78Y, 0, sym, n, rep->k, rep, 0);
+	add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
+	add(tasks, &nt, EST_LAG, 0, sym, n, rep->k, rep, 0);
+	add(tasks, &nt, EST_MULTI_MCW, 0, sym, n, rep->k, rep, 0);
+	add(tasks, &nt, EST_MCV, 0, sym, n, rep->k, rep, 0);
+	pool.n = nt;
 
-		if ((rc = keep(est_mcv(sym, n, rep->k, &l[EST_MCV]), &hv[EST_MCV])) < 0)
-			goto out;
-		if (rep->binary &&
-		    ((rc = keep(est_collision(sym, n, 1, &l[EST_COLLISION]), &hv[EST_COLLISION])) < 0 ||
-		     (rc = keep(est_markov(sym, n, 1, &l[EST_MARKOV]), &hv[EST_MARKOV])) < 0 ||
-		     (rc = keep(est_compression(sym, n, 1, &l[EST_COMPRESSION]), &hv[EST_COMPRESSION])) < 0))
-			goto out;
-		rc = symbol_pass(sym, n, rep->k, hv, l);
-		if (rc < 0)
-			goto out;
+	if (threads > 8)
+		threads = 8;
+	/* This thread works too; a thread that cannot start leaves its share
+	 * to the others. */
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&tid[started], NULL, worker, &pool) != 0)
+			break;
+		started++;
 	}
+	worker(&pool);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	rc = 0;
+	for (unsigned i = 0; i < nt && rc == 0; i++)
+		rc = tasks[i].rc;
+	if (rc < 0)
+		goto out;
+
 	ho = bits;
 	for (int id = 0; id < EST_COUNT; id++) {
 		if (rep->have_lit[id] && rep->lit[id].h < ho)
@@ -127,7 +205,6 @@ int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep
 	rep->h_assessed = ho;
 	if (!rep->binary && bits * hb < rep->h_assessed)
 		rep->h_assessed = bits * hb;
-	rc = 0;
 out:
 	if (bitstr) {
 		explicit_bzero(bitstr, n * bits);

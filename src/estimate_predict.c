@@ -145,13 +145,16 @@ static inline unsigned slices_max(const struct slices *c, struct u128 m, uint64_
 	uint64_t v = 0;
 	unsigned j;
 
+	/* Without branches: which way each plane goes is a coin toss on
+	 * random data, and a mispredicted branch per plane cost more than the
+	 * walk itself. */
 	for (unsigned b = c->np; b-- > 0;) {
-		struct u128 t = { m.lo & c->pl[b].lo, m.hi & c->pl[b].hi };
+		uint64_t tl = m.lo & c->pl[b].lo, th = m.hi & c->pl[b].hi;
+		uint64_t keep = -(uint64_t)((tl | th) != 0);
 
-		if (t.lo | t.hi) {
-			m = t;
-			v |= 1ull << b;
-		}
+		m.lo = (tl & keep) | (m.lo & ~keep);
+		m.hi = (th & keep) | (m.hi & ~keep);
+		v |= (keep & 1) << b;
 	}
 	j = m.lo ? (unsigned)__builtin_ctzll(m.lo) : 64 + (unsigned)__builtin_ctzll(m.hi);
 	*val = v;
@@ -243,33 +246,18 @@ int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 /* Both count, for every context x (the 1..16 samples before position i)
  * and follower y, how often y followed x, and predict x's most frequent
  * follower (ties: larger y).  Binary samples index flat arrays by the
- * context's bits; wider ones use open-addressing hash tables keyed by
- * positions in the sample buffer (a key is the substring there, so nothing
- * is copied).  Tables grow by doubling; each holds at most the number of
- * distinct keys seen. */
+ * context's bits (mmc_binary(), lz78y_binary() below); wider ones use these
+ * open-addressing hash tables keyed by positions in the sample buffer (a
+ * key is the substring there, so nothing is copied).  Tables grow by
+ * doubling; each holds at most the number of distinct keys seen. */
 #define CTX_MAX 16
 
-struct hent {
-	uint32_t pos;	/* start of the key in s; UINT32_MAX = empty */
-	uint32_t hash;
-	uint32_t count;	/* pair: its count; context: its best count */
-	uint8_t pred;	/* context: its prediction */
-};
-
+/* A slot is empty when its hash is 0 (hashes are made odd).  Probing reads
+ * the dense hash array only; the key is compared where the hash matches. */
 struct htab {
-	struct hent *e;
+	uint32_t *hash, *pos, *count;	/* count: pair's count, context's best */
+	uint8_t *pred;			/* contexts only: the prediction */
 	size_t mask, used;
-};
-
-struct dict {
-	const uint8_t *s;
-	int binary;
-	uint32_t *bin[CTX_MAX];		  /* binary: [ctx << 1 | y] counts */
-	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* wider: by length */
-	/* Per position, filled by dict_at(): */
-	size_t i;
-	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
-	uint32_t bits;			/* binary: the last 16 samples */
 };
 
 static inline uint32_t hmix(uint32_t h, uint8_t v)
@@ -278,75 +266,120 @@ static inline uint32_t hmix(uint32_t h, uint8_t v)
 	return h * 0x85ebca6bu;
 }
 
-static int htab_init(struct htab *t, size_t cap)
+static void htab_free(struct htab *t)
 {
-	t->e = malloc(cap * sizeof(*t->e));
-	if (!t->e)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		t->e[i].pos = UINT32_MAX;
+	free(t->hash);
+	free(t->pos);
+	free(t->count);
+	free(t->pred);
+	memset(t, 0, sizeof(*t));
+}
+
+static int htab_init(struct htab *t, size_t cap, int with_pred)
+{
+	t->hash = calloc(cap, sizeof(uint32_t));
+	t->pos = malloc(cap * sizeof(uint32_t));
+	t->count = malloc(cap * sizeof(uint32_t));
+	t->pred = with_pred ? malloc(cap) : NULL;
 	t->mask = cap - 1;
 	t->used = 0;
+	if (!t->hash || !t->pos || !t->count || (with_pred && !t->pred)) {
+		htab_free(t);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
-static struct hent *htab_find(const struct htab *t, const uint8_t *s,
-			      uint32_t pos, unsigned len, uint32_t h)
+/* The slot of the key at pos (its own, or the empty one it would take). */
+static size_t htab_find(const struct htab *t, const uint8_t *s,
+			uint32_t pos, unsigned len, uint32_t h)
 {
-	for (size_t at = h & t->mask;; at = (at + 1) & t->mask) {
-		struct hent *e = &t->e[at];
-
-		if (e->pos == UINT32_MAX)
-			return e;
-		if (e->hash == h && memcmp(s + e->pos, s + pos, len) == 0)
-			return e;
+	/* The slot from the high bits of a multiplication: hmix's low bits
+	 * depend on the low bits of the samples only. */
+	for (size_t at = (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;;
+	     at = (at + 1) & t->mask) {
+		if (t->hash[at] == 0)
+			return at;
+		if (t->hash[at] == h && memcmp(s + t->pos[at], s + pos, len) == 0)
+			return at;
 	}
 }
 
+/* Room for one more key: grows (doubling) past 80 % full. */
 static int htab_grow(struct htab *t, const uint8_t *s, unsigned len)
 {
 	struct htab nt;
 	int rc;
 
-	if ((t->used + 1) * 2 <= t->mask + 1)
+	if ((t->used + 1) * 5 <= (t->mask + 1) * 4)
 		return 0;
-	rc = htab_init(&nt, (t->mask + 1) * 2);
+	rc = htab_init(&nt, (t->mask + 1) * 2, t->pred != NULL);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i <= t->mask; i++)
-		if (t->e[i].pos != UINT32_MAX)
-			*htab_find(&nt, s, t->e[i].pos, len, t->e[i].hash) = t->e[i];
+	for (size_t i = 0; i <= t->mask; i++) {
+		if (t->hash[i]) {
+			size_t at = htab_find(&nt, s, t->pos[i], len, t->hash[i]);
+
+			nt.hash[at] = t->hash[i];
+			nt.pos[at] = t->pos[i];
+			nt.count[at] = t->count[i];
+			if (nt.pred)
+				nt.pred[at] = t->pred[i];
+		}
+	}
 	nt.used = t->used;
-	free(t->e);
+	htab_free(t);
 	*t = nt;
 	return 0;
 }
 
+/* Inserts the key at pos in the empty slot `at` (from htab_find()),
+ * growing first if needed; returns its slot or -ENOMEM. */
+static long htab_put(struct htab *t, const uint8_t *s, size_t at,
+		     uint32_t pos, unsigned len, uint32_t h)
+{
+	if ((t->used + 1) * 5 > (t->mask + 1) * 4) {
+		int rc = htab_grow(t, s, len);
+
+		if (rc < 0)
+			return rc;
+		at = htab_find(t, s, pos, len, h);
+	}
+	t->hash[at] = h;
+	t->pos[at] = pos;
+	t->count[at] = 0;
+	if (t->pred)
+		t->pred[at] = 0;
+	t->used++;
+	return (long)at;
+}
+
+struct dict {
+	const uint8_t *s;
+	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* by context length */
+	/* Per position, filled by dict_at(): */
+	size_t i;
+	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
+};
+
 static void dict_free(struct dict *d)
 {
 	for (unsigned j = 0; j < CTX_MAX; j++) {
-		free(d->bin[j]);
-		free(d->ctx[j].e);
-		free(d->pair[j].e);
+		htab_free(&d->ctx[j]);
+		htab_free(&d->pair[j]);
 	}
 }
 
-static int dict_init(struct dict *d, const uint8_t *s, unsigned k)
+/* cap: the tables' first size (a power of 2); they grow past 80 %. */
+static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 {
 	memset(d, 0, sizeof(*d));
 	d->s = s;
-	d->binary = k == 2;
 	for (unsigned j = 0; j < CTX_MAX; j++) {
-		int rc;
+		int rc = htab_init(&d->ctx[j], cap, 1);
 
-		if (d->binary) {
-			d->bin[j] = calloc((size_t)2 << (j + 1), sizeof(uint32_t));
-			rc = d->bin[j] ? 0 : -ENOMEM;
-		} else {
-			rc = htab_init(&d->ctx[j], 1024);
-			if (rc == 0)
-				rc = htab_init(&d->pair[j], 1024);
-		}
+		if (rc == 0)
+			rc = htab_init(&d->pair[j], cap, 0);
 		if (rc < 0) {
 			dict_free(d);
 			return rc;
@@ -359,37 +392,22 @@ static int dict_init(struct dict *d, const uint8_t *s, unsigned k)
 static inline void dict_at(struct dict *d, size_t i, unsigned max)
 {
 	d->i = i;
-	if (d->binary) {
-		uint32_t b = 0;
-
-		for (unsigned j = 1; j <= max; j++)
-			b |= (uint32_t)d->s[i - j] << (j - 1);
-		d->bits = b;
-		return;
-	}
 	d->h[0] = 0x12345678u;
 	for (unsigned j = 1; j <= max; j++)
-		d->h[j] = hmix(d->h[j - 1], d->s[i - j]);
+		d->h[j] = hmix(d->h[j - 1], d->s[i - j]) | 1u;
 }
 
 /* Context of length j: does it exist, and what does it predict? */
 static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t *count)
 {
-	if (d->binary) {
-		const uint32_t *c = d->bin[j - 1] + ((d->bits & ((1u << j) - 1)) << 1);
+	const struct htab *t = &d->ctx[j - 1];
+	size_t at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
 
-		*pred = c[0] > c[1] ? 0 : 1;
-		*count = c[0] > c[1] ? c[0] : c[1];
-		return *count != 0;
-	} else {
-		const struct hent *e = htab_find(&d->ctx[j - 1], d->s, (uint32_t)(d->i - j), j, d->h[j]);
-
-		if (e->pos == UINT32_MAX)
-			return 0;
-		*pred = e->pred;
-		*count = e->count;
-		return 1;
-	}
+	if (!t->hash[at])
+		return 0;
+	*pred = t->pred[at];
+	*count = t->count[at];
+	return 1;
 }
 
 /* Counts follower y = s[i] after the context of length j.  An existing pair
@@ -399,51 +417,50 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 {
 	const uint8_t y = d->s[d->i];
 	uint32_t pos = (uint32_t)(d->i - j), hp, c;
-	struct hent *pe, *ce;
-	int made = 0, rc;
+	struct htab *pt = &d->pair[j - 1], *ct = &d->ctx[j - 1];
+	long pa, ca;
+	int made = 0;
 
-	if (d->binary) {
-		uint32_t *e = d->bin[j - 1] + ((d->bits & ((1u << j) - 1)) << 1) + y;
-
-		if (*e) {
-			(*e)++;
-			return 0;
-		}
-		if (!allow_new)
-			return 0;
-		*e = 1;
-		return 1;
-	}
 	/* The pair's key is the context and y: the j + 1 samples at pos. */
-	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y);
-	pe = htab_find(&d->pair[j - 1], d->s, pos, j + 1, hp);
-	if (pe->pos == UINT32_MAX) {
+	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y) | 1u;
+	pa = (long)htab_find(pt, d->s, pos, j + 1, hp);
+	if (!pt->hash[pa]) {
 		if (!allow_new)
 			return 0;
-		rc = htab_grow(&d->pair[j - 1], d->s, j + 1);
-		if (rc < 0)
-			return rc;
-		pe = htab_find(&d->pair[j - 1], d->s, pos, j + 1, hp);
-		*pe = (struct hent){ .pos = pos, .hash = hp, .count = 0 };
-		d->pair[j - 1].used++;
+		pa = htab_put(pt, d->s, (size_t)pa, pos, j + 1, hp);
+		if (pa < 0)
+			return (int)pa;
 		made = 1;
 	}
-	c = ++pe->count;
-	ce = htab_find(&d->ctx[j - 1], d->s, pos, j, d->h[j]);
-	if (ce->pos == UINT32_MAX) {
-		rc = htab_grow(&d->ctx[j - 1], d->s, j);
-		if (rc < 0)
-			return rc;
-		ce = htab_find(&d->ctx[j - 1], d->s, pos, j, d->h[j]);
-		*ce = (struct hent){ .pos = pos, .hash = d->h[j], .count = 0 };
-		d->ctx[j - 1].used++;
+	c = ++pt->count[pa];
+	ca = (long)htab_find(ct, d->s, pos, j, d->h[j]);
+	if (!ct->hash[ca]) {
+		ca = htab_put(ct, d->s, (size_t)ca, pos, j, d->h[j]);
+		if (ca < 0)
+			return (int)ca;
 	}
-	if (c > ce->count || (c == ce->count && y > ce->pred)) {
-		ce->count = c;
-		ce->pred = y;
+	if (c > ct->count[ca] || (c == ct->count[ca] && y > ct->pred[ca])) {
+		ct->count[ca] = c;
+		ct->pred[ca] = y;
 	}
 	return made;
 }
+
+/* ---- binary samples: flat arrays ----
+ * tab[j - 1] counts, for each context of j bits (bit j - 1 = the sample j
+ * back) and follower y, at index ctx << 1 | y: 2^(j+1) counters per
+ * length, 1 MiB for all 16. */
+static uint32_t *bin_tables(uint32_t *tab[CTX_MAX])
+{
+	uint32_t *all = calloc(((size_t)2 << (CTX_MAX + 1)), sizeof(uint32_t));
+
+	for (unsigned j = 1; all && j <= CTX_MAX; j++)
+		tab[j - 1] = all + ((size_t)2 << j) - 4;	/* sum of 2^(i+1), i < j */
+	return all;
+}
+
+static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r);
+static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r);
 
 /* ================= §6.3.9 MultiMMC ================= */
 #define MMC_MAX_ENTRIES 100000
@@ -461,7 +478,18 @@ int est_multi_mmc(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < 3)
 		return -ENODATA;
-	rc = dict_init(&d, s, k);
+	if (k == 2)
+		return mmc_binary(s, n, r);
+	/* At most MMC_MAX_ENTRIES pairs (and contexts) per length: sized for
+	 * that at once (12 + 13 bytes a slot, 2^17 slots, 16 lengths: 50 MiB
+	 * at most) rather than growing through page faults and rehashes. */
+	{
+		size_t cap = 1024, want = n < MMC_MAX_ENTRIES ? n : MMC_MAX_ENTRIES;
+
+		while (cap * 4 < want * 5)
+			cap *= 2;
+		rc = dict_init(&d, s, cap);
+	}
 	if (rc < 0)
 		return rc;
 	/* The pairs whose context starts at s[0] (context length i for the
@@ -531,7 +559,9 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < LZ_B + 2)
 		return -ENODATA;
-	rc = dict_init(&d, s, k);
+	if (k == 2)
+		return lz78y_binary(s, n, r);
+	rc = dict_init(&d, s, 1024);
 	if (rc < 0)
 		return rc;
 	/* Position 16: every context length enters the dictionary. */
@@ -577,4 +607,107 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 out:
 	dict_free(&d);
 	return rc;
+}
+
+/* The same two predictors over flat arrays, for binary samples: the same
+ * steps as above with a context's bits as its index. */
+static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	uint32_t *tab[CTX_MAX], *all = bin_tables(tab), entries[CTX_MAX] = { 0 };
+	uint64_t score[CTX_MAX] = { 0 };
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = 0;
+	uint32_t hist = 0;
+
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 1; i <= CTX_MAX && i < n - 1; i++) {
+		hist = (hist << 1) | s[i - 1];
+		tab[i - 1][((hist & ((1u << i) - 1)) << 1) | s[i]] = 1;
+		entries[i - 1] = 1;
+	}
+	hist = s[0];
+	for (size_t i = 2; i < n; i++) {
+		const unsigned y = s[i], cur = winner;
+		unsigned max = i - 1 < CTX_MAX ? (unsigned)(i - 1) : CTX_MAX;
+		int found = 1, cur_found = 0, cur_ok = 0;
+
+		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
+		/* Whether a prediction was right is a coin toss on random bits:
+		 * selects instead of branches (a mispredicted branch per
+		 * context length cost more than all the rest). */
+		for (unsigned j = 1; j <= max; j++) {
+			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
+			const unsigned sb = j - 1;
+
+			if (found)
+				found = (e[0] | e[1]) != 0;
+			if (found) {
+				const int ok = (e[0] > e[1] ? 0u : 1u) == y;
+				const int is_cur = sb == cur;
+
+				score[sb] += (uint64_t)ok;
+				winner = ok && score[sb] >= score[winner] ? sb : winner;
+				cur_found |= is_cur;
+				cur_ok |= is_cur & ok;
+				if (e[y]) {
+					e[y]++;
+				} else if (entries[sb] < MMC_MAX_ENTRIES) {
+					e[y] = 1;
+					entries[sb]++;
+				}
+			} else if (entries[sb] < MMC_MAX_ENTRIES) {
+				e[y]++;
+				entries[sb]++;
+			}
+		}
+		if (cur_found)
+			tally(&t, cur_ok);
+	}
+	free(all);
+	est_prediction_bound(t.c, n - 2, t.longest, 2, r);
+	return 0;
+}
+
+static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	uint32_t *tab[CTX_MAX], *all = bin_tables(tab), dict_size = 0, hist = 0;
+	struct tally t = { 0, 0, 0 };
+
+	if (!all)
+		return -ENOMEM;
+	for (unsigned j = 1; j <= LZ_B; j++)
+		hist |= (uint32_t)s[LZ_B - j] << (j - 1);
+	for (unsigned j = 1; j <= LZ_B; j++) {
+		tab[j - 1][((hist & ((1u << j) - 1)) << 1) | s[LZ_B]]++;
+		dict_size++;
+	}
+	for (size_t i = LZ_B + 1; i < n; i++) {
+		const unsigned y = s[i];
+		uint32_t best = 0;
+		unsigned pred = 0;
+		int have = 0;
+
+		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
+		for (unsigned j = LZ_B; j >= 1; j--) {
+			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
+
+			if (e[0] | e[1]) {
+				const uint32_t cnt = e[0] > e[1] ? e[0] : e[1];
+				const int better = cnt > best;
+
+				pred = better ? (e[0] > e[1] ? 0u : 1u) : pred;
+				best = better ? cnt : best;
+				have |= better;
+				e[y]++;
+			} else if (dict_size < LZ_MAX_DICT) {
+				e[y]++;
+				dict_size++;
+			}
+		}
+		tally(&t, have && pred == y);
+	}
+	free(all);
+	est_prediction_bound(t.c, n - LZ_B - 1, t.longest, 2, r);
+	return 0;
 }

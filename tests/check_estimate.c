@@ -350,6 +350,13 @@ START_TEST(test_assess_rules)
 	ck_assert_int_eq(est_assess(s, N, 8, &rep), 0);
 	ck_assert_uint_eq(rep.k, 256);
 	ck_assert_double_eq(rep.h_assessed, fmin(rep.h_original, 8 * rep.h_bitstring));
+	/* Shared among threads, the same figures. */
+	{
+		static struct est_report mt;
+
+		ck_assert_int_eq(est_assess_mt(s, N, 8, 3, &mt), 0);
+		ck_assert_int_eq(memcmp(&mt, &rep, sizeof(rep)), 0);
+	}
 	/* Samples wider than declared, one symbol only. */
 	ck_assert_int_eq(est_assess(s, N, 4, &rep), -EINVAL);
 	memset(s, 5, N);

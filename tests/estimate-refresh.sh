@@ -28,7 +28,9 @@ fi
 make -s "$GEN" rngfeed
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ea_version=$("$EA" --version 2>&1 | head -n 3 | tr '\n' ' ' | sed 's/  */ /g')
+ea_version="ea_non_iid $("$EA" --version 2>&1 | head -n 1)"
+ea_commit=$(git -C "$(dirname "$EA")" rev-parse --short HEAD 2>/dev/null || true)
+[ -n "$ea_commit" ] && ea_version="$ea_version (SP800-90B_EntropyAssessment $ea_commit)"
 
 if [ "${CAPTURE:-}" = 1 ]; then
 	for src in rdrand hwrng; do
@@ -43,7 +45,7 @@ oracle() {
 	shift 3
 	{
 		printf '# %s\n' "$@"
-		printf '# oracle: %s, ea_non_iid -v FILE %s\n' "$ea_version" "$bits"
+		printf '# oracle: %s: ea_non_iid -v FILE %s\n' "$ea_version" "$bits"
 		(cd "$(dirname "$file")" && nice "$EA" -v "$(basename "$file")" "$bits")
 	} >"$tmp/$name.txt"
 	mv "$tmp/$name.txt" "$DIR/$name.txt"

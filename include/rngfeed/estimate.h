@@ -126,6 +126,11 @@ struct est_report {
 /* Runs every estimator.  bits 1..8; samples wider than bits are -EINVAL;
  * fewer than 2 distinct symbols is -EDOM (no entropy to assess). */
 int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep);
+/* The same, the estimators shared among `threads` threads (the caller's
+ * and up to 7 it starts and joins before returning; 1: none started).
+ * Peak memory grows with the estimators that run at once. */
+int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
+		  struct est_report *rep);
 
 /* ---- §3.1.4 restart tests: the sanity check on a 1000 x 1000 matrix ---- */
 struct est_restart {
