@@ -295,8 +295,9 @@ static void candidates(const uint8_t *b, const uint8_t head[66], uint64_t cand[C
 			memcpy(&p1, x + k - 1, sizeof(p1));
 			memcpy(&p2, x + k - 2, sizeof(p2));
 			f = (v16u8)(a == p1) | (v16u8)((v16u8)(a - p1) == (v16u8)(p1 - p2));
-			memcpy(&lo, &f, 8);
-			memcpy(&hi, (const uint8_t *)&f + 8, 8);
+			/* Byte 0 lowest (byte_mask8) on either byte order. */
+			lo = load_le64((const uint8_t *)&f);
+			hi = load_le64((const uint8_t *)&f + 8);
 			bits |= (byte_mask8(lo) | byte_mask8(hi) << 8) << k;
 		}
 		cand[q] = bits;
