@@ -192,6 +192,8 @@ static size_t allowance(struct egd_server *s, struct egd_client *c,
 /* Move @n bytes of output from the pool to @c's out buffer. */
 static void take(struct egd_server *s, struct egd_client *c, size_t n)
 {
+	if (n == 0 || !c->out)
+		return;
 	memcpy(c->out + c->out_len, s->pool + s->pool_off, n);
 	explicit_bzero(s->pool + s->pool_off, n);
 	s->pool_off += n;
@@ -236,7 +238,7 @@ static void out_compact(struct egd_client *c)
 {
 	size_t n = c->out_len - c->out_off;
 
-	if (c->out_off == 0)
+	if (c->out_off == 0 || !c->out)
 		return;
 	memmove(c->out, c->out + c->out_off, n);
 	explicit_bzero(c->out + n, c->out_len - n);
@@ -326,7 +328,9 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 {
 	size_t served = 0;
 
-	if (!c->out && (c->have_req || c->in_off < c->in_len)) {
+	if (!c->out) {
+		if (!c->have_req && c->in_off == c->in_len)
+			return SERVE_IDLE;
 		c->out = malloc(EGD_OUT_MAX);
 		if (!c->out)
 			return SERVE_WAIT; /* again on the next turn */
@@ -546,6 +550,8 @@ static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why,
 	if (colon)
 		*colon++ = '\0';
 	if (user[0]) {
+		/* Not getpwnam_r: this runs before any thread exists. */
+		// cppcheck-suppress getpwnamCalled
 		pw = getpwnam(user);
 		if (!pw)
 			return set_error(why, why_len,
@@ -554,6 +560,7 @@ static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why,
 		*gid = pw->pw_gid;
 	}
 	if (colon && *colon) {
+		// cppcheck-suppress getgrnamCalled ; single-threaded, as above
 		gr = getgrnam(colon);
 		if (!gr)
 			return set_error(why, why_len,
@@ -757,7 +764,7 @@ void egd_server_free(struct egd_server *s)
 {
 	if (!s)
 		return;
-	while (s->n)
+	while (s->clients && s->n)
 		client_close(s, s->n - 1, false);
 	if (s->lfd >= 0)
 		close(s->lfd);
