@@ -530,6 +530,8 @@ static void handle_signals(struct daemon *d)
 		case SIGUSR1:
 			report_rates(&d->report, &v, now_s());
 			report_summary(&d->report, &v, now_s());
+			if (d->egd)
+				egd_server_log_summary(d->egd);
 			break;
 		case SIGUSR2:
 			/* An explicit request (e.g. after restoring a VM
@@ -661,6 +663,8 @@ static void finish(struct daemon *d)
 	sourceset_stop(d->set);
 	if (d->cfg->mode != MODE_STDOUT || d->cfg->verbosity > 1)
 		report_summary(&d->report, &v, now);
+	if (d->egd)
+		egd_server_log_summary(d->egd);
 	/* For the benchmark scripts, whatever the verbosity. */
 	if (d->cfg->bench_fill > 0)
 		fprintf(stderr,

@@ -980,6 +980,26 @@ void egd_server_get_stats(const struct egd_server *s,
 	out->clients = s->n;
 }
 
+void egd_server_log_summary(const struct egd_server *s)
+{
+	struct egd_server_stats st;
+
+	egd_server_get_stats(s, &st);
+	log_notice("  egd %s: %llu bytes served in %llu requests to %llu "
+		   "clients (%zu connected now); %llu writes refused, %llu "
+		   "connections refused, %llu clients dropped, %llu "
+		   "disconnected; its DRBG %llu reseeds, %llu discards",
+		   s->name, (unsigned long long)st.served,
+		   (unsigned long long)st.requests,
+		   (unsigned long long)st.accepted, st.clients,
+		   (unsigned long long)st.refused,
+		   (unsigned long long)st.rejected,
+		   (unsigned long long)st.dropped,
+		   (unsigned long long)st.disconnects,
+		   (unsigned long long)st.reseeds,
+		   (unsigned long long)st.discards);
+}
+
 size_t egd_server_clients(const struct egd_server *s,
 			  struct egd_client_stats *out, size_t cap)
 {

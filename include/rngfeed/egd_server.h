@@ -122,6 +122,8 @@ void egd_server_discard(struct egd_server *s);
 
 void egd_server_get_stats(const struct egd_server *s,
 			  struct egd_server_stats *out);
+/* One summary line (exit, SIGUSR1): what was served, to how many. */
+void egd_server_log_summary(const struct egd_server *s);
 /* Per connected client, up to @cap; how many. */
 size_t egd_server_clients(const struct egd_server *s,
 			  struct egd_client_stats *out, size_t cap);
