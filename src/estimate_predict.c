@@ -40,6 +40,35 @@ static inline void tally(struct tally *t, int ok)
 #define MCW_N 4
 static const uint32_t mcw_w[MCW_N] = { 63, 255, 1023, 4095 };
 
+/* Binary samples: every window is odd, so its most common value is the one
+ * with more than half of it (no ties to break), a running count of ones. */
+static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	uint32_t ones[MCW_N] = { 0 };
+	uint64_t score[MCW_N] = { 0 };
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = 0;
+
+	for (unsigned j = 0; j < MCW_N; j++)
+		for (uint32_t i = 0; i < mcw_w[j]; i++)
+			ones[j] += s[i];
+	for (size_t i = mcw_w[0]; i < n; i++) {
+		const unsigned v = s[i];
+
+		tally(&t, (2 * ones[winner] > mcw_w[winner]) == v);
+		for (unsigned j = 0; j < MCW_N; j++) {
+			const int ok = i >= mcw_w[j] && (2 * ones[j] > mcw_w[j]) == v;
+
+			score[j] += (uint64_t)ok;
+			winner = ok && score[j] >= score[winner] ? j : winner;
+		}
+		for (unsigned j = 0; j < MCW_N; j++)
+			if (i >= mcw_w[j])
+				ones[j] += v - s[i - mcw_w[j]];
+	}
+	est_prediction_bound(t.c, n - mcw_w[0], t.longest, 2, r);
+}
+
 int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	uint32_t cnt[MCW_N][256], last[MCW_N][256], best[MCW_N];
@@ -53,6 +82,10 @@ int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n <= mcw_w[MCW_N - 1])
 		return -ENODATA;
+	if (k == 2) {
+		mcw_binary(s, n, r);
+		return 0;
+	}
 	memset(cnt, 0, sizeof(cnt));
 	memset(last, 0, sizeof(last));
 	memset(best, 0, sizeof(best));
@@ -630,39 +663,43 @@ static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 	for (size_t i = 2; i < n; i++) {
 		const unsigned y = s[i], cur = winner;
 		unsigned max = i - 1 < CTX_MAX ? (unsigned)(i - 1) : CTX_MAX;
-		int found = 1, cur_found = 0, cur_ok = 0;
+		uint32_t found = 1, fmask = 0, okmask = 0;
 
 		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-		/* Whether a prediction was right is a coin toss on random bits:
-		 * selects instead of branches (a mispredicted branch per
-		 * context length cost more than all the rest). */
+		/* The long contexts' counters miss the caches (1 MiB of them):
+		 * fetch those of the position after next now. */
+		if (i + 1 < n) {
+			const uint32_t h2 = ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu;
+
+			for (unsigned j = 9; j <= CTX_MAX; j++)
+				__builtin_prefetch(tab[j - 1] + ((h2 & ((1u << j) - 1)) << 1), 1);
+		}
+		/* First every length's counters (independent of each other),
+		 * the lengths whose context is known and those whose prediction
+		 * was right as bit masks; then the scoreboard, in length order,
+		 * over the right ones only. */
 		for (unsigned j = 1; j <= max; j++) {
 			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
 			const unsigned sb = j - 1;
 
-			if (found)
-				found = (e[0] | e[1]) != 0;
-			if (found) {
-				const int ok = (e[0] > e[1] ? 0u : 1u) == y;
-				const int is_cur = sb == cur;
-
-				score[sb] += (uint64_t)ok;
-				winner = ok && score[sb] >= score[winner] ? sb : winner;
-				cur_found |= is_cur;
-				cur_ok |= is_cur & ok;
-				if (e[y]) {
-					e[y]++;
-				} else if (entries[sb] < MMC_MAX_ENTRIES) {
-					e[y] = 1;
-					entries[sb]++;
-				}
+			found &= (e[0] | e[1]) != 0;
+			fmask |= (uint32_t)found << sb;
+			okmask |= (uint32_t)(found & ((e[0] <= e[1]) == y)) << sb;
+			if (found && e[y]) {
+				e[y]++;
 			} else if (entries[sb] < MMC_MAX_ENTRIES) {
 				e[y]++;
 				entries[sb]++;
 			}
 		}
-		if (cur_found)
-			tally(&t, cur_ok);
+		for (uint32_t m = okmask; m; m &= m - 1) {
+			const unsigned sb = (unsigned)__builtin_ctz(m);
+
+			if (++score[sb] >= score[winner])
+				winner = sb;
+		}
+		if ((fmask >> cur) & 1)
+			tally(&t, (okmask >> cur) & 1);
 	}
 	free(all);
 	est_prediction_bound(t.c, n - 2, t.longest, 2, r);
@@ -689,6 +726,12 @@ static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
 		int have = 0;
 
 		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
+		if (i + 1 < n) {	/* as in mmc_binary() */
+			const uint32_t h2 = ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu;
+
+			for (unsigned j = 9; j <= LZ_B; j++)
+				__builtin_prefetch(tab[j - 1] + ((h2 & ((1u << j) - 1)) << 1), 1);
+		}
 		for (unsigned j = LZ_B; j >= 1; j--) {
 			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
 
