@@ -53,7 +53,8 @@ needed() { "$READELF" -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 interp=$("$READELF" -l "$RNGFEED_ARM64" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 [ -n "$interp" ] || { echo "arm64-mkinitrd: $RNGFEED_ARM64 names no loader (static?)" >&2; }
 todo=$(needed "$RNGFEED_ARM64")
-done_libs=""
+# the loader is in place already (rngfeed also names it in DT_NEEDED)
+done_libs=${interp##*/}
 if [ -n "$interp" ]; then
 	mkdir -p "$stage$(dirname "$interp")"
 	cp -L "$A64_ROOT$interp" "$stage$interp"
