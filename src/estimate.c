@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
@@ -214,20 +215,34 @@ static inline void ksum_add(struct ksum *k, double x)
  * With a_u = log2(u) (1-z)^(u-1) and A(t) = sum_{u<t} a_u the double sum is
  *   z^2 [ (L-d) A(d+1) + sum_{u=d+1}^{L-1} (L-u) a_u ] + z [ A(L+1) - A(d+1) ],
  * one pass over u; the tail stops where a_u underflows (it only shrinks). */
-static double cmp_g(double z, long d, long nb)
+/* log2(u) for u < len, computed once per estimate: the bisection below
+ * evaluates G some 120 times, each over tens of thousands of terms. */
+struct cmp_arg {
+	long nb;
+	const double *lg;
+	long len;
+};
+
+static inline long double cmp_log2(const struct cmp_arg *a, long u)
+{
+	return u < a->len ? (long double)a->lg[u] : log2l((long double)u);
+}
+
+static double cmp_g(double z, long d, const struct cmp_arg *arg)
 {
 	struct ksum a = { 0, 0 }, tail = { 0, 0 };
 	long double b = 1.0L - (long double)z, bu = b;	/* (1-z)^(u-1), u = 2 */
+	const long nb = arg->nb;
 	double ad1;
 	long u;
 
 	for (u = 2; u <= d; u++) {
-		ksum_add(&a, (double)(log2l((long double)u) * bu));
+		ksum_add(&a, (double)(cmp_log2(arg, u) * bu));
 		bu *= b;
 	}
 	ad1 = a.s;
 	for (u = d + 1; u <= nb; u++) {
-		long double au = log2l((long double)u) * bu;
+		long double au = cmp_log2(arg, u) * bu;
 		double scaled = (double)((long double)(nb - u) * au);
 
 		ksum_add(&a, (double)au);
@@ -244,11 +259,11 @@ static double cmp_g(double z, long d, long nb)
 
 /* Expected statistic when one 6-bit block has probability p and the other
  * 63 share the rest (§6.3.4 step 9). */
-static double cmp_expect(double p, long nb)
+static double cmp_expect(double p, const struct cmp_arg *arg)
 {
 	double q = (1.0 - p) / 63.0;
 
-	return cmp_g(p, CMP_D, nb) + 63.0 * cmp_g(q, CMP_D, nb);
+	return cmp_g(p, CMP_D, arg) + 63.0 * cmp_g(q, CMP_D, arg);
 }
 
 /* Bisection for p in [lo, hi] with f(p) = target, f decreasing in p (all of
@@ -281,7 +296,7 @@ double est_bisect(double (*f)(double, const void *), const void *arg,
 
 static double cmp_f(double p, const void *arg)
 {
-	return cmp_expect(p, *(const long *)arg);
+	return cmp_expect(p, arg);
 }
 
 int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
@@ -290,7 +305,8 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	long nb = (long)(len / CMP_B), v, i;
 	uint32_t dict[1 << CMP_B] = { 0 };
 	struct ksum x = { 0, 0 }, x2 = { 0, 0 };
-	double xb, sd, xp, p;
+	struct cmp_arg ca;
+	double xb, sd, xp, p, *logs;
 	int rc = est_check_bits(s, n, bits);
 
 	if (rc < 0)
@@ -313,6 +329,17 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 		dict[blk] = (uint32_t)(i + 1);
 	}
 	v = nb - CMP_D;
+	/* The terms of G vanish (underflow) long before 2^20 blocks for any
+	 * p the search visits; beyond the table log2l() serves.  8 MiB. */
+	ca.nb = nb;
+	ca.len = nb + 1 < (1L << 20) ? nb + 1 : (1L << 20);
+	logs = malloc((size_t)ca.len * sizeof(*logs));
+	if (!logs)
+		return -ENOMEM;
+	for (i = 1; i < ca.len; i++)
+		logs[i] = log2((double)i);
+	logs[0] = 0;
+	ca.lg = logs;
 	memset(r, 0, sizeof(*r));
 	xb = x.s / (double)v;
 	sd = 0.5907 * sqrt(x2.s / ((double)v - 1.0) - xb * xb);
@@ -320,8 +347,9 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	r->sigma = sd;
 	xp = xb - EST_ZALPHA * sd / sqrt((double)v);
 	p = -1.0;
-	if (cmp_expect(1.0 / 64.0, nb) > xp)
-		p = est_bisect(cmp_f, &nb, 1.0 / 64.0, 1.0, xp);
+	if (cmp_expect(1.0 / 64.0, &ca) > xp)
+		p = est_bisect(cmp_f, &ca, 1.0 / 64.0, 1.0, xp);
+	free(logs);
 	if (p > 1.0 / 64.0) {
 		r->p_u = p;
 		r->h = -log2(p) / CMP_B;
