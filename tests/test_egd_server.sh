@@ -61,6 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 failures=0
+srvlog=/dev/null
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 want() { [[ $1 =~ $ONLY ]]; }
@@ -74,6 +75,7 @@ start() {
 	"$RNGFEED" --egd-only --egd-server "unix:$tmp/$name.sock" -n rdrand -v \
 		"$@" 2>"$tmp/$name.log" &
 	srv=$!
+	srvlog=$tmp/$name.log
 	pids+=("$srv")
 	for _ in $(seq 100); do
 		[ -S "$tmp/$name.sock" ] && return 0
@@ -83,10 +85,11 @@ start() {
 	return 1
 }
 
-stop() { # PID: SIGTERM, and its exit status in $rc
+stop() { # PID [LOG]: SIGTERM; it must exit 0 (a sanitizer's report fails it)
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	rc=$?
+	[ $rc -eq 0 ] || fail "the daemon (PID $1) exited $rc after SIGTERM: $(tail -5 "${2:-$srvlog}" 2>/dev/null)"
 }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -172,7 +175,7 @@ if want unseeded; then
 	head -c 100000 /dev/zero >"$tmp/zeros"
 	"$RNGFEED" --egd-only --egd-server "unix:$tmp/dead.sock" -n file \
 		-O "file:device=$tmp/zeros" -v 2>"$tmp/dead.log" &
-	srv=$!
+	srv=$! srvlog=$tmp/dead.log
 	pids+=("$srv")
 	for _ in $(seq 100); do [ -S "$tmp/dead.sock" ] && break; sleep 0.05; done
 	a=unix:$tmp/dead.sock
@@ -329,7 +332,7 @@ fi
 if want tcp; then
 	port=$((20000 + RANDOM % 20000))
 	"$RNGFEED" --egd-only --egd-server "tcp:127.0.0.1:$port" -n rdrand 2>"$tmp/tcp.log" &
-	srv=$!
+	srv=$! srvlog=$tmp/tcp.log
 	pids+=("$srv")
 	sleep 1
 	p=$("$CLIENT" "tcp:127.0.0.1:$port" pid 2>&1)
@@ -342,7 +345,7 @@ if want systemd; then
 	if command -v systemd-socket-activate >/dev/null; then
 		systemd-socket-activate -l "$tmp/act.sock" "$RNGFEED" --egd-only \
 			--egd-server "unix:$tmp/act.sock" -n rdrand -v 2>"$tmp/act.log" &
-		srv=$!
+		srv=$! srvlog=$tmp/act.log
 		pids+=("$srv")
 		sleep 0.5
 		n=$("$CLIENT" "unix:$tmp/act.sock" read 500 2>/dev/null | wc -c)
@@ -372,7 +375,7 @@ if want kernel; then
 			sleep 0.5
 			[ "$2" -gt 0 ] && "$CLIENT" "unix:$tmp/k$1.sock" many "$2" 9.5 512 >"$tmp/kc.$1"
 			[ "$2" -gt 0 ] || sleep 9.5
-			stop "$k"
+			stop "$k" "$tmp/k$1.log"
 		}
 		kfeed none 0
 		kfeed eight 8
