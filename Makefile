@@ -332,7 +332,7 @@ FUZZ_REPLAYS := $(FUZZ_NAMES:%=build/fuzz/replay/fuzz_%)
 FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
 # What each harness parses, and what that code links against.
 FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
-                    src/hwrandom.c src/tpm2.c $(wildcard src/sources/*.c)
+                    src/hwrandom.c src/tpm2.c src/egd_proto.c $(wildcard src/sources/*.c)
 FUZZ_SRCS_config  := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_options := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_tpm2    := src/tpm2.c
