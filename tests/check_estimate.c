@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
+#include "rngfeed/estimate_internal.h"
 
 /* xorshift64*: fixed-seed test data. */
 static uint64_t rng_state;
@@ -272,6 +273,33 @@ START_TEST(test_tuple_lrs_against_brute_force)
 }
 END_TEST
 
+/* Binary input takes the 64-bit-window sort; it must give what the suffix
+ * array gives, on random bits, on bits with long repeats (v >= 64: the
+ * fallback) and on biased ones. */
+START_TEST(test_tuple_bits_sort_matches_suffix_array)
+{
+	enum { N = 200000 };
+	static uint8_t s[N];
+	struct est_result t1, l1, t2, l2;
+
+	rng_state = 21 + (uint64_t)_i;
+	for (int i = 0; i < N; i++) {
+		if (_i == 0)
+			s[i] = rnd() & 1;
+		else if (_i == 1)
+			s[i] = i > 1000 && i < 1200 ? s[i - 900] : rnd() & 1;
+		else
+			s[i] = (rnd() & 7) == 0;
+	}
+	ck_assert_int_eq(est_tuple_lrs(s, N, 2, &t1, &l1), 0);
+	ck_assert_int_eq(est_tuple_lrs_sa(s, N, &t2, &l2), 0);
+	ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
+	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
+	if (_i == 1)
+		ck_assert_uint_ge(l1.v, 199);
+}
+END_TEST
+
 START_TEST(test_predictors_on_patterns)
 {
 	enum { N = 20000 };
@@ -402,6 +430,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_lag_matches_reference, 0, 5);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 3);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_assess_rules);

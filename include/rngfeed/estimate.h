@@ -23,14 +23,30 @@
  * Cost and memory, n samples (work memory is allocated and freed inside the
  * call; nothing is kept between calls):
  *   est_mcv, est_markov, est_collision     O(n), no allocation
- *   est_lag                                O(n * 128), 1 KiB on the stack
+ *   est_lag                                O(n): 128 lags' scores bit-
+ *                                          sliced (an add and a max walk of
+ *                                          two words per score bit; k > 2
+ *                                          also 128 compares per sample),
+ *                                          1 KiB on the stack
  *   est_multi_mcw                          O(n * 4), 32 KiB on the stack
- *   est_compression                        O(n) + a bisection, 256 B stack
- *   est_multi_mmc, est_lz78y               O(n * 16), up to ~40 MiB heap
- *                                          (dictionaries capped as in 90B)
- *   est_tuple_lrs                          O(n log n) suffix array
- *                                          (libdivsufsort), 12n bytes heap
- *   est_assess                             all of them; 2n + 9n*b bytes heap
+ *   est_compression                        O(n) + a bisection
+ *   est_multi_mmc, est_lz78y               O(n * 16); k = 2: 1 MiB of
+ *                                          counters; k > 2: hash tables,
+ *                                          MultiMMC up to 50 MiB (its 90B
+ *                                          cap of 100,000 entries per
+ *                                          length), LZ78Y growing with the
+ *                                          pairs it meets
+ *   est_tuple_lrs                          k = 2: O(n) radix sort of 64-bit
+ *                                          windows, 8n bytes heap; else (or
+ *                                          when 64 bits repeat) O(n log n)
+ *                                          suffix array (libdivsufsort), 8n
+ *                                          bytes, plus 12 bytes per length
+ *                                          up to the longest repeat
+ *   est_compression                        8 bytes per 6-bit block, at most
+ *                                          8 MiB (a log2 table)
+ *   est_assess                             all of them; n + n*b bytes plus
+ *                                          the largest estimator's (_mt: the
+ *                                          ones running at once)
  */
 #ifndef RNGFEED_ESTIMATE_H
 #define RNGFEED_ESTIMATE_H

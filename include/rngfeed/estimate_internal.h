@@ -13,4 +13,10 @@ double est_upper_bound(double p, double n);
 double est_bisect(double (*f)(double, const void *), const void *arg,
 		  double lo, double hi, double target);
 
+/* t-tuple and LRS over libdivsufsort's suffix array, whatever the
+ * alphabet (est_tuple_lrs() sorts binary input its own way first). */
+struct est_result;
+int est_tuple_lrs_sa(const uint8_t *s, size_t n,
+		     struct est_result *tuple, struct est_result *lrs);
+
 #endif
