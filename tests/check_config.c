@@ -66,10 +66,16 @@ static void parse_ok(const char *first, ...)
 static void parse_bad(int want, const char *culprit, ...)
 {
 	va_list ap;
+	const char *first;
 	int r;
 
 	va_start(ap, culprit);
-	r = parse_list(va_arg(ap, const char *), ap);
+	/* Not parse_list(va_arg(ap, ...), ap): the order in which arguments
+	 * are evaluated is unspecified, and where va_list is a plain pointer
+	 * (i686) ap was copied before va_arg moved it, so the first
+	 * argument came twice. */
+	first = va_arg(ap, const char *);
+	r = parse_list(first, ap);
 	va_end(ap);
 	ck_assert_msg(r == want, "%s: got %d, want %d (message: %s)", argtext,
 		      r, want, err);

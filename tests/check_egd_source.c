@@ -178,7 +178,14 @@ static void serve(struct server *srv, int fd)
 static void *server_thread(void *arg)
 {
 	struct server *srv = arg;
+	sigset_t alrm;
 
+	/* test_eintr_resumes's SIGALRM is for the client: a process-directed
+	 * signal may go to any thread that does not block it, and here it
+	 * went to the server's nanosleep (i386: the read finished, 30). */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
 	while (wait_in(srv, srv->lfd)) {
 		int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
 
