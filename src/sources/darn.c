@@ -3,9 +3,9 @@
  * darn: the POWER DARN instruction (Power ISA 3.0, POWER9 and later).
  *
  * Read with L=1, the 64-bit "conditioned" random number: the hardware has
- * processed the noise source's output to reduce bias (L=2 gives the raw
- * output, whose bias is implementation specific and would fail the FIPS
- * tests on a healthy CPU; L=0 is 32 bits).  It is what Linux takes as its
+ * processed the noise source's output to reduce bias (L=2 gives the raw,
+ * unconditioned output, whose bias the hardware has not reduced and which
+ * the FIPS tests could refuse on a healthy CPU; L=0 is 32 bits).  It is what Linux takes as its
  * seed on POWER9.  The error value 0xFFFFFFFF_FFFFFFFF is never a number
  * with L=1; the ISA says to repeat and give up after several attempts,
  * which cpu_rng_fill() does with a bounded budget.

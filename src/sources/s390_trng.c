@@ -6,9 +6,9 @@
  *
  * PRNO TRNG stores conditioned output of the CPU's true random number
  * generator (and, when asked, the raw output it was conditioned from; we
- * ask for none, as the kernel does).  IBM specifies the conditioned output
- * as full entropy, and the kernel registers it at quality 1024: full
- * credit.  Available when STFLE reports facility 57 (PRNO exists) and
+ * ask for none, as the kernel does).  IBM's own driver for this function
+ * in Linux (s390-trng) registers the conditioned output as full entropy,
+ * hw_random quality 1024; we credit it the same and no more.  Available when STFLE reports facility 57 (PRNO exists) and
  * PRNO's query function reports code 114.  The instruction does not fail;
  * it may stop early (partial completion), and such a word is read again,
  * within the retry budget.
@@ -32,8 +32,9 @@ const struct source_driver source_s390_trng = {
 	.name = "s390-trng",
 	.description = "s390x CPACF PRNO TRNG function (MSA 7)",
 	.default_credit = 1024,
-	.credit_reason = "full: IBM specifies the conditioned TRNG output as "
-			 "full entropy (the kernel's s390-trng: quality 1024)",
+	.credit_reason = "full: IBM's Linux driver for the same function "
+			 "(s390-trng) registers it as full entropy, quality "
+			 "1024",
 	.sample_bits = 8,
 	.min_entropy = 8.0,
 	.option_keys = cpu_source_tries_keys,
