@@ -24,10 +24,9 @@
  * this build's architecture has none the test uses. */
 static int cpu64(const char *name, uint64_t *v)
 {
-	int i;
-
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned char ok;
+	int i;
 
 	if (strcmp(name, "rdrand") != 0)
 		return -1;
@@ -39,6 +38,7 @@ static int cpu64(const char *name, uint64_t *v)
 	}
 #elif defined(__aarch64__)
 	uint64_t ok;
+	int i;
 
 	if (strcmp(name, "rndrrs") != 0)
 		return -1;
@@ -53,7 +53,6 @@ static int cpu64(const char *name, uint64_t *v)
 #else
 	(void)name;
 	(void)v;
-	(void)i;
 #endif
 	return -1;
 }
