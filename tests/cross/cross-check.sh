@@ -17,8 +17,9 @@
 #    CROSS_FROM=head: the committed tree) are copied to DIR/build/rngfeed (a fresh copy each run: nothing is built in
 #    the repository, and objects of two architectures never meet).
 # 3. Build: see CROSS_BUILD.
-# 4. tests/run-tests.sh in the chroot, once per CPU model of the
-#    architecture (CROSS_CPUS_<arch>, the first is the main run), then
+# 4. tests/run-tests.sh in the chroot with the first CPU model of the
+#    architecture (CROSS_CPUS_<arch> overrides the list), and the CPU
+#    tests again with each other model; then
 #    tests/cross/proofs.sh (the issue 16 proofs: --list per CPU model,
 #    --raw output through rngtest).
 # 5. The daemon is copied to build/cross/ARCH/rngfeed in the repository
@@ -100,13 +101,26 @@ file -b build/cross/"$arch"/rngfeed | cut -d, -f1-2
 units=() scripts=()
 for t in ${CROSS_UNITS:-}; do [ -f "$tree/$t.c" ] && units+=("$t"); done
 for t in ${CROSS_SCRIPTS:-}; do [ -f "$tree/$t" ] && scripts+=("$t"); done
+# The other CPU models (the absent paths) run the tests whose outcome
+# depends on the CPU: CROSS_CPU_UNITS.
+cpu_units=()
+for t in ${CROSS_CPU_UNITS:-tests/check_cpu_rng tests/check_cpu_sources}; do
+	[ -f "$tree/$t.c" ] && cpu_units+=("$t")
+done
 rc=0
+first=1
 for cpu in $cpus; do
-	echo "== $arch, QEMU_CPU=$cpu: tests/run-tests.sh"
+	if [ $first -eq 1 ]; then
+		run=("${units[@]}" "${scripts[@]}")
+	else
+		run=("${cpu_units[@]}")
+	fi
+	echo "== $arch, QEMU_CPU=$cpu: tests/run-tests.sh ${#run[@]} programs and scripts"
 	tests/cross/in-chroot.sh "$dir" --cpu "$cpu" /bin/bash -c \
 		'cd /build/rngfeed && RNGFEED=./rngfeed tests/run-tests.sh "$@"' run-tests \
-		"${units[@]}" "${scripts[@]}" || rc=1
+		"${run[@]}" || rc=1
 	took "tests ($cpu)"
+	first=0
 done
 echo "== $arch: proofs (tests/cross/proofs.sh)"
 tests/cross/in-chroot.sh "$dir" /bin/bash -c \

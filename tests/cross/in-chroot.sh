@@ -6,10 +6,13 @@
 #
 # The chroot gets its own /proc, a tmpfs /tmp and a /dev with only the
 # common character devices (null, zero, full, random, urandom, tty) and a
-# private devpts.  No /sys, no /dev/hwrng, /dev/tpm*, /dev/vmgenid: the
-# tests that need the machine's kernel or devices skip there with their
-# reason, and nothing run in the chroot can change the host (rng_quality,
-# a hw_random device shared with the native tests).  --cpu sets QEMU_CPU
+# private devpts, and a read-only /sys.  No /dev/hwrng, /dev/tpm*,
+# /dev/vmgenid: the tests that need the machine's devices skip there with
+# their reason, and nothing run in the chroot can change the host
+# (rng_quality, a hw_random device shared with the native tests).
+# RNGFEED_EMULATED=1 tells the tests that they run under qemu-user (a
+# check that times code skips, with the reason), and TEST_TIME_SCALE=4
+# stretches the scripts' waits.  --cpu sets QEMU_CPU
 # (qemu-user's CPU model: the instructions the program sees).  Everything
 # mounted is unmounted when the command ends, whatever its status.  Needs
 # root.  Exit status: the command's.
@@ -56,6 +59,9 @@ mnt() { # TARGET MOUNT-ARGS...
 	mounted+=("$t")
 }
 mnt "$dir/proc" -t proc proc
+# sysfs read-only: what the code reads from it is there (device classes,
+# hw_random's files), and nothing run here can write to it.
+mnt "$dir/sys" -t sysfs -o ro,nosuid,nodev,noexec sysfs
 mnt "$dir/tmp" -t tmpfs -o mode=1777,size=2g tmpfs
 mnt "$dir/dev" -t tmpfs -o mode=0755,size=1m tmpfs
 for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
@@ -73,5 +79,6 @@ mnt "$dir/dev/shm" -t tmpfs -o mode=1777,size=64m tmpfs
 
 rc=0
 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
-	${cpu:+QEMU_CPU=$cpu} ${CROSS_ENV:-} chroot "$dir" "$@" || rc=$?
+	${cpu:+QEMU_CPU=$cpu} RNGFEED_EMULATED=1 TEST_TIME_SCALE=${TEST_TIME_SCALE:-4} \
+	${CROSS_ENV:-} chroot "$dir" "$@" || rc=$?
 exit $rc

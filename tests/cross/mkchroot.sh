@@ -41,6 +41,8 @@ sysroot)
 buildd) pkgs=(pkg-config rng-tools5 procps "$@") ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
+# Each package once, in a stable order (the stamp compares lists).
+mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
 want="$kind bookworm $arch ${pkgs[*]}"
 stamp=$dir/.rngfeed-chroot
 
@@ -115,7 +117,9 @@ echo "mkchroot: creating $dir ($kind, $arch: ${pkgs[*]})"
 variant=extract
 [ "$kind" = buildd ] && variant=buildd
 # No man pages, translations or documentation (but the copyright files).
-mmdebstrap --quiet --variant=$variant --architectures="$arch" \
+# The system's tools only: mmdebstrap runs python3 (mmtarfilter) once per
+# package, and a python3 shim in PATH (pyenv) costs seconds each.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin mmdebstrap --quiet --variant=$variant --architectures="$arch" \
 	--include="$(IFS=,; echo "${pkgs[*]}")" \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -131,6 +135,13 @@ if [ "$kind" = sysroot ]; then
 	cp "$dir/usr/share/base-passwd/passwd.master" "$dir/etc/passwd"
 	cp "$dir/usr/share/base-passwd/group.master" "$dir/etc/group"
 	ln -sfn mawk "$dir/usr/bin/awk"
+	# Absolute links (/lib64/ld64.so.2 -> /lib/...) made relative: as a
+	# --sysroot the root is not at /, and the linker follows them.
+	find "$dir" -xdev -type l -lname '/*' -print0 |
+		while IFS= read -r -d '' l; do
+			ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" \
+				"$dir$(readlink "$l")")" "$l"
+		done
 	rm -rf "$dir/var/cache/apt/archives"/*.deb
 	echo "$want" >"$stamp"
 	"$here/in-chroot.sh" "$dir" /sbin/ldconfig

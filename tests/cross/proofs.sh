@@ -36,7 +36,7 @@ ok() { echo "ok: $*"; }
 case $arch in
 arm64) has=max lacks=cortex-a57 sources="rndrrs rndr" ;;
 ppc64el) has=power9 lacks=power8 sources="darn" ;;
-s390x) has=max lacks=z13 sources="${S390_TRNG:-cpacf}" ;;
+s390x) has=max lacks=z13 sources="s390-trng" ;;
 i386) has=max lacks=pentium sources="rdrand" ;;
 *) has= lacks= sources= ;;
 esac
