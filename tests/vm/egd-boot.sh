@@ -26,6 +26,9 @@
 #            QEMU or server crashes, and the egd client reconnects and reads on.
 #   virtio   one guest running rngfeed with its virtio source on that device: its
 #            blocks pass the health tests.
+#   guest    one guest without virtio-rng running rngfeed with the egd source on
+#            tcp:10.0.2.100:7000, which QEMU's user network forwards to the host
+#            socket (guestfwd), at credit 768: its CRNG gets ready from it.
 #   client   a second rngfeed on the host with the egd source against the socket:
 #            --raw gives the bytes asked for, tested.
 #
@@ -55,7 +58,7 @@ XML=${VM_EGD_XML:-$here/egd-libvirt.xml}
 if [ -n "${VM_SMOKE:-}" ]; then
 	TESTS=${VM_EGD_TESTS:-one}
 else
-	TESTS=${VM_EGD_TESTS:-"one eight restart virtio client"}
+	TESTS=${VM_EGD_TESTS:-"one eight restart virtio guest client"}
 fi
 
 skip() { echo "SKIP: vm-test-egd: $*"; exit 0; }
@@ -101,10 +104,23 @@ RNGFEED=$RNGFEED "$here/mkinitrd.sh" "$initrd" || { echo "FAIL: cannot build the
 over=$WORK/overlay.d
 rm -rf "$over" && mkdir -p "$over"
 cp "$here/egd-init.sh" "$over/init" && chmod 755 "$over/init"
+# virtio_net and what it needs, for the guest-client test's user network: its
+# modules, and a modules.dep of mkinitrd.sh's lines plus theirs (the later
+# archive's file replaces the first's)
+mdir=lib/modules/$VM_KVER
+mkdir -p "$over/$mdir"
+cp "$WORK/initrd.d/$mdir/modules.dep" "$over/$mdir/modules.dep"
+for m in virtio_net net_failover failover; do
+	line=$(grep -E "/$m\.ko:" "$VM_MODROOT/$mdir/modules.dep") ||
+		{ echo "FAIL: no $m in $VM_MODROOT/$mdir/modules.dep"; exit 1; }
+	mkdir -p "$over/$mdir/$(dirname "${line%%:*}")"
+	cp "$VM_MODROOT/$mdir/${line%%:*}" "$over/$mdir/${line%%:*}"
+	echo "$line" >>"$over/$mdir/modules.dep"
+done
 if command -v cpio >/dev/null; then
-	(cd "$over" && echo init | cpio -o -H newc --quiet) >>"$initrd"
+	(cd "$over" && find . | cpio -o -H newc --quiet) >>"$initrd"
 else
-	(cd "$over" && echo init | "$VM_BUSYBOX" cpio -o -H newc) >>"$initrd"
+	(cd "$over" && find . | "$VM_BUSYBOX" cpio -o -H newc) >>"$initrd"
 fi
 
 tmp=$(mktemp -d /tmp/rngfeed-egd-vm.XXXXXX) || exit 1
@@ -222,13 +238,18 @@ served_by_pid() {
 # ends QEMU at once if anything else panics.
 # B_TIMEOUT and B_OBSERVE override TIMEOUT and OBSERVE for it. QEMU's human
 # monitor is on the pipes $tmp/NAME.mon.in/.out (monitor NAME COMMAND).
+# B_NET=1: no virtio-rng; a user network whose 10.0.2.100:7000 QEMU forwards
+# to the server's socket (guestfwd), for rngfeed's egd source in the guest.
 boot() {
 	local name=$1 c=$2 log=$WORK/logs/$1.log
+	local -a dev=("${rng[@]}" -nic none)
+	[ -n "${B_NET:-}" ] &&
+		dev=(-nic "user,model=virtio-net-pci,restrict=on,guestfwd=tcp:10.0.2.100:7000-unix:$SOCK")
 	mkfifo "$tmp/$name.mon.in" "$tmp/$name.mon.out"
 	# shellcheck disable=SC2086  # VM_QEMU_ARGS is a list of words
-	qemu-system-x86_64 -accel tcg -cpu max -m 256 -nographic -no-reboot -nic none \
+	qemu-system-x86_64 -accel tcg -cpu max -m 256 -nographic -no-reboot \
 		-monitor "pipe:$tmp/$name.mon" \
-		"${rng[@]}" ${VM_QEMU_ARGS:-} -kernel "$VM_VMLINUZ" -initrd "$initrd" \
+		"${dev[@]}" ${VM_QEMU_ARGS:-} -kernel "$VM_VMLINUZ" -initrd "$initrd" \
 		-append "console=ttyS0 random.trust_cpu=off random.trust_bootloader=off quiet no_timer_check panic=-1 vmtest.case=$c vmtest.timeout=${B_TIMEOUT:-$TIMEOUT} vmtest.observe=${B_OBSERVE:-$OBSERVE} vmtest.hold=$HOLD" \
 		</dev/null >"$log" 2>&1 &
 	echo $! >"$WORK/logs/$name.pid"
@@ -528,6 +549,29 @@ test_virtio() {
 	echo "virtio: rngfeed -n virtio in the guest: ${passed:-0} blocks passed, ${failed:-?} failed in $OBSERVE s; served to that QEMU: $(served_by_pid | awk -v p="$(cat "$WORK/logs/virtio-1.pid")" '$1 == p { print $2 }') bytes" | tee -a "$results"
 }
 
+# ---- guest: the egd source in a guest ------------------------------------------------
+
+test_guest() {
+	local log=$WORK/logs/guest-1.log ready served
+	say "guest: rngfeed in a guest with the egd source on the host socket, forwarded into it"
+	start_server || return
+	start_sampler
+	B_NET=1 boot guest-1 egd-client
+	wait_guests "$(guest_limit 1)" guest-1
+	stop_sampler
+	server_alive guest
+	stop_server TERM
+	ready=$(awk '/VMTEST waiter / { for (i = 3; i <= NF; i++) { split($i, kv, "="); w[kv[1]] = kv[2] } }
+		END { if (w["ready"] == "" || w["ready"] == "none") print "none"; else printf "%.3f\n", w["ready"] - w["start"] }' "$log")
+	served=$(served_by_pid | awk -v p="$(cat "$WORK/logs/guest-1.pid")" '$1 == p { print $2 }')
+	grep -qa '^VMTEST done' "$log" || fail "guest: the guest did not finish (see $log)"
+	grep -qa 'VMTEST log .*egd: opened EGD server at tcp:10.0.2.100:7000' "$log" ||
+		fail "guest: rngfeed in the guest did not open the egd source: $(grep -a 'VMTEST log' "$log" | head -n 3)"
+	case $ready in none | "") fail "guest: CRNG not ready within $TIMEOUT s of rngfeed's start" ;; esac
+	[ "${served:-0}" -gt 0 ] || fail "guest: the server's metrics show nothing served to that QEMU"
+	echo "guest: rngfeed -n egd (tcp:10.0.2.100:7000, QEMU guestfwd to the host socket, credit 768) in a guest without virtio-rng: CRNG ready ${ready} s after rngfeed's start; served to that QEMU: ${served:-0} bytes" | tee -a "$results"
+}
+
 # ---- client: a second host rngfeed ------------------------------------------------------
 
 test_client() {
@@ -543,7 +587,7 @@ test_client() {
 
 for t in $TESTS; do
 	case $t in
-	one | eight | restart | virtio | client) "test_$t" ;;
+	one | eight | restart | virtio | guest | client) "test_$t" ;;
 	*) fail "unknown test $t" ;;
 	esac
 done

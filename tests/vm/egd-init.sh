@@ -10,6 +10,11 @@
 #   egd-rngfeed  the same device read by rngfeed inside the guest (virtio
 #                source) for vmtest.observe seconds: its blocks must pass the
 #                health tests; prints its metrics
+#   egd-client   no virtio-rng: rngfeed in the guest with the egd source on
+#                tcp:10.0.2.100:7000, which QEMU's user network forwards to the
+#                host's EGD socket (guestfwd); credit=768 (a forwarded local
+#                socket the test trusts): measures the CRNG's ready time from
+#                rngfeed's start
 # Prints "VMTEST ..." lines on the serial console, waits vmtest.hold seconds
 # (still connected: the host reads the server's metrics) and powers off; the
 # boot ends within timeout + observe + hold + 20 guest seconds whatever happens.
@@ -73,6 +78,14 @@ egd-rngfeed)
 	sleep 1
 	sed 's/^/VMTEST rngfeed /' /tmp/rngfeed.log
 	[ -f /tmp/metrics ] && grep -v '^#' /tmp/metrics | sed 's/^/VMTEST metric /' ;;
+egd-client)
+	modprobe virtio_pci
+	modprobe virtio_net || echo "VMTEST error modprobe virtio_net failed"
+	ip link set lo up
+	ip link set eth0 up
+	ip addr add 10.0.2.15/24 dev eth0
+	waiter -e -t "$timeout" -o $log -- /bin/rngfeed -f -v -n egd \
+		-O egd:device=tcp:10.0.2.100:7000 -O egd:credit=768 ;;
 *)	echo "VMTEST error unknown case $tc" ;;
 esac
 
