@@ -41,7 +41,8 @@ static const struct {
 	{ "rngfeed_source_credit_bits_total", "counter",
 	  "Entropy bits this source's tested blocks carried.", CREDIT },
 	{ "rngfeed_source_effective_credit", "gauge",
-	  "Entropy bits credited per 1024 raw bits of this source.",
+	  "Entropy bits credited per 1024 raw bits of this source: its "
+	  "credit, lowered to what its on-line min-entropy estimate allows.",
 	  EFFECTIVE_CREDIT },
 	{ "rngfeed_source_enabled", "gauge", "1 while the source is in use.",
 	  ENABLED },
@@ -175,6 +176,24 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 				(unsigned long long)source_value(
 					&m->sources[i], source_metrics[k].field));
 	}
+	/* Bits per sample; a source without an estimate yet has no sample. */
+	metric_header(f, "rngfeed_source_min_entropy_estimate", "gauge",
+		      "On-line SP 800-90B min-entropy estimate (most common "
+		      "value, Markov, lag predictor) of the source's tested "
+		      "samples, bits per sample.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		if (m->sources[i].min_entropy_estimate >= 0.0)
+			fprintf(f, "rngfeed_source_min_entropy_estimate{source=\"%s\"} %.4f\n",
+				m->sources[i].name, m->sources[i].min_entropy_estimate);
+	/* One series per counted row of the monitor's table of tests. */
+	metric_header(f, "rngfeed_source_test_failures_total", "counter",
+		      "Blocks that failed this health test.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		for (size_t k = 0; k < MONITOR_N_TESTS; k++)
+			if (monitor_tests[k].key)
+				fprintf(f, "rngfeed_source_test_failures_total{source=\"%s\",test=\"%s\"} %llu\n",
+					m->sources[i].name, monitor_tests[k].key,
+					(unsigned long long)m->sources[i].stats->test_failures[k]);
 	if (m->egd)
 		write_egd(f, m->egd);
 }

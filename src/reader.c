@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "rngfeed/log.h"
+#include "rngfeed/online_estimate.h"
 #include "rngfeed/reader.h"
 
 /* Tested blocks waiting for the main loop; two keep the pipe full. */
@@ -23,6 +24,8 @@ struct reader {
 				     * takes it (written before it starts) */
 	pthread_t thread;
 	bool thread_started;
+	/* The thread's on-line estimate; its result is published in stats. */
+	struct online_estimate *est;
 	/*
 	 * Set once by reader_stop(), read by the thread.  Every access is
 	 * relaxed: the flag publishes no other data (the queue and stats are
@@ -220,12 +223,20 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 			return READER_FINISHED;
 		}
 		monitor_test_block(mon, block, &v);
+		/* Into the estimate's window before it is queued (while the
+		 * window fills, its estimate runs now: the block's credit
+		 * then comes from one that saw it).  An estimator error
+		 * leaves the source at credit 0 (online_estimate.c). */
+		if (v.usable)
+			online_estimate_add(r->est, block);
 		/* Outside the lock: the main loop takes blocks meanwhile. */
 		if (v.usable && df)
 			derived = drbg_df_derive(df, block, MONITOR_BLOCK_BYTES,
 						 seed) == 0;
 
 		pthread_mutex_lock(&r->lock);
+		if (v.usable)
+			online_estimate_get(r->est, &r->stats.estimate);
 		if (v.usable && generation != r->generation) {
 			/* Read before a discard (a VM clone may hold the
 			 * same block): never used. */
@@ -253,6 +264,13 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (v.usable) {
 			*backoff = r->p.retry_initial_s;
 			notify(r);
+			/* The window's budgeted estimate, while the main
+			 * loop works on the block. */
+			if (online_estimate_update(r->est) != 0) {
+				pthread_mutex_lock(&r->lock);
+				online_estimate_get(r->est, &r->stats.estimate);
+				pthread_mutex_unlock(&r->lock);
+			}
 			continue;
 		}
 		if (v.failed) {
@@ -407,6 +425,12 @@ static void *reader_thread(void *arg)
 		}
 		reopen = true;
 		monitor_reset(mon);
+		/* Another start: the window fills again, and nothing is
+		 * credited above what it shows. */
+		pthread_mutex_lock(&r->lock);
+		online_estimate_reset(r->est);
+		online_estimate_get(r->est, &r->stats.estimate);
+		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
 		next = run_source(r, src, mon, block, df, reason,
 				  sizeof(reason), &backoff, &read_total);
@@ -463,6 +487,11 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	ret = online_estimate_new(p->monitor.sample_bits, ONLINE_BUDGET, &r->est);
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
 	r->p = *p;
 	r->first = p->opened;
 	r->p.opened = NULL;
@@ -473,12 +502,14 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	pthread_cond_init(&r->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	r->stats.state = READER_OPENING;
+	online_estimate_get(r->est, &r->stats.estimate);
 	/* pthread_create() orders everything above before the thread. */
 	ret = pthread_create(&r->thread, NULL, reader_thread, r);
 	if (ret != 0) {
 		/* The caller keeps p->opened. */
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
+		online_estimate_free(r->est);
 		free(r);
 		return -ret;
 	}
@@ -559,6 +590,16 @@ void reader_discard(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+unsigned int reader_estimate_credit(struct reader *r)
+{
+	unsigned int credit;
+
+	pthread_mutex_lock(&r->lock);
+	credit = r->stats.estimate.credit;
+	pthread_mutex_unlock(&r->lock);
+	return credit;
+}
+
 void reader_get_stats(struct reader *r, struct reader_stats *out)
 {
 	pthread_mutex_lock(&r->lock);
@@ -600,5 +641,6 @@ void reader_stop(struct reader *r)
 	explicit_bzero(r->seed, sizeof(r->seed));
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
+	online_estimate_free(r->est);
 	free(r);
 }

@@ -25,6 +25,19 @@ static const char *fed_word(const struct report_view *v)
 	return v->mode == MODE_TEST ? "would have fed" : "fed";
 }
 
+/* "estimate H 7.54 bits/sample over 65000 samples (MCV 7.57, Markov 7.99,
+ * lag 7.54)", or that there is none yet. */
+static void estimate_words(const struct online_estimate_result *e, char *buf, size_t len)
+{
+	if (e->h < 0.0)
+		snprintf(buf, len, "no min-entropy estimate yet");
+	else
+		snprintf(buf, len,
+			 "estimate H %.2f bits/sample over %u samples (MCV %.2f, "
+			 "Markov %.2f, lag %.2f)",
+			 e->h, (unsigned int)e->samples, e->h_mcv, e->h_markov, e->h_lag);
+}
+
 void report_rates(struct report *r, const struct report_view *v, double now)
 {
 	double dt = now - r->last_rates;
@@ -36,6 +49,7 @@ void report_rates(struct report *r, const struct report_view *v, double now)
 		struct reader_stats st;
 		uint64_t raw, passed;
 		double active = dt;
+		char est[160];
 
 		if (!sourceset_running(v->set, i))
 			continue;
@@ -52,18 +66,20 @@ void report_rates(struct report *r, const struct report_view *v, double now)
 			r->last_sample_raw[i] = v->sample->raw[i];
 			r->last_sample_passed[i] = v->sample->passed[i];
 		}
+		estimate_words(&st.estimate, est, sizeof(est));
 		log_notice("%s: %.1f B/s raw, blocks %llu passed %llu failed, "
-			   "%.1f credit bits/s [%s%s%s]",
+			   "%.1f credit bits/s [%s%s%s], credit %u/1024 (%s)",
 			   sourceset_config(v->set, i)->driver->name,
 			   active > 0 ? (double)raw / active : 0.0,
 			   (unsigned long long)st.blocks_passed,
 			   (unsigned long long)st.blocks_failed,
 			   active > 0 ? (double)(passed * BLOCK_BITS *
-						 sourceset_credit(v->set, i)) /
+						 sourceset_effective_credit(v->set, i)) /
 						1024.0 / active
 				      : 0.0,
 			   reader_state_name(st.state),
-			   st.reason[0] ? ": " : "", st.reason);
+			   st.reason[0] ? ": " : "", st.reason,
+			   sourceset_effective_credit(v->set, i), est);
 		r->last[i] = st;
 	}
 	conditioner_get_stats(v->cond, &cs);
@@ -163,7 +179,8 @@ int report_metrics(const struct report *r, const struct report_view *v,
 			.credit_bits =
 				conditioner_deposited(v->cond, (unsigned int)i) /
 				1024,
-			.credit = sourceset_credit(v->set, i),
+			.credit = sourceset_effective_credit(v->set, i),
+			.min_entropy_estimate = st[n].estimate.h,
 			/* In use: open and past its start-up test. */
 			.enabled = sourceset_running(v->set, i) &&
 				   st[n].state == READER_RUNNING,
@@ -237,7 +254,18 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 		sourceset_stats(v->set, i, &st);
 		if (st.state == READER_RUNNING || st.state == READER_STARTUP ||
 		    st.state == READER_OPENING) {
-			if (used < len)
+			unsigned int eff = sourceset_effective_credit(v->set, i),
+				     ceiling = sourceset_credit(v->set, i);
+
+			/* Said when the on-line estimate holds the credit
+			 * below the source's ceiling. */
+			if (used < len && st.estimate.h >= 0.0 && eff < ceiling)
+				used += (size_t)snprintf(
+					buf + used, len - used,
+					" %s (credit %u/1024, not %u: min-entropy "
+					"estimate %.2f bits/sample)",
+					name, eff, ceiling, st.estimate.h);
+			else if (used < len)
 				used += (size_t)snprintf(buf + used, len - used,
 							 " %s", name);
 		} else if (used_off < sizeof(off)) {

@@ -300,6 +300,7 @@ static void add_stats(struct reader_stats *to, const struct reader_stats *x)
 	to->disables += x->disables;
 	memcpy(to->reason, x->reason, sizeof(to->reason));
 	memcpy(to->description, x->description, sizeof(to->description));
+	to->estimate = x->estimate; /* the latest, not a sum */
 }
 
 void sourceset_stats(const struct source_set *s, size_t i,
@@ -386,7 +387,7 @@ bool sourceset_take_derived(struct source_set *s,
 		    reader_take_derived(s->slots[i].reader, block, seed,
 					derived)) {
 			*idx = (unsigned int)i;
-			*credit = sourceset_credit(s, i);
+			*credit = sourceset_effective_credit(s, i);
 			s->next_take = (i + 1) % s->n_slots;
 			return true;
 		}
@@ -451,6 +452,18 @@ unsigned int sourceset_credit(const struct source_set *s, size_t i)
 	 * per block (nor after the gate zeroed rng_quality). */
 	return cfg->credit >= 0 ? (unsigned int)cfg->credit
 				: source_config_credit(cfg);
+}
+
+unsigned int sourceset_effective_credit(const struct source_set *s, size_t i)
+{
+	unsigned int ceiling = sourceset_credit(s, i), est;
+
+	/* The policy's ceiling, lowered to what the source's on-line
+	 * estimate allows now: each block is credited at most both. */
+	if (!s->slots[i].reader)
+		return ceiling;
+	est = reader_estimate_credit(s->slots[i].reader);
+	return est < ceiling ? est : ceiling;
 }
 
 bool sourceset_used(const struct source_set *s, size_t i)

@@ -20,6 +20,7 @@ struct metrics_source {
 	const struct reader_stats *stats;
 	uint64_t credit_bits;    /* deposited in the ledger, whole bits */
 	unsigned int credit;     /* bits per 1024 raw bits, as credited */
+	double min_entropy_estimate; /* on-line, bits per sample; < 0: none yet */
 	bool enabled;            /* configured on and not disabled */
 };
 

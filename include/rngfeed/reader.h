@@ -38,6 +38,7 @@
 
 #include "rngfeed/drbg.h"
 #include "rngfeed/monitor.h"
+#include "rngfeed/online_estimate.h"
 #include "rngfeed/source.h"
 
 /* Signal used to interrupt a reader blocked in read(2) or open(2). */
@@ -90,6 +91,9 @@ struct reader_stats {
 	/* Failed blocks per test: row k of monitor_tests[] (rows without a
 	 * key, the permanent bits, stay 0: their test counts them). */
 	uint64_t test_failures[MONITOR_N_TESTS];
+	/* The on-line min-entropy estimate over the blocks that passed
+	 * (online_estimate.h); its credit caps the source's. */
+	struct online_estimate_result estimate;
 	uint64_t errors;             /* open/read errors */
 	uint64_t disables;
 	char reason[200];            /* why it is not running, when it is not */
@@ -112,6 +116,10 @@ int reader_take_derived(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES],
 			uint8_t seed[DRBG_SEEDLEN], bool *derived);
 /* Drop (and wipe) the tested blocks waiting to be taken. */
 void reader_discard(struct reader *r);
+/* The credit (per 1024 raw bits) the on-line estimate allows now
+ * (ONLINE_NO_LIMIT while its window fills, see online_estimate.h).
+ * Cheaper than reader_get_stats(), for each take. */
+unsigned int reader_estimate_credit(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);
 const struct reader_params *reader_params(const struct reader *r);
 /* Stop and join the thread, wipe and free; NULL is ok. */

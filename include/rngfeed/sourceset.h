@@ -86,6 +86,9 @@ size_t sourceset_count(const struct source_set *s);
 const struct source_config *sourceset_config(const struct source_set *s,
 					     size_t i);
 unsigned int sourceset_credit(const struct source_set *s, size_t i);
+/* The credit a block of slot i gets now: sourceset_credit(), lowered to
+ * what its reader's on-line min-entropy estimate allows (issue 19). */
+unsigned int sourceset_effective_credit(const struct source_set *s, size_t i);
 bool sourceset_used(const struct source_set *s, size_t i);    /* ever started */
 bool sourceset_running(const struct source_set *s, size_t i); /* started now */
 /* Totals over every reader the slot had (SIGHUP restarts them). */
