@@ -581,11 +581,51 @@ out:
 #define LZ_B 16
 #define LZ_MAX_DICT 65536
 
+/* One LZ78Y step once the dictionary is full (no context enters it any
+ * more, only followers are counted): the same result as trying all 16
+ * lengths, with fewer lookups.  A context in the dictionary has its shorter
+ * suffixes there too (each step adds the lengths it lacks, longest first),
+ * except those the step that filled it added (at fill_i, lengths fill_j..16,
+ * whose shorter suffixes may have found no room).  So the lengths present
+ * are 1..J (J: the first absent, minus one) and any of the filling step's
+ * contexts that the current one repeats. */
+static int lz78y_full_step(struct dict *d, size_t fill_i, unsigned fill_j,
+			   uint32_t *best, uint8_t *pred, int *have)
+{
+	uint8_t y[LZ_B + 1];
+	uint32_t cnt[LZ_B + 1];
+	unsigned present = 0, jj = 1;	/* bit j: length j present */
+
+	for (; jj <= LZ_B && dict_find(d, jj, &y[jj], &cnt[jj]); jj++)
+		present |= 1u << jj;
+	for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= LZ_B; j++)
+		if (memcmp(d->s + fill_i - j, d->s + d->i - j, j) == 0 &&
+		    dict_find(d, j, &y[j], &cnt[j]))
+			present |= 1u << j;
+	for (unsigned j = LZ_B; j >= 1; j--) {
+		int rc;
+
+		if (!(present & (1u << j)))
+			continue;
+		if (cnt[j] > *best) {
+			*best = cnt[j];
+			*pred = y[j];
+			*have = 1;
+		}
+		rc = dict_add(d, j, 1);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	struct dict d;
 	struct tally t = { 0, 0, 0 };
 	uint32_t dict_size = 0;
+	size_t fill_i = 0;
+	unsigned fill_j = 1;
 	int rc = check_literal(s, n, k);
 
 	if (rc < 0)
@@ -611,6 +651,13 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		int have = 0;
 
 		dict_at(&d, i, LZ_B);
+		if (dict_size >= LZ_MAX_DICT) {
+			rc = lz78y_full_step(&d, fill_i, fill_j, &best, &pred, &have);
+			if (rc < 0)
+				goto out;
+			tally(&t, have && pred == s[i]);
+			continue;
+		}
 		/* Longest context first; a shorter one wins only with a
 		 * strictly higher count. */
 		for (unsigned j = LZ_B; j >= 1; j--) {
@@ -626,7 +673,10 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 				rc = dict_add(&d, j, 1);
 			} else if (dict_size < LZ_MAX_DICT) {
 				rc = dict_add(&d, j, 1);
-				dict_size++;
+				if (++dict_size == LZ_MAX_DICT) {
+					fill_i = i;
+					fill_j = j;
+				}
 			} else {
 				rc = 0;
 			}
