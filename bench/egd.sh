@@ -91,7 +91,7 @@ for k in 1 8 64; do
 		row 8 "EGD server, $k local client(s)" "not measured" "$ref" "—" ""
 		continue
 	fi
-	v=${M[bytes_per_s]} spread=${M[spread]}
+	v=${M[bytes_per_s]} spread=$(printf "%.2f" "${M[spread]}")
 	case $k in
 	1)
 		one=$v

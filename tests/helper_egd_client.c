@@ -265,7 +265,8 @@ static int cmd_many(int k, double s, int window)
 {
 	struct conn *c = calloc((size_t)k, sizeof(*c));
 	struct pollfd *pfd = calloc((size_t)k, sizeof(*pfd));
-	uint8_t req[2 * 512], buf[65536];
+	uint8_t req[2 * 512];
+	static uint8_t buf[262144]; /* as cat reads a pipe: 128 KiB and more */
 	double t0, end;
 	long long total = 0, min = -1, max = 0;
 
