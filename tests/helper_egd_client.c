@@ -208,14 +208,22 @@ static int cmd_flood(int n)
 		fds[i] = dial();
 		open_n++;
 	}
-	/* Give the server a moment to take (or refuse) them all. */
-	usleep(500000);
-	for (int i = 0; i < n; i++) {
-		uint8_t b;
-		ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT);
+	/* Until the server has taken (or refused) them all: the count of
+	 * closed ones unchanged for a second (a loaded machine), 10 s at
+	 * most.  A closed connection stays closed. */
+	for (int same = 0, tries = 0; same < 4 && tries < 40; tries++) {
+		int now = 0;
 
-		if (r == 0 || (r < 0 && errno != EAGAIN))
-			closed++;
+		usleep(250000);
+		for (int i = 0; i < n; i++) {
+			uint8_t b;
+			ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT);
+
+			if (r == 0 || (r < 0 && errno != EAGAIN))
+				now++;
+		}
+		same = now == closed ? same + 1 : 0;
+		closed = now;
 	}
 	printf("open %d closed %d\n", open_n, closed);
 	for (int i = 0; i < n; i++)
