@@ -76,6 +76,7 @@ for ((r = 1; r <= BENCH_RUNS; r++)); do
 	stdout_rate null null
 	"$RNGFEED" --egd-only --egd-server "unix:$W/egd.sock" -n rdrand -q --egd-rate 0 \
 		--egd-budget 0 --egd-max-clients 64 --egd-clients-per-peer 64 2>"$W/srv.err" &
+	# shellcheck disable=SC2034 # stop_pid reads it by name
 	srv=$!
 	for _ in $(seq 100); do [ -S "$W/egd.sock" ] && break; sleep 0.05; done
 	for k in 1 8 64; do clients "$k"; done

@@ -193,7 +193,7 @@ fi
 if want fair && start fair --egd-rate 0 --egd-budget 0 --egd-clients-per-peer 16; then
 	a=unix:$tmp/fair.sock
 	line=$("$CLIENT" "$a" many 8 3 64)
-	read -r _ k _ total _ rate _ min _ max <<<"$line"
+	read -r _ _ _ total _ _ _ min _ max <<<"$line"
 	if [ "${min:-0}" -gt 0 ] && [ $((2 * min)) -ge "$max" ]; then
 		ok "fair: 8 greedy clients within 2x ($line)"
 	else
