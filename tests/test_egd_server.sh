@@ -354,16 +354,16 @@ if want systemd; then
 			fail "systemd: $n bytes: $(tail -3 "$tmp/act.log")"
 		stop "$srv"
 	else
-		echo "skip: systemd: no systemd-socket-activate"
+		echo "SKIP: systemd: no systemd-socket-activate"
 	fi
 fi
 
 # ---- kernel -------------------------------------------------------------------
 if want kernel; then
 	if [ "$(id -u)" != 0 ]; then
-		echo "skip: kernel: needs root (RNDADDENTROPY)"
+		echo "SKIP: kernel: needs root (RNDADDENTROPY)"
 	elif [ ! -r "$SHIM" ] || ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-		echo "skip: kernel: no $SHIM, or an ASan build (the shim cannot count through it)"
+		echo "SKIP: kernel: no $SHIM, or an ASan build (the shim cannot count through it)"
 	else
 		# kfeed NAME CLIENTS: 10 s of daemon mode, top-ups every second.
 		kfeed() {
