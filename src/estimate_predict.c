@@ -389,7 +389,11 @@ static long htab_put(struct htab *t, const uint8_t *s, size_t at,
 
 struct dict {
 	const uint8_t *s;
-	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* by context length */
+	/* Length 1 is the busiest and has only 256 contexts: flat arrays,
+	 * pairs[x << 8 | y], best[x] (0: x not there), pred[x]. */
+	uint32_t *pairs1, best1[256];
+	uint8_t pred1[256];
+	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* lengths 2..16 */
 	/* Per position, filled by dict_at(): */
 	size_t i;
 	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
@@ -397,6 +401,7 @@ struct dict {
 
 static void dict_free(struct dict *d)
 {
+	free(d->pairs1);
 	for (unsigned j = 0; j < CTX_MAX; j++) {
 		htab_free(&d->ctx[j]);
 		htab_free(&d->pair[j]);
@@ -408,7 +413,10 @@ static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 {
 	memset(d, 0, sizeof(*d));
 	d->s = s;
-	for (unsigned j = 0; j < CTX_MAX; j++) {
+	d->pairs1 = calloc(256 * 256, sizeof(uint32_t));
+	if (!d->pairs1)
+		return -ENOMEM;
+	for (unsigned j = 1; j < CTX_MAX; j++) {
 		int rc = htab_init(&d->ctx[j], cap, 1);
 
 		if (rc == 0)
@@ -434,6 +442,14 @@ static inline void dict_at(struct dict *d, size_t i, unsigned max)
 static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t *count)
 {
 	const struct htab *t = &d->ctx[j - 1];
+
+	if (j == 1) {
+		const uint8_t x = d->s[d->i - 1];
+
+		*pred = d->pred1[x];
+		*count = d->best1[x];
+		return *count != 0;
+	}
 	size_t at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
 
 	if (!t->hash[at])
@@ -453,6 +469,23 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 	struct htab *pt = &d->pair[j - 1], *ct = &d->ctx[j - 1];
 	long pa, ca;
 	int made = 0;
+
+	if (j == 1) {
+		const uint8_t x = d->s[d->i - 1];
+		uint32_t *e = &d->pairs1[(unsigned)x << 8 | y];
+
+		if (!*e) {
+			if (!allow_new)
+				return 0;
+			made = 1;
+		}
+		c = ++*e;
+		if (c > d->best1[x] || (c == d->best1[x] && y > d->pred1[x])) {
+			d->best1[x] = c;
+			d->pred1[x] = y;
+		}
+		return made;
+	}
 
 	/* The pair's key is the context and y: the j + 1 samples at pos. */
 	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y) | 1u;
