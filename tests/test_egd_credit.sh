@@ -188,7 +188,7 @@ d=$tmp/egd_restart
 start "$d" -O egd:credit=768 --interval 1 --retry-delay 1
 at "$d" 4
 kill -KILL "$server_pid"
-wait "$server_pid" 2>/dev/null
+{ wait "$server_pid"; } 2>/dev/null # no "Killed" line from the shell
 at "$d" 6
 start_server
 at "$d" 12

@@ -201,7 +201,7 @@ start_server() {
 # stop_server SIGNAL: the exit status into $tmp/server.exits.
 stop_server() {
 	kill "-$1" "$server_pid" 2>/dev/null
-	wait "$server_pid"
+	{ wait "$server_pid"; } 2>/dev/null # no "Killed" line from the shell
 	echo "$1 $?" >>"$tmp/server.exits"
 	server_pid=""
 }
