@@ -310,16 +310,20 @@ static void htab_free(struct htab *t)
 
 static int htab_init(struct htab *t, size_t cap, int with_pred)
 {
-	t->hash = calloc(cap, sizeof(uint32_t));
-	t->pos = malloc(cap * sizeof(uint32_t));
-	t->count = malloc(cap * sizeof(uint32_t));
-	t->pred = with_pred ? malloc(cap) : NULL;
-	t->mask = cap - 1;
-	t->used = 0;
-	if (!t->hash || !t->pos || !t->count || (with_pred && !t->pred)) {
-		htab_free(t);
+	uint32_t *h = calloc(cap, sizeof(uint32_t));
+	uint32_t *p = malloc(cap * sizeof(uint32_t));
+	uint32_t *c = malloc(cap * sizeof(uint32_t));
+	uint8_t *pr = with_pred ? malloc(cap) : NULL;
+
+	if (!h || !p || !c || (with_pred && !pr)) {
+		free(h);
+		free(p);
+		free(c);
+		free(pr);
 		return -ENOMEM;
 	}
+	*t = (struct htab){ .hash = h, .pos = p, .count = c, .pred = pr,
+			    .mask = cap - 1, .used = 0 };
 	return 0;
 }
 
@@ -442,6 +446,7 @@ static inline void dict_at(struct dict *d, size_t i, unsigned max)
 static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t *count)
 {
 	const struct htab *t = &d->ctx[j - 1];
+	size_t at;
 
 	if (j == 1) {
 		const uint8_t x = d->s[d->i - 1];
@@ -450,9 +455,8 @@ static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t 
 		*count = d->best1[x];
 		return *count != 0;
 	}
-	size_t at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
-
-	if (!t->hash[at])
+	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
+	if (!t->hash[at] || !t->pred)
 		return 0;
 	*pred = t->pred[at];
 	*count = t->count[at];
@@ -505,6 +509,8 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 		if (ca < 0)
 			return (int)ca;
 	}
+	if (!ct->pred)	/* context tables always have one */
+		return -EINVAL;
 	if (c > ct->count[ca] || (c == ct->count[ca] && y > ct->pred[ca])) {
 		ct->count[ca] = c;
 		ct->pred[ca] = y;

@@ -59,7 +59,8 @@ static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
 	for (size_t r = 1; r <= n; r++) {
 		int32_t cur = r < n ? lcp[r] : 0, lb = (int32_t)r - 1;
 
-		while (cur < st[top].h) {
+		/* The root frame (depth 0) never leaves: cur >= 0. */
+		while (top > 0 && cur < st[top].h) {
 			struct frame f = st[top--];
 			int32_t parent = cur > st[top].h ? cur : st[top].h;
 			uint64_t c = (uint64_t)r - (uint64_t)f.lb;
