@@ -75,8 +75,8 @@ unsigned monitor_rct_cutoff(double min_entropy, double alpha_log2)
  * (H, α), so every start computes its cutoffs (the lgammal sum this replaces
  * took 0.1-0.2 ms per cutoff, issue 20).  P(B = W) = p^W reaches 2^-4096
  * (H = 8, W = 512): the terms start in long double, and any that lie below
- * its range are stepped over in log space; they add less than W · 2^-16000
- * of α (2^-900 where long double is double), far below what could move C.
+ * double's range are stepped over in log space; they add less than
+ * W · 2^-900 of α, far below what could move C.
  * check_monitor_apt_fast compares the result with a direct lgamma sum.
  */
 static unsigned apt_cutoff_compute(double min_entropy, unsigned window, double alpha_log2)
@@ -85,8 +85,11 @@ static unsigned apt_cutoff_compute(double min_entropy, unsigned window, double a
 	const long double lp = -(long double)min_entropy * ln2; /* log p */
 	const long double lq = logl(-expm1l(lp));              /* log(1 - p) */
 	const long double q_over_p = expl(lq - lp);
-	/* Below this, e^x is not a normal long double (with margin). */
-	const long double floor_log = (long double)(LDBL_MIN_EXP + 64) * ln2;
+	/* Below this, e^x is not a normal double (with margin).  Double's
+	 * range, not long double's: where long double is double at run time
+	 * (valgrind runs x87 arithmetic in 64 bits) a start at long double's
+	 * floor underflows to 0 and no cutoff is ever found. */
+	const long double floor_log = (long double)(DBL_MIN_EXP + 64) * ln2;
 	long double lt = window * lp - (long double)alpha_log2 * ln2; /* log(P(B = W) / α) */
 	long double term, tail = 0.0L;
 	unsigned i = window;
@@ -183,7 +186,7 @@ static const struct {
 	{ 240, 384 },   { 103, 209 },   { 103, 209 },
 };
 
-unsigned fips_monobit_verdict(uint32_t ones)
+static unsigned fips_monobit_verdict(uint32_t ones)
 {
 	return ones <= MONOBIT_LOW || ones >= MONOBIT_HIGH ? MONITOR_FIPS_MONOBIT : 0;
 }
@@ -191,7 +194,7 @@ unsigned fips_monobit_verdict(uint32_t ones)
 
 /* Nibble counts from the byte histogram: row sums give the high nibbles,
  * column sums the low ones (written so the compiler can vectorise it). */
-unsigned fips_poker_verdict(uint16_t h[2][256], unsigned extra15)
+static unsigned fips_poker_verdict(const uint16_t h[2][256], unsigned extra15)
 {
 	uint16_t row[16], col[16] = { 0 };
 	uint32_t sumsq = 0;
@@ -214,7 +217,7 @@ unsigned fips_poker_verdict(uint16_t h[2][256], unsigned extra15)
 	return sumsq < POKER_SUMSQ_MIN || sumsq > POKER_SUMSQ_MAX ? MONITOR_FIPS_POKER : 0;
 }
 
-unsigned fips_runs_verdict(fips_runs_t n)
+static unsigned fips_runs_verdict(const uint32_t n[2][7])
 {
 	for (unsigned k = 1; k <= 6; k++)
 		for (unsigned c = 0; c < 2; c++)
@@ -252,6 +255,19 @@ unsigned fips_rngtest5_runs(fips_runs_t n, unsigned first, unsigned prev_last,
 			return 1; /* the extra poker count for nibble 15 */
 	}
 	return 0;
+}
+
+/* Every FIPS 140-2 verdict from the block's counts; wipes them. */
+static unsigned fips_verdict(struct fips_counts *fc)
+{
+	unsigned failed = fips_monobit_verdict(fc->ones) |
+			  fips_poker_verdict(fc->hist, fc->extra15) |
+			  fips_runs_verdict(fc->runs);
+
+	if (fc->cont)
+		failed |= MONITOR_FIPS_CONTINUOUS;
+	explicit_bzero(fc, sizeof(*fc)); /* a histogram of raw input */
+	return failed;
 }
 
 /*
@@ -627,12 +643,15 @@ void monitor_reset(struct monitor *m)
 int monitor_test_block(struct monitor *m, const uint8_t block[MONITOR_BLOCK_BYTES],
 		       struct monitor_verdict *v)
 {
+	struct fips_counts fc; /* filled by the scan */
 	unsigned failed;
 
 	if (!m || !block || !v)
 		return -EINVAL;
-	/* FIPS 140-2, and for byte samples the RCT and the DRCT. */
-	failed = monitor_scan_block(m, block);
+	/* FIPS 140-2 (long run at once, the rest from the counts), and for
+	 * byte samples the RCT and the DRCT. */
+	failed = monitor_scan_block(m, block, &fc);
+	failed |= fips_verdict(&fc);
 	if (m->p.sample_bits == 1)
 		failed |= runs_binary(m, block);
 	failed |= apt_insert(m, block);

@@ -174,27 +174,35 @@ static inline void rct_drct_skipped(struct monitor *m, uint8_t d)
 	m->drct.last = d;
 }
 
-/* ---- FIPS 140-2 verdicts (monitor.c), from the counts the scan takes ------ */
+/* ---- what the scan counts for the FIPS 140-2 verdicts (monitor.c) -------- */
 
 #define FIPS_LONGRUN_BITS 26u
 
 /* Run counts per polarity (0: zeros, 1: ones) and bucket 1..5, 6 (6+). */
 typedef uint32_t fips_runs_t[2][7];
 
-unsigned fips_monobit_verdict(uint32_t ones);
-/* @h: two byte histograms of the block; @extra15: rngtest-5's extra count. */
-unsigned fips_poker_verdict(uint16_t h[2][256], unsigned extra15);
-unsigned fips_runs_verdict(fips_runs_t n);
+struct fips_counts {
+	uint16_t hist[2][256]; /* byte histogram, in two halves, for poker */
+	fips_runs_t runs;
+	uint32_t ones;
+	unsigned extra15;      /* rngtest-5's extra poker count for nibble 15 */
+	bool cont;             /* a 32-bit word equal to the one before */
+};
+
 /* rngtest-5's counting of runs; returns the extra poker count for nibble 15. */
 unsigned fips_rngtest5_runs(fips_runs_t n, unsigned first, unsigned prev_last,
 			    unsigned last, unsigned last_bucket);
 
 /*
- * The fused scan of one block (monitor_scan.c): every FIPS 140-2 test, and,
- * for byte samples, the RCT and the difference RCT.  Returns the failure
- * bits; updates the continuous test's and the byte RCT/DRCT's state.
+ * The fused scan of one block (monitor_scan.c): fills @fc with what the
+ * FIPS 140-2 verdicts need, and returns the failure bits it finds sample
+ * by sample: the long run and, for byte samples, the RCT and the
+ * difference RCT.  Updates the continuous test's and the byte RCT/DRCT's
+ * state.  The verdicts stay in monitor.c, in the dispatcher's file, so
+ * that they inline there (as calls from the scan's file they cost the
+ * portable path ~3 %).
  */
-unsigned monitor_scan_block(struct monitor *m, const uint8_t *b);
+unsigned monitor_scan_block(struct monitor *m, const uint8_t *b, struct fips_counts *fc);
 /* The CPU counts bits in 512-bit vectors (monitor_scan.c). */
 bool monitor_cpu_has_avx512(void);
 
