@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
@@ -203,11 +206,25 @@ static struct u128 lag_match(const uint8_t *s, size_t i)
 
 	if (i >= LAG_D) {
 		const uint8_t *w = s + i - LAG_D;
+#ifdef __SSE2__
+		/* 16 compares at once (x86-64 always has SSE2). */
+		const __m128i vv = _mm_set1_epi8((char)v);
 
+		for (unsigned c = 0; c < 8; c++) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(w + 16 * c));
+			uint64_t bits = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vv));
+
+			if (c < 4)
+				m.lo |= bits << (16 * c);
+			else
+				m.hi |= bits << (16 * (c - 4));
+		}
+#else
 		for (unsigned j = 0; j < 64; j++)
 			m.lo |= (uint64_t)(w[j] == v) << j;
 		for (unsigned j = 0; j < 64; j++)
 			m.hi |= (uint64_t)(w[64 + j] == v) << j;
+#endif
 	} else {
 		for (size_t d = 1; d <= i; d++) {
 			unsigned j = LAG_D - (unsigned)d;
@@ -401,6 +418,9 @@ struct dict {
 	/* Per position, filled by dict_at(): */
 	size_t i;
 	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
+	/* The slot dict_find() last found, for dict_add() at the same place. */
+	size_t found_i, found_at;
+	unsigned found_j;
 };
 
 static void dict_free(struct dict *d)
@@ -458,6 +478,9 @@ static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t 
 	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
 	if (!t->hash[at] || !t->pred)
 		return 0;
+	d->found_i = d->i;
+	d->found_j = j;
+	d->found_at = at;
 	*pred = t->pred[at];
 	*count = t->count[at];
 	return 1;
@@ -503,7 +526,10 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 		made = 1;
 	}
 	c = ++pt->count[pa];
-	ca = (long)htab_find(ct, d->s, pos, j, d->h[j]);
+	if (d->found_j == j && d->found_i == d->i)
+		ca = (long)d->found_at;	/* found just now; nothing moved it */
+	else
+		ca = (long)htab_find(ct, d->s, pos, j, d->h[j]);
 	if (!ct->hash[ca]) {
 		ca = htab_put(ct, d->s, (size_t)ca, pos, j, d->h[j]);
 		if (ca < 0)
