@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/ledger.h"
 #include "rngfeed/log.h"
@@ -86,17 +87,47 @@ static bool reads_hw_random(const struct source_config *cfg)
 }
 
 /*
+ * The same through two doors: slot @i reads /dev/hwrng while its current
+ * device is a kernel driver over a generator that a later source reads
+ * directly (s390x's PRNO TRNG through "s390-trng"); the later source's
+ * name, or NULL.
+ */
+static const char *later_twin_of_hw_random(const struct source_set *s,
+					   size_t i)
+{
+	char cur[HWRANDOM_NAME_LEN];
+
+	if (!reads_hw_random(&s->slots[i].cfg) ||
+	    hwrandom_current(s->p.sysfs_dir, cur, sizeof(cur)) < 0)
+		return NULL;
+	for (size_t j = i + 1; j < s->n_slots; j++) {
+		const struct source_config *b = &s->slots[j].cfg;
+		const char *t = b->driver->hw_random_twin;
+		char why[SOURCE_WHY_LEN];
+
+		if (b->enabled && t && strncmp(cur, t, strlen(t)) == 0 &&
+		    b->driver->probe(b, why, sizeof(why)) == 0)
+			return b->driver->name;
+	}
+	return NULL;
+}
+
+/*
  * Two enabled sources reading one device (hwrng and virtio both on
  * /dev/hwrng) would split its output between two monitors and count it
  * twice over; keep the later, more specific driver of the table.  The
  * later source's name, or NULL.
  */
 static const char *later_reader_of_device(const struct source_set *s,
-					  size_t i)
+					  size_t i, bool *twin)
 {
 	const struct source_config *a = &s->slots[i].cfg;
 	struct stat sa, sb;
+	const char *other = later_twin_of_hw_random(s, i);
 
+	*twin = other != NULL;
+	if (other)
+		return other;
 	if (!(a->driver->flags & SOURCE_F_DEVICE) ||
 	    !source_config_device(a) || stat(source_config_device(a), &sa) < 0 ||
 	    !S_ISCHR(sa.st_mode))
@@ -118,14 +149,17 @@ static const char *later_reader_of_device(const struct source_set *s,
 
 static bool shares_device_with_later(const struct source_set *s, size_t i)
 {
-	const char *other = later_reader_of_device(s, i);
+	bool twin;
+	const char *other = later_reader_of_device(s, i, &twin);
 
 	if (!other)
 		return false;
 	/* Worth a notice when feeding the kernel; in -t and --stdout runs
 	 * (no gate) it is a detail that only clutters their stderr. */
 	log_msg(s->p.gate_hwrng ? LOG_NOTICE : LOG_INFO,
-		"%s: not used: %s is read by the %s source already",
+		twin ? "%s: not used: %s is the kernel's driver for the "
+		       "generator the %s source reads directly"
+		     : "%s: not used: %s is read by the %s source already",
 		s->slots[i].cfg.driver->name,
 		source_config_device(&s->slots[i].cfg), other);
 	return true;
@@ -508,6 +542,7 @@ void sourceset_plan(const struct source_set *s, size_t i,
 {
 	const struct source_config *cfg = &s->slots[i].cfg;
 	const char *other;
+	bool twin;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -526,10 +561,12 @@ void sourceset_plan(const struct source_set *s, size_t i,
 				   "config file)");
 		return;
 	}
-	other = later_reader_of_device(s, i);
+	other = later_reader_of_device(s, i, &twin);
 	if (other) {
 		snprintf(out->why_not, sizeof(out->why_not),
-			 "%s is read by the %s source already",
+			 twin ? "%s is the kernel's driver for the generator "
+				"the %s source reads directly"
+			      : "%s is read by the %s source already",
 			 source_config_device(cfg), other);
 		return;
 	}

@@ -110,6 +110,10 @@ DOUBLE(zero, 0, d_probe, d_open);
 DOUBLE(missing, 512, d_probe_fails, d_open_fails);
 DOUBLE(dev_a, 512, d_probe, d_open, .flags = SOURCE_F_DEVICE);
 DOUBLE(dev_b, 512, d_probe, d_open, .flags = SOURCE_F_DEVICE);
+/* A CPU-instruction double over the generator behind a kernel hw_random
+ * driver (as s390-trng is); the fixture's current device is virtio_rng.0. */
+DOUBLE(twin_of_current, 512, d_probe, d_open, .hw_random_twin = "virtio_rng");
+DOUBLE(twin_of_other, 512, d_probe, d_open, .hw_random_twin = "s390-trng");
 
 /* ---- fixture ------------------------------------------------------------- */
 
@@ -559,6 +563,46 @@ START_TEST(test_shared_device_later_wins)
 }
 END_TEST
 
+/*
+ * /dev/hwrng read by one source while a later source reads the generator
+ * behind /dev/hwrng's current device directly: one generator, two
+ * monitors; only the later source is used.  A twin of a device that is
+ * not the current one leaves both running.
+ */
+static void twin_case(const struct source_driver *twin, bool hwrng_used)
+{
+	char err[256];
+	struct stat st;
+
+	if (stat("/dev/hwrng", &st) != 0 || !S_ISCHR(st.st_mode) ||
+	    major(st.st_rdev) != 10 || minor(st.st_rdev) != 183) {
+		printf("SKIP twin: no /dev/hwrng (10:183) here\n");
+		return;
+	}
+	add(&dev_a);
+	add(twin);
+	ck_assert_int_eq(source_config_set(&cfg.sources[0], "device",
+					   "/dev/hwrng", err, sizeof(err)),
+			 0);
+	make_set();
+	ck_assert_uint_eq(sourceset_open(set), hwrng_used ? 2 : 1);
+	ck_assert_uint_eq(sourceset_start(set, evfd), hwrng_used ? 2 : 1);
+	ck_assert(sourceset_running(set, 0) == hwrng_used);
+	ck_assert(sourceset_running(set, 1));
+}
+
+START_TEST(test_hw_random_twin_later_wins)
+{
+	twin_case(&twin_of_current, false);
+}
+END_TEST
+
+START_TEST(test_hw_random_twin_of_other_device)
+{
+	twin_case(&twin_of_other, true);
+}
+END_TEST
+
 /* ---- the hw_random gate --------------------------------------------------- */
 
 /* A device that is not 10:183 is not the kernel's hw_random: the gate is
@@ -672,6 +716,8 @@ int main(void)
 	tcase_add_test(tc, test_wait_for_source);
 	tcase_add_test(tc, test_disabled_not_opened);
 	tcase_add_test(tc, test_shared_device_later_wins);
+	tcase_add_test(tc, test_hw_random_twin_later_wins);
+	tcase_add_test(tc, test_hw_random_twin_of_other_device);
 	tcase_add_test(tc, test_gate_not_taken_for_other_device);
 	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
 	tcase_add_test(tc, test_gate_off_leaves_hwrng);

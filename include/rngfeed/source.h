@@ -99,6 +99,11 @@ struct source_driver {
 	const char *default_device;    /* for SOURCE_F_DEVICE drivers */
 	const char *const *option_keys; /* driver-specific keys, NULL-ended */
 	const char *credit_reason;     /* why default_credit is what it is */
+	/* The kernel hw_random device (name prefix) that reads the same
+	 * generator as this driver (s390x: "s390-trng"), or NULL: while that
+	 * device is /dev/hwrng's current one, a source reading /dev/hwrng
+	 * and this one would split one generator between two monitors. */
+	const char *hw_random_twin;
 
 	int (*probe)(const struct source_config *cfg, char *why, size_t why_len);
 	int (*open)(const struct source_config *cfg, void **state, char *why,

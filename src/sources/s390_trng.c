@@ -37,6 +37,7 @@ const struct source_driver source_s390_trng = {
 			 "1024",
 	.sample_bits = 8,
 	.min_entropy = 8.0,
+	.hw_random_twin = "s390-trng",
 	.option_keys = cpu_source_tries_keys,
 	.check_option = cpu_source_check_option,
 	.probe = s390_trng_probe,
