@@ -10,6 +10,7 @@
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
 #include "rngfeed/output.h"
+#include "rngfeed/egd_server.h"
 #include "rngfeed/report.h"
 
 #define BLOCK_BITS (MONITOR_BLOCK_BYTES * 8u)
@@ -238,6 +239,7 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 	size_t used, used_off = 0;
 	const char *what = v->mode == MODE_DAEMON ? "Feeding"
 			   : v->mode == MODE_TEST ? "Testing"
+			   : v->mode == MODE_EGD  ? "Serving EGD clients"
 						  : "Writing stdout";
 	int n;
 
@@ -286,7 +288,8 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 			 v->feeder->credited_bits ? "" : "see below");
 	else
 		report_why_no_credit(v, why, sizeof(why));
-	if (used < len)
+	/* --egd-only feeds no kernel: its credit would only confuse. */
+	if (used < len && v->mode != MODE_EGD)
 		used += (size_t)snprintf(
 			buf + used, len - used,
 			"; %llu bits credited in %llu feeds%s%s; kernel CRNG "
@@ -297,6 +300,15 @@ size_t report_status(const struct report_view *v, char *buf, size_t len)
 			v->feeder->crng_ready ? "ready" : "not ready", off,
 			sourceset_kernel_credit(v->set)[0] ? "; " : "",
 			sourceset_kernel_credit(v->set));
+	if (v->egd && used < len) {
+		struct egd_server_stats es;
+
+		egd_server_get_stats(v->egd, &es);
+		used += (size_t)snprintf(buf + used, len - used,
+					 "; EGD: %zu clients, %llu bytes served",
+					 es.clients,
+					 (unsigned long long)es.served);
+	}
 	return used < len ? used : len - 1;
 }
 
