@@ -22,7 +22,9 @@ WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 HARDEN      := -fstack-protector-strong -fPIE -D_FORTIFY_SOURCE=2
 CFLAGS      ?= -O2 -g
 override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
-override CPPFLAGS += -D_GNU_SOURCE -DRNGFEED_VERSION=\"$(VERSION)\" -Iinclude $(PKG_CFLAGS)
+# 32-bit targets (i386, armhf): 64-bit off_t, ino_t and time_t (readdir
+# and stat fail with EOVERFLOW on 64-bit inode numbers; time_t past 2038).
+override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" -Iinclude $(PKG_CFLAGS)
 override LDFLAGS  += -pie -Wl,-z,relro -Wl,-z,now -pthread
 # libdivsufsort: the suffix array behind the t-tuple and LRS estimates (issue 19).
 LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
@@ -438,4 +440,5 @@ cross-check-all:
 	@rc=0; for a in $(CROSS_ARCHES); do $(MAKE) -s cross-check ARCH=$$a || rc=1; done; exit $$rc
 
 cross-deb:
-	CROSS_CACHE='$(CROSS_CACHE)' CROSS_DEPS='$(CROSS_DEPS)' tests/cross/cross-deb.sh $(ARCH)
+	CROSS_FROM='$(CROSS_FROM)' CROSS_CACHE='$(CROSS_CACHE)' CROSS_DEPS='$(CROSS_DEPS)' \
+		tests/cross/cross-deb.sh $(ARCH)

@@ -129,12 +129,19 @@ for c in "${CASES[@]}"; do
 		[ "$(cat "$tmp/plain/other.pid" 2>/dev/null)" = 12345 ] ||
 			problem "other.pid is $( [ -e "$tmp/plain/other.pid" ] && echo "now '$(cat "$tmp/plain/other.pid")'" || echo gone)" ;;
 	pid_held)
-		if [ ! -s "$tmp/held/before" ]; then
-			problem "the running instance wrote no PID file: $(head -n2 "$tmp/held/log")"
-		elif ! cmp -s "$tmp/held/before" "$tmp/held/other.pid"; then
-			problem "the running instance's PID file is $( [ -e "$tmp/held/other.pid" ] && echo changed || echo gone)"
-		fi
-		kill -0 "$held" 2>/dev/null || problem "the running instance is gone" ;;
+		if [ ! -s "$tmp/held/before" ] &&
+			grep -q 'RNDADDENTROPY.*Function not implemented' "$tmp/held/log"; then
+			# qemu-user (make cross-check) does not emulate RNDADDENTROPY:
+			# there is no running instance to leave alone.
+			say "SKIP: pid_held: no running instance here: $(head -n1 "$tmp/held/log")"
+		else
+			if [ ! -s "$tmp/held/before" ]; then
+				problem "the running instance wrote no PID file: $(head -n2 "$tmp/held/log")"
+			elif ! cmp -s "$tmp/held/before" "$tmp/held/other.pid"; then
+				problem "the running instance's PID file is $( [ -e "$tmp/held/other.pid" ] && echo changed || echo gone)"
+			fi
+			kill -0 "$held" 2>/dev/null || problem "the running instance is gone"
+		fi ;;
 	esac
 	printf '%s|%s|%s|%s\n' "$what" "$(head -n1 "$d/err" | cut -c1-120)" \
 		"exit $rc in $took s, $lines line(s)" "${fail:-ok}" >>"$tmp/table"

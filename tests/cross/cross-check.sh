@@ -40,8 +40,8 @@ tree=$dir/build/rngfeed
 
 case $arch in
 arm64) triplet=aarch64-linux-gnu cc=aarch64-linux-gnu-gcc cpus="max cortex-a57" ;;
-s390x) triplet=s390x-linux-gnu cc=s390x-linux-gnu-gcc cpus="max" ;;
-i386) triplet=i386-linux-gnu cc=i686-linux-gnu-gcc cpus="max" ;;
+s390x) triplet=s390x-linux-gnu cc=s390x-linux-gnu-gcc cpus="max max,prno-trng=off" ;;
+i386) triplet=i386-linux-gnu cc=i686-linux-gnu-gcc cpus="max max,rdrand=off" ;;
 armhf) triplet=arm-linux-gnueabihf cc=arm-linux-gnueabihf-gcc cpus="max" ;;
 ppc64el) triplet=powerpc64le-linux-gnu cc=powerpc64le-linux-gnu-gcc cpus="power9 power8" ;;
 *) echo "cross-check: unknown ARCH '$arch' (arm64 s390x i386 armhf ppc64el)" >&2; exit 2 ;;
