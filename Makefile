@@ -400,10 +400,12 @@ fuzz fuzz-short: $(FUZZ_BINS)
 # Needs root and: apt-get install qemu-user-static binfmt-support
 # mmdebstrap arch-test gcc-aarch64-linux-gnu (or the ARCH's cross gcc).
 # CROSS_BUILD=host (default): the host's cross gcc with the root as
-#   --sysroot, a root unpacked without emulation.  Measured here (2 cores,
-#   idle-ish): arm64 root + build ~ N s.
-# CROSS_BUILD=chroot: gcc inside a full chroot (every maintainer script and
-#   the compiler under emulation): ~ N s.  Same tests either way.
+#   --sysroot, a root unpacked without emulation (mmdebstrap extract).
+# CROSS_BUILD=chroot: gcc inside a full chroot (mmdebstrap buildd: every
+#   maintainer script and the compiler under emulation).  Same tests.
+# Host is the default because it is what fits CI: measured on this 2-core
+# machine shared with other jobs (load 13-20), arm64: root 133 s (26 s of
+# CPU) against 1664 s for the full chroot, build 184 s against 464 s.
 # The binary is left in build/cross/ARCH/rngfeed.
 # make cross-deb ARCH=arm64: dpkg-buildpackage -b in the full chroot, lintian
 # on the host.
@@ -416,6 +418,9 @@ CROSS_DEPS   := $(filter-out build-essential pkg-config swtpm swtpm-tools strace
                   man-db groff-base clang libclang-rt-14-dev valgrind cppcheck \
                   clang-tools-14,$(DEB_DEPS))
 CROSS_UNITS  := $(UNIT_TESTS)
+# The scripts that need neither a kernel device nor RNDADDENTROPY (qemu-user
+# does not emulate it: "Function not implemented"), swtpm or strace; the
+# rest of make check is about this machine's kernel and devices.
 CROSS_SCRIPTS := $(filter $(addprefix tests/,test_cavp.sh test_check_vs_rngtest.sh \
                   test_fuzz_regressions.sh test_list.sh test_messages.sh \
                   test_misuse.sh),$(TEST_SCRIPTS))
