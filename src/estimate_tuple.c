@@ -133,16 +133,23 @@ out:
 
 /* ---- bits: sorting 64-bit windows instead of whole suffixes ----
  * On a bitstring the suffix order up to depth 64 is the order of the 64
- * bits that start at each position, an integer: a radix sort (6 passes of
- * 11 bits) puts the n positions in that order in O(n), where a suffix array
- * of random bits costs libdivsufsort most of the estimate's time.  It is
- * exact as long as no two positions share 64 bits (v < 64, the usual case:
- * v is about 2 log2 n for random bits); otherwise the caller falls back to
- * the suffix array.  The last 63 positions have fewer than 64 bits: each
- * goes before the first full window not below its bits padded with zeros
- * (a shorter string sorts before the longer ones it is a prefix of). */
-#define RADIX_BITS 11	/* 6 passes; 2,048 counters stay in L1 */
-#define RADIX_PASSES 6
+ * bits that start at each position, an integer, so sorting those integers
+ * gives the suffix order where a suffix array of random bits costs
+ * libdivsufsort most of the estimate's time.  It is exact as long as no two
+ * positions share 64 bits (v < 64, the usual case: v is about 2 log2 n for
+ * random bits); otherwise the caller falls back to the suffix array.  The
+ * last 63 positions have fewer than 64 bits: each goes before the first
+ * full window not below its bits padded with zeros (a shorter string sorts
+ * before the longer ones it is a prefix of).
+ *
+ * The sort: one counting pass on the top 16 bits puts the positions in
+ * 65,536 buckets (random bits: about n / 65,536 each), then each bucket is
+ * sorted on its own, in the caches.  An LSD radix sort of the whole array
+ * (6 passes of 11 bits) did the same in 6 scatters over n positions, each
+ * write a cache miss: most of this estimate's time. */
+#define TOP_BITS 16
+#define BUCKET_RADIX_MAX 65536	/* larger buckets: LSD radix below */
+#define RADIX_BITS 11		/* 2,048 counters stay in L1 */
 
 static inline uint64_t window(const uint64_t *w, size_t i)
 {
@@ -152,17 +159,117 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
 }
 
+/* Ascending sort of distinct 64-bit values: quicksort (median of three,
+ * the smaller side first) down to insertion sort. */
+static void sort_u64(uint64_t *x, size_t len)
+{
+	while (len > 24) {
+		uint64_t a = x[0], b = x[len / 2], c = x[len - 1], pv, t;
+		size_t i = 0, j = len - 1;
+
+		pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		for (;;) {	/* Hoare partition: x[..i) <= pv <= x[j..) */
+			while (x[i] < pv)
+				i++;
+			while (x[j] > pv)
+				j--;
+			if (i >= j)
+				break;
+			t = x[i];
+			x[i++] = x[j];
+			x[j--] = t;
+		}
+		/* x[0..j] <= pv <= x[j+1..len): recurse on the smaller part */
+		if (j + 1 < len - j - 1) {
+			sort_u64(x, j + 1);
+			x += j + 1;
+			len -= j + 1;
+		} else {
+			sort_u64(x + j + 1, len - j - 1);
+			len = j + 1;
+		}
+	}
+	for (size_t i = 1; i < len; i++) {
+		uint64_t v = x[i];
+		size_t j = i;
+
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+}
+
+/* One bucket a[0..len) whose windows share their top 16 bits, in order of
+ * the other 48.  Up to 65,536 positions: each (low 48 bits, index in the
+ * bucket) packed in one integer, sorted, then unpacked (tmp: 2 len words);
+ * more (skewed data): an LSD radix sort through `spare` (len words). */
+static void sort_bucket(uint32_t *a, size_t len, const uint64_t *w,
+			uint64_t *tmp, uint32_t *spare)
+{
+	if (len < 2)
+		return;
+	if (len <= BUCKET_RADIX_MAX) {
+		uint64_t *x = tmp, *y = tmp + len;
+
+		for (size_t j = 0; j < len; j++)
+			x[j] = window(w, a[j]) << TOP_BITS | j;
+		if (len <= 24) {
+			sort_u64(x, len);
+		} else {
+			/* One more counting pass on the top byte, then each
+			 * group (random bits: one or two values) on its own:
+			 * a quicksort of the whole bucket mispredicted a
+			 * branch at every other compare. */
+			uint32_t at[257];
+
+			memset(at, 0, sizeof(at));
+			for (size_t j = 0; j < len; j++)
+				at[(x[j] >> 56) + 1]++;
+			for (unsigned e = 1; e <= 256; e++)
+				at[e] += at[e - 1];
+			for (size_t j = 0; j < len; j++)
+				y[at[x[j] >> 56]++] = x[j];
+			for (unsigned e = 0, from = 0; e < 256; from = at[e++])
+				sort_u64(y + from, at[e] - from);
+			x = y;
+		}
+		/* spare holds the bucket's positions while a is rewritten */
+		memcpy(spare, a, len * sizeof(*a));
+		for (size_t j = 0; j < len; j++)
+			a[j] = spare[x[j] & (BUCKET_RADIX_MAX - 1)];
+		return;
+	}
+	for (unsigned sh = 0; sh < 64 - TOP_BITS; sh += RADIX_BITS) {
+		const uint64_t mask = (1u << RADIX_BITS) - 1;
+		size_t cnt[1u << RADIX_BITS], sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (size_t i = 0; i < len; i++)
+			cnt[(window(w, a[i]) >> sh) & mask]++;
+		for (unsigned d = 0; d <= mask; d++) {
+			size_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < len; i++)
+			spare[cnt[(window(w, a[i]) >> sh) & mask]++] = a[i];
+		memcpy(a, spare, len * sizeof(*a));
+	}
+}
+
 static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, full = n - 63;
-	uint64_t *w = calloc(words, sizeof(*w));
-	uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	uint64_t *w = calloc(words, sizeof(*w)), *tmp = NULL;
+	uint32_t *a = malloc(n * sizeof(*a)), *b = NULL;
+	uint32_t *start = calloc(257, sizeof(*start));
 	int32_t *lcp, v = 0;
-	size_t cnt[1u << RADIX_BITS], run = 0;
+	size_t run = 0, biggest = 0;
 	int rc = -ENOMEM;
 
-	if (!w || !a || !b)
+	if (!w || !a || !start)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		w[i >> 6] |= (uint64_t)(s[i] & 1) << (63 - (i & 63));
@@ -173,37 +280,47 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			goto out;
 		}
 	}
-	/* LSD radix sort of the full windows, least significant byte first. */
+	/* Buckets by the top 8 bits (reading the windows in order), then
+	 * each of those by the next 8 through b, which a bucket of random
+	 * bits (n / 256 positions) keeps in the caches: two scatters over 256
+	 * places each, where one over 65,536 places missed the caches at
+	 * every write. */
 	for (size_t i = 0; i < full; i++)
-		a[i] = (uint32_t)i;
-	for (unsigned pass = 0; pass < RADIX_PASSES; pass++) {
-		const unsigned sh = pass * RADIX_BITS;
-		const uint64_t mask = (1u << RADIX_BITS) - 1;
-		size_t sum = 0;
-
-		memset(cnt, 0, sizeof(cnt));
-		for (size_t i = 0; i < full; i++)
-			cnt[(window(w, a[i]) >> sh) & mask]++;
-		for (unsigned d = 0; d <= mask; d++) {
-			size_t c = cnt[d];
-
-			cnt[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < full; i++)
-			b[cnt[(window(w, a[i]) >> sh) & mask]++] = a[i];
-		{
-			uint32_t *t = a;
-
-			a = b;
-			b = t;
-		}
+		start[(window(w, i) >> 56) + 1]++;
+	for (size_t d = 1; d <= 256; d++) {
+		if (start[d] > biggest)
+			biggest = start[d];
+		start[d] += start[d - 1];
 	}
-	/* Merge the 63 short ones (sorted by padded bits, then length) into
-	 * b: n positions in suffix order. */
+	b = malloc((biggest > 256 ? biggest : 256) * sizeof(*b));
+	tmp = malloc(2 * (biggest < BUCKET_RADIX_MAX ? biggest : BUCKET_RADIX_MAX) * sizeof(*tmp) + 1);
+	if (!b || !tmp)
+		goto out;
+	memcpy(b, start, 256 * sizeof(*b));	/* each bucket's next place */
+	for (size_t i = 0; i < full; i++)
+		a[b[window(w, i) >> 56]++] = (uint32_t)i;
+	for (size_t d = 0; d < 256; d++) {
+		uint32_t *bucket = a + start[d], sub[257];
+		const size_t len = start[d + 1] - start[d];
+
+		memset(sub, 0, sizeof(sub));
+		for (size_t j = 0; j < len; j++)
+			sub[((window(w, bucket[j]) >> 48) & 255) + 1]++;
+		for (size_t e = 1; e <= 256; e++)
+			sub[e] += sub[e - 1];
+		for (size_t j = 0; j < len; j++)
+			b[sub[(window(w, bucket[j]) >> 48) & 255]++] = bucket[j];
+		memcpy(bucket, b, len * sizeof(*b));
+		/* sub[e] is now where sub-bucket e ends */
+		for (size_t e = 0, from = 0; e < 256; from = sub[e++])
+			sort_bucket(bucket + from, sub[e] - from, w, tmp, b);
+	}
+	/* Merge the 63 short ones (sorted by padded bits, then length) in
+	 * place, from the back: a then holds n positions in suffix order
+	 * (a second array of n would cost its page faults for one copy). */
 	{
 		uint32_t sh[63];
-		size_t ns = 0, fi = 0, o = 0;
+		size_t ns = 0, fi = full, o = n;
 
 		for (size_t p = full; p < n; p++) {
 			size_t j = ns++;
@@ -216,41 +333,50 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			}
 			sh[j] = (uint32_t)p;
 		}
-		for (size_t j = 0; j < ns; j++) {
-			uint64_t key = window(w, sh[j]);
+		for (size_t j = ns; j > 0; j--) {
+			uint64_t key = window(w, sh[j - 1]);
 
-			while (fi < full && window(w, a[fi]) < key)
-				b[o++] = a[fi++];
-			b[o++] = sh[j];
+			/* full windows not below the key come after it */
+			while (fi > 0 && window(w, a[fi - 1]) >= key)
+				a[--o] = a[--fi];
+			a[--o] = sh[j - 1];
 		}
-		while (fi < full)
-			b[o++] = a[fi++];
 	}
-	/* LCP of neighbours, into a: bits in common, at most the shorter's. */
+	/* LCP of neighbours, in place of the order (each position is read
+	 * before its place is overwritten): bits in common, at most the
+	 * shorter's. */
 	lcp = (int32_t *)a;
-	lcp[0] = 0;
-	for (size_t r = 1; r < n; r++) {
-		uint64_t x = window(w, b[r - 1]) ^ window(w, b[r]);
-		size_t la = n - b[r - 1], lb = n - b[r];
-		int32_t l = x ? __builtin_clzll(x) : 64;
+	{
+		uint32_t prev = a[0];
 
-		if ((size_t)l > la)
-			l = (int32_t)la;
-		if ((size_t)l > lb)
-			l = (int32_t)lb;
-		if (l >= 64) {		/* 64 bits or more in common */
-			rc = -EAGAIN;
-			goto out;
+		lcp[0] = 0;
+		for (size_t r = 1; r < n; r++) {
+			const uint32_t cur = a[r];
+			uint64_t x = window(w, prev) ^ window(w, cur);
+			size_t la = n - prev, lb = n - cur;
+			int32_t l = x ? __builtin_clzll(x) : 64;
+
+			if ((size_t)l > la)
+				l = (int32_t)la;
+			if ((size_t)l > lb)
+				l = (int32_t)lb;
+			if (l >= 64) {		/* 64 bits or more in common */
+				rc = -EAGAIN;
+				goto out;
+			}
+			lcp[r] = l;
+			if (l > v)
+				v = l;
+			prev = cur;
 		}
-		lcp[r] = l;
-		if (l > v)
-			v = l;
 	}
 	rc = v ? from_lcp(lcp, n, v, tuple, lrs) : -ENODATA;
 out:
 	free(w);
+	free(tmp);
 	free(a);
 	free(b);
+	free(start);
 	return rc;
 }
 
