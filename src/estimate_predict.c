@@ -302,11 +302,18 @@ int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
  * doubling; each holds at most the number of distinct keys seen. */
 #define CTX_MAX 16
 
-/* A slot is empty when its hash is 0 (hashes are made odd).  Probing reads
- * the dense hash array only; the key is compared where the hash matches. */
+/* A slot is empty when its hash is 0 (hashes are made odd).  A slot's
+ * fields sit together (16 bytes, four to a cache line): a lookup past the
+ * caches costs one miss for the hash, the key's position and the counts,
+ * where separate arrays cost one miss each. */
+struct hslot {
+	uint32_t hash, pos;	/* the key is the substring at pos */
+	uint32_t count;		/* pair's count, context's best */
+	uint8_t pred;		/* contexts only: the prediction */
+};
+
 struct htab {
-	uint32_t *hash, *pos, *count;	/* count: pair's count, context's best */
-	uint8_t *pred;			/* contexts only: the prediction */
+	struct hslot *slot;
 	size_t mask, used;
 };
 
@@ -318,29 +325,17 @@ static inline uint32_t hmix(uint32_t h, uint8_t v)
 
 static void htab_free(struct htab *t)
 {
-	free(t->hash);
-	free(t->pos);
-	free(t->count);
-	free(t->pred);
+	free(t->slot);
 	memset(t, 0, sizeof(*t));
 }
 
-static int htab_init(struct htab *t, size_t cap, int with_pred)
+static int htab_init(struct htab *t, size_t cap)
 {
-	uint32_t *h = calloc(cap, sizeof(uint32_t));
-	uint32_t *p = malloc(cap * sizeof(uint32_t));
-	uint32_t *c = malloc(cap * sizeof(uint32_t));
-	uint8_t *pr = with_pred ? malloc(cap) : NULL;
+	struct hslot *sl = calloc(cap, sizeof(*sl));
 
-	if (!h || !p || !c || (with_pred && !pr)) {
-		free(h);
-		free(p);
-		free(c);
-		free(pr);
+	if (!sl)
 		return -ENOMEM;
-	}
-	*t = (struct htab){ .hash = h, .pos = p, .count = c, .pred = pr,
-			    .mask = cap - 1, .used = 0 };
+	*t = (struct htab){ .slot = sl, .mask = cap - 1, .used = 0 };
 	return 0;
 }
 
@@ -352,9 +347,11 @@ static size_t htab_find(const struct htab *t, const uint8_t *s,
 	 * depend on the low bits of the samples only. */
 	for (size_t at = (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;;
 	     at = (at + 1) & t->mask) {
-		if (t->hash[at] == 0)
+		const struct hslot *e = &t->slot[at];
+
+		if (e->hash == 0)
 			return at;
-		if (t->hash[at] == h && memcmp(s + t->pos[at], s + pos, len) == 0)
+		if (e->hash == h && memcmp(s + e->pos, s + pos, len) == 0)
 			return at;
 	}
 }
@@ -367,18 +364,14 @@ static int htab_grow(struct htab *t, const uint8_t *s, unsigned len)
 
 	if ((t->used + 1) * 5 <= (t->mask + 1) * 4)
 		return 0;
-	rc = htab_init(&nt, (t->mask + 1) * 2, t->pred != NULL);
+	rc = htab_init(&nt, (t->mask + 1) * 2);
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i <= t->mask; i++) {
-		if (t->hash[i]) {
-			size_t at = htab_find(&nt, s, t->pos[i], len, t->hash[i]);
+		if (t->slot[i].hash) {
+			size_t at = htab_find(&nt, s, t->slot[i].pos, len, t->slot[i].hash);
 
-			nt.hash[at] = t->hash[i];
-			nt.pos[at] = t->pos[i];
-			nt.count[at] = t->count[i];
-			if (nt.pred)
-				nt.pred[at] = t->pred[i];
+			nt.slot[at] = t->slot[i];
 		}
 	}
 	nt.used = t->used;
@@ -399,11 +392,7 @@ static long htab_put(struct htab *t, const uint8_t *s, size_t at,
 			return rc;
 		at = htab_find(t, s, pos, len, h);
 	}
-	t->hash[at] = h;
-	t->pos[at] = pos;
-	t->count[at] = 0;
-	if (t->pred)
-		t->pred[at] = 0;
+	t->slot[at] = (struct hslot){ .hash = h, .pos = pos, .count = 0, .pred = 0 };
 	t->used++;
 	return (long)at;
 }
@@ -441,10 +430,10 @@ static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 	if (!d->pairs1)
 		return -ENOMEM;
 	for (unsigned j = 1; j < CTX_MAX; j++) {
-		int rc = htab_init(&d->ctx[j], cap, 1);
+		int rc = htab_init(&d->ctx[j], cap);
 
 		if (rc == 0)
-			rc = htab_init(&d->pair[j], cap, 0);
+			rc = htab_init(&d->pair[j], cap);
 		if (rc < 0) {
 			dict_free(d);
 			return rc;
@@ -476,13 +465,13 @@ static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t 
 		return *count != 0;
 	}
 	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
-	if (!t->hash[at] || !t->pred)
+	if (!t->slot[at].hash)
 		return 0;
 	d->found_i = d->i;
 	d->found_j = j;
 	d->found_at = at;
-	*pred = t->pred[at];
-	*count = t->count[at];
+	*pred = t->slot[at].pred;
+	*count = t->slot[at].count;
 	return 1;
 }
 
@@ -517,7 +506,7 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 	/* The pair's key is the context and y: the j + 1 samples at pos. */
 	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y) | 1u;
 	pa = (long)htab_find(pt, d->s, pos, j + 1, hp);
-	if (!pt->hash[pa]) {
+	if (!pt->slot[pa].hash) {
 		if (!allow_new)
 			return 0;
 		pa = htab_put(pt, d->s, (size_t)pa, pos, j + 1, hp);
@@ -525,21 +514,23 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 			return (int)pa;
 		made = 1;
 	}
-	c = ++pt->count[pa];
+	c = ++pt->slot[pa].count;
 	if (d->found_j == j && d->found_i == d->i)
 		ca = (long)d->found_at;	/* found just now; nothing moved it */
 	else
 		ca = (long)htab_find(ct, d->s, pos, j, d->h[j]);
-	if (!ct->hash[ca]) {
+	if (!ct->slot[ca].hash) {
 		ca = htab_put(ct, d->s, (size_t)ca, pos, j, d->h[j]);
 		if (ca < 0)
 			return (int)ca;
 	}
-	if (!ct->pred)	/* context tables always have one */
-		return -EINVAL;
-	if (c > ct->count[ca] || (c == ct->count[ca] && y > ct->pred[ca])) {
-		ct->count[ca] = c;
-		ct->pred[ca] = y;
+	{
+		struct hslot *e = &ct->slot[ca];
+
+		if (c > e->count || (c == e->count && y > e->pred)) {
+			e->count = c;
+			e->pred = y;
+		}
 	}
 	return made;
 }
@@ -579,7 +570,7 @@ int est_multi_mmc(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 	if (k == 2)
 		return mmc_binary(s, n, r);
 	/* At most MMC_MAX_ENTRIES pairs (and contexts) per length: sized for
-	 * that at once (12 + 13 bytes a slot, 2^17 slots, 16 lengths: 50 MiB
+	 * that at once (16 bytes a slot, 2^17 slots, 2 x 15 lengths: 60 MiB
 	 * at most) rather than growing through page faults and rehashes. */
 	{
 		size_t cap = 1024, want = n < MMC_MAX_ENTRIES ? n : MMC_MAX_ENTRIES;

@@ -164,7 +164,7 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 static void sort_u64(uint64_t *x, size_t len)
 {
 	while (len > 24) {
-		uint64_t a = x[0], b = x[len / 2], c = x[len - 1], pv, t;
+		uint64_t a = x[0], b = x[len / 2], c = x[len - 1], pv;
 		size_t i = 0, j = len - 1;
 
 		pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
@@ -175,7 +175,8 @@ static void sort_u64(uint64_t *x, size_t len)
 				j--;
 			if (i >= j)
 				break;
-			t = x[i];
+			const uint64_t t = x[i];
+
 			x[i++] = x[j];
 			x[j--] = t;
 		}
