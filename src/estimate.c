@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
@@ -21,6 +22,52 @@ static inline unsigned bit_at(const uint8_t *s, unsigned bits, uint64_t idx)
 	if (bits == 8)
 		return (s[idx >> 3] >> (7 - (idx & 7))) & 1u;
 	return (s[idx / bits] >> (bits - 1 - idx % bits)) & 1u;
+}
+
+/* Tables of 1 MiB and more get whole, aligned 2-MiB units (a huge page
+ * must be aligned); smaller ones are plain calloc. */
+#define EST_HUGE ((size_t)2 << 20)
+#define EST_HUGE_MIN ((size_t)1 << 20)
+
+static size_t huge_len(size_t bytes)
+{
+	return (bytes + EST_HUGE - 1) & ~(EST_HUGE - 1);
+}
+
+void *est_zalloc(size_t bytes)
+{
+	size_t len = huge_len(bytes);
+	uintptr_t at, start;
+	uint8_t *p;
+
+	if (bytes < EST_HUGE_MIN)
+		return calloc(1, bytes ? bytes : 1);
+	/* One unit more than needed, then the unaligned ends unmapped. */
+	p = mmap(NULL, len + EST_HUGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	start = (uintptr_t)p;
+	at = (start + EST_HUGE - 1) & ~(uintptr_t)(EST_HUGE - 1);
+	if (at > start)
+		(void)munmap(p, at - start);
+	if (at + len < start + len + EST_HUGE)
+		(void)munmap((void *)(at + len), start + EST_HUGE - at);
+#ifdef MADV_HUGEPAGE
+	/* Advice only: without transparent huge pages it changes nothing. */
+	(void)madvise((void *)at, len, MADV_HUGEPAGE);
+#endif
+	return (void *)at;
+}
+
+void est_zfree(void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	if (bytes < EST_HUGE_MIN)
+		free(p);
+	else
+		(void)munmap(p, huge_len(bytes));
 }
 
 int est_check_bits(const uint8_t *s, size_t n, unsigned bits)

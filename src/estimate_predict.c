@@ -325,13 +325,14 @@ static inline uint32_t hmix(uint32_t h, uint8_t v)
 
 static void htab_free(struct htab *t)
 {
-	free(t->slot);
+	if (t->slot)
+		est_zfree(t->slot, (t->mask + 1) * sizeof(*t->slot));
 	memset(t, 0, sizeof(*t));
 }
 
 static int htab_init(struct htab *t, size_t cap)
 {
-	struct hslot *sl = calloc(cap, sizeof(*sl));
+	struct hslot *sl = est_zalloc(cap * sizeof(*sl));
 
 	if (!sl)
 		return -ENOMEM;
@@ -539,9 +540,10 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
  * tab[j - 1] counts, for each context of j bits (bit j - 1 = the sample j
  * back) and follower y, at index ctx << 1 | y: 2^(j+1) counters per
  * length, 1 MiB for all 16. */
+#define BIN_TABLES_BYTES (((size_t)2 << (CTX_MAX + 1)) * sizeof(uint32_t))
 static uint32_t *bin_tables(uint32_t *tab[CTX_MAX])
 {
-	uint32_t *all = calloc(((size_t)2 << (CTX_MAX + 1)), sizeof(uint32_t));
+	uint32_t *all = est_zalloc(BIN_TABLES_BYTES);
 
 	for (unsigned j = 1; all && j <= CTX_MAX; j++)
 		tab[j - 1] = all + ((size_t)2 << j) - 4;	/* sum of 2^(i+1), i < j */
@@ -807,7 +809,7 @@ static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 		if ((fmask >> cur) & 1)
 			tally(&t, (okmask >> cur) & 1);
 	}
-	free(all);
+	est_zfree(all, BIN_TABLES_BYTES);
 	est_prediction_bound(t.c, n - 2, t.longest, 2, r);
 	return 0;
 }
@@ -856,7 +858,7 @@ static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
 		}
 		tally(&t, have && pred == y);
 	}
-	free(all);
+	est_zfree(all, BIN_TABLES_BYTES);
 	est_prediction_bound(t.c, n - LZ_B - 1, t.longest, 2, r);
 	return 0;
 }

@@ -264,7 +264,7 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 {
 	const size_t words = n / 64 + 2, full = n - 63;
 	uint64_t *w = calloc(words, sizeof(*w)), *tmp = NULL;
-	uint32_t *a = malloc(n * sizeof(*a)), *b = NULL;
+	uint32_t *a = est_zalloc(n * sizeof(*a)), *b = NULL;
 	uint32_t *start = calloc(257, sizeof(*start));
 	int32_t *lcp, v = 0;
 	size_t run = 0, biggest = 0;
@@ -375,7 +375,7 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 out:
 	free(w);
 	free(tmp);
-	free(a);
+	est_zfree(a, n * sizeof(*a));
 	free(b);
 	free(start);
 	return rc;

@@ -13,6 +13,13 @@ double est_upper_bound(double p, double n);
 double est_bisect(double (*f)(double, const void *), const void *arg,
 		  double lo, double hi, double target);
 
+/* Zeroed work memory for the big tables (megabytes, looked up at random):
+ * an anonymous mapping the kernel may back with 2-MiB pages (madvise), so
+ * the tables cost a few page faults and TLB entries instead of one per
+ * 4 KiB.  NULL when out of memory; est_zfree(NULL, ...) does nothing. */
+void *est_zalloc(size_t bytes);
+void est_zfree(void *p, size_t bytes);
+
 /* t-tuple and LRS over libdivsufsort's suffix array, whatever the
  * alphabet (est_tuple_lrs() sorts binary input its own way first). */
 struct est_result;
