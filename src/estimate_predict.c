@@ -154,6 +154,7 @@ int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
  * equal scores) is the lowest set bit. */
 #define LAG_D 128
 #define LAG_PLANES 40
+#define LAG_REBASE 1024	/* steps between two slices_rebase() */
 
 struct u128 { uint64_t lo, hi; };	/* bit j: lo for j < 64, hi above */
 
@@ -195,6 +196,41 @@ static inline unsigned slices_max(const struct slices *c, struct u128 m, uint64_
 	j = m.lo ? (unsigned)__builtin_ctzll(m.lo) : 64 + (unsigned)__builtin_ctzll(m.hi);
 	*val = v;
 	return j;
+}
+
+/* Subtracts the lowest score from every score, so that the planes hold
+ * only the spread between lags: on random data the scores climb together
+ * (about i/2 each) and differ by a few thousand, 13 planes instead of 23
+ * for slices_max() to walk.  Returns what was subtracted. */
+static uint64_t slices_rebase(struct slices *c)
+{
+	struct u128 cand = { ~0ull, ~0ull }, borrow = { 0, 0 };
+	uint64_t low = 0;
+
+	/* The minimum: walking down, keep the lags with a 0 where any has. */
+	for (unsigned b = c->np; b-- > 0;) {
+		struct u128 z = { cand.lo & ~c->pl[b].lo, cand.hi & ~c->pl[b].hi };
+
+		if (z.lo | z.hi)
+			cand = z;
+		else
+			low |= 1ull << b;
+	}
+	if (!low)
+		return 0;
+	/* Every counter minus low, plane by plane with a borrow word. */
+	for (unsigned b = 0; b < c->np; b++) {
+		const uint64_t k = -((low >> b) & 1);	/* bit b of low, all lanes */
+		struct u128 a = c->pl[b];
+
+		c->pl[b].lo = a.lo ^ k ^ borrow.lo;
+		c->pl[b].hi = a.hi ^ k ^ borrow.hi;
+		borrow.lo = (~a.lo & (k | borrow.lo)) | (k & borrow.lo);
+		borrow.hi = (~a.hi & (k | borrow.hi)) | (k & borrow.hi);
+	}
+	while (c->np > 0 && !(c->pl[c->np - 1].lo | c->pl[c->np - 1].hi))
+		c->np--;
+	return low;
 }
 
 /* Bit j of the mask: s[i - 128 + j] == s[i] (the lags that would have
@@ -287,6 +323,10 @@ int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 			winner = j;
 			high = val;
 		}
+		/* high is the winner's score, the highest: it stays above the
+		 * lowest one subtracted. */
+		if ((i & (LAG_REBASE - 1)) == 0)
+			high -= slices_rebase(&sc);
 	}
 	est_prediction_bound(t.c, n - 1, t.longest, k, r);
 	return 0;
@@ -755,7 +795,7 @@ out:
 static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
 	uint32_t *tab[CTX_MAX], *all = bin_tables(tab), entries[CTX_MAX] = { 0 };
-	uint64_t score[CTX_MAX] = { 0 };
+	uint64_t score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
 	struct tally t = { 0, 0, 0 };
 	unsigned winner = 0;
 	uint32_t hist = 0;
@@ -793,6 +833,12 @@ static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 			found &= (e[0] | e[1]) != 0;
 			fmask |= (uint32_t)found << sb;
 			okmask |= (uint32_t)(found & ((e[0] <= e[1]) == y)) << sb;
+			/* Up to 15 bits of context there are at most 2^16 pairs,
+			 * fewer than 90B's cap: every pair is counted. */
+			if (j < CTX_MAX) {
+				e[y]++;
+				continue;
+			}
 			if (found && e[y]) {
 				e[y]++;
 			} else if (entries[sb] < MMC_MAX_ENTRIES) {
@@ -800,11 +846,16 @@ static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 				entries[sb]++;
 			}
 		}
-		for (uint32_t m = okmask; m; m &= m - 1) {
-			const unsigned sb = (unsigned)__builtin_ctz(m);
+		/* Without branches, the winner's score in a register: which
+		 * lengths were right is a coin toss on random bits, and a loop
+		 * over them mispredicted its exit and its compares. */
+		for (unsigned sb = 0; sb < CTX_MAX; sb++) {
+			const uint64_t inc = (okmask >> sb) & 1, sc = score[sb] + inc;
+			const int take = inc && sc >= high;
 
-			if (++score[sb] >= score[winner])
-				winner = sb;
+			score[sb] = sc;
+			winner = take ? sb : winner;
+			high = take ? sc : high;
 		}
 		if ((fmask >> cur) & 1)
 			tally(&t, (okmask >> cur) & 1);
