@@ -40,7 +40,7 @@ ppc64el) has=power9 lacks=power8 sources="darn" ;;
 # not emulate); "max,prno-trng=off" is max without the TRNG function.
 s390x) has=max lacks=max,prno-trng=off sources="s390-trng" ;;
 i386) has=max lacks=max,rdrand=off sources="rdrand" ;;
-*) has= lacks= sources= ;;
+*) has='' lacks='' sources='' ;;
 esac
 
 list() { # CPU: --list with no config file under that CPU model
