@@ -444,7 +444,12 @@ struct dict {
 	 * pairs[x << 8 | y], best[x] (0: x not there), pred[x]. */
 	uint32_t *pairs1, best1[256];
 	uint8_t pred1[256];
-	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* lengths 2..16 */
+	/* Length 2's 65,536 contexts are direct-indexed too (x2 = the two
+	 * samples): on wide random samples every one of them turns up, and
+	 * looked up at every position they are a cache miss each in a hash
+	 * table.  count 0: not there. */
+	struct ctx2 { uint32_t count; uint8_t pred; } *ctx2;
+	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* lengths 3..16, 2..16 */
 	/* Per position, filled by dict_at(): */
 	size_t i;
 	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
@@ -456,6 +461,7 @@ struct dict {
 static void dict_free(struct dict *d)
 {
 	free(d->pairs1);
+	free(d->ctx2);
 	for (unsigned j = 0; j < CTX_MAX; j++) {
 		htab_free(&d->ctx[j]);
 		htab_free(&d->pair[j]);
@@ -468,10 +474,13 @@ static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 	memset(d, 0, sizeof(*d));
 	d->s = s;
 	d->pairs1 = calloc(256 * 256, sizeof(uint32_t));
-	if (!d->pairs1)
+	d->ctx2 = calloc(256 * 256, sizeof(*d->ctx2));
+	if (!d->pairs1 || !d->ctx2) {
+		dict_free(d);
 		return -ENOMEM;
+	}
 	for (unsigned j = 1; j < CTX_MAX; j++) {
-		int rc = htab_init(&d->ctx[j], cap);
+		int rc = j == 1 ? 0 : htab_init(&d->ctx[j], cap);
 
 		if (rc == 0)
 			rc = htab_init(&d->pair[j], cap);
@@ -504,6 +513,13 @@ static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t 
 		*pred = d->pred1[x];
 		*count = d->best1[x];
 		return *count != 0;
+	}
+	if (j == 2) {
+		const struct ctx2 *e = &d->ctx2[(unsigned)d->s[d->i - 2] << 8 | d->s[d->i - 1]];
+
+		*pred = e->pred;
+		*count = e->count;
+		return e->count != 0;
 	}
 	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
 	if (!t->slot[at].hash)
@@ -556,6 +572,15 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 		made = 1;
 	}
 	c = ++pt->slot[pa].count;
+	if (j == 2) {
+		struct ctx2 *e = &d->ctx2[(unsigned)d->s[d->i - 2] << 8 | d->s[d->i - 1]];
+
+		if (c > e->count || (c == e->count && y > e->pred)) {
+			e->count = c;
+			e->pred = y;
+		}
+		return made;
+	}
 	if (d->found_j == j && d->found_i == d->i)
 		ca = (long)d->found_at;	/* found just now; nothing moved it */
 	else
