@@ -28,15 +28,16 @@ static int check_literal(const uint8_t *s, size_t n, unsigned k)
 
 /* Counts of correct predictions and their longest run. */
 struct tally { uint64_t c, run, longest; };
+/* Without branches: on random bits a prediction is right one time in two,
+ * and a mispredicted branch per bit cost more than the predictor's own
+ * work in the binary predictors. */
 static inline void tally(struct tally *t, int ok)
 {
-	if (ok) {
-		t->c++;
-		if (++t->run > t->longest)
-			t->longest = t->run;
-	} else {
-		t->run = 0;
-	}
+	const uint64_t keep = -(uint64_t)(ok != 0);	/* all ones if right */
+
+	t->c += keep & 1;
+	t->run = (t->run + 1) & keep;
+	t->longest = t->run > t->longest ? t->run : t->longest;
 }
 
 /* ================= §6.3.7 MultiMCW ================= */
