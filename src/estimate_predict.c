@@ -166,15 +166,17 @@ struct slices {
 
 static inline void slices_inc(struct slices *c, struct u128 m)
 {
-	for (unsigned b = 0; (m.lo | m.hi) && b < LAG_PLANES; b++) {
+	/* Over every plane in use, without stopping when the carry dies out:
+	 * where it dies is a coin toss, and the early exit mispredicted. */
+	for (unsigned b = 0; b < c->np; b++) {
 		struct u128 carry = { c->pl[b].lo & m.lo, c->pl[b].hi & m.hi };
 
 		c->pl[b].lo ^= m.lo;
 		c->pl[b].hi ^= m.hi;
 		m = carry;
-		if (b + 1 > c->np)
-			c->np = b + 1;
 	}
+	if ((m.lo | m.hi) && c->np < LAG_PLANES)	/* a new top plane */
+		c->pl[c->np++] = m;
 }
 
 /* Among the lags in m (non-empty): the highest score, the lowest bit. */
