@@ -21,7 +21,8 @@
  *    literal estimators run with k = 2.
  *
  * Cost and memory, n samples (work memory is allocated and freed inside the
- * call; nothing is kept between calls):
+ * call; nothing is kept between calls; tables of 1 MiB and more are
+ * mappings advised to use huge pages):
  *   est_mcv, est_markov, est_collision     O(n), no allocation
  *   est_lag                                O(n): 128 lags' scores bit-
  *                                          sliced (an add and a max walk of
@@ -32,12 +33,13 @@
  *   est_compression                        O(n) + a bisection
  *   est_multi_mmc, est_lz78y               O(n * 16); k = 2: 1 MiB of
  *                                          counters; k > 2: hash tables,
- *                                          MultiMMC up to 50 MiB (its 90B
+ *                                          MultiMMC up to 58 MiB (its 90B
  *                                          cap of 100,000 entries per
  *                                          length), LZ78Y growing with the
  *                                          pairs it meets
- *   est_tuple_lrs                          k = 2: O(n) radix sort of 64-bit
- *                                          windows, 8n bytes heap; else (or
+ *   est_tuple_lrs                          k = 2: O(n) bucket sort of 64-bit
+ *                                          windows, 4n bytes heap plus the
+ *                                          largest bucket's; else (or
  *                                          when 64 bits repeat) O(n log n)
  *                                          suffix array (libdivsufsort), 8n
  *                                          bytes, plus 12 bytes per length
