@@ -21,8 +21,10 @@
 #     1, 64 1 8, ...): with a fixed order, load that rises or falls during
 #     the runs is charged to whichever K comes last (the 22:47 run, 1 8 64
 #     every time at load average 15 to 26, had 8 and 64 at 0.81x and
-#     0.82x of one client although neither process spent more CPU per
-#     byte with them);
+#     0.82x of one client, while the server spent the same CPU per byte
+#     with 1, 8 and 64 and the client then, poll(2) over all its
+#     sockets, 15 % more with 64: on one core here that is 0.97x, not
+#     0.82x);
 #   - 8 and 64 are compared with the 1-client figure of the same run (the
 #     median of those per-run ratios, and their range), not across runs;
 #   - each row also gives the CPU each side spent per byte served (the
