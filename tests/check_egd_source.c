@@ -602,6 +602,17 @@ START_TEST(test_eintr_resumes)
 	uint8_t buf[64];
 	ssize_t n;
 
+#if defined(__i386__)
+	/* qemu-i386 7.2 (make cross-check) returns -1 from a poll() that a
+	 * handled signal interrupts but leaves errno as it was (seen with
+	 * errno set to 0 before the call): the test would measure QEMU. */
+	if (getenv("RNGFEED_EMULATED")) {
+		printf("SKIP: test_eintr_resumes: qemu-i386 loses the errno of "
+		       "an interrupted poll()\n");
+		fflush(stdout);
+		return;
+	}
+#endif
 	server_start(&srv, SRV_HOLD, false);
 	st = open_state(&srv, NULL, NULL);
 	sigemptyset(&sa.sa_mask);
