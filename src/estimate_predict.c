@@ -279,6 +279,78 @@ static struct u128 lag_match(const uint8_t *s, size_t i)
 	return m;
 }
 
+/* Binary samples, 64 steps at a time.  A lag's score rises by at most
+ * the matches it has in the next 64 steps (a popcount of its match word),
+ * and only a lag whose score reaches the highest can become the winner: a
+ * lag that cannot reach the highest score at the block's start within the
+ * block cannot win in it, and only its score needs updating, by its
+ * popcount.  The others (on random bits, late in the input, one to three of
+ * the 128 lags) are stepped through the block one sample at a time as 90B
+ * says.  The samples are packed MSB first after LAG_D zero bits, so that a
+ * lag's match word is one xor of two 64-bit windows. */
+static inline uint64_t bits_at(const uint64_t *w, size_t q)
+{
+	const unsigned sh = q & 63;
+	const uint64_t x = w[q >> 6] << sh;
+
+	return sh ? x | (w[(q >> 6) + 1] >> (64 - sh)) : x;
+}
+
+static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	const size_t words = (n + LAG_D) / 64 + 2;
+	uint64_t *w = est_zalloc(words * sizeof(*w));
+	uint64_t m[LAG_D];	/* m[d - 1]: lag d's matches, bit 63 = first step */
+	uint32_t sc[LAG_D] = { 0 }, high = 0;	/* high: sc[winner] */
+	uint8_t cand[LAG_D];
+	struct tally t = { 0, 0, 0 };
+	unsigned winner = 0;	/* lag 1 */
+
+	if (!w)
+		return -ENOMEM;
+	for (size_t p = 0; p < n; p++)
+		w[(p + LAG_D) >> 6] |= (uint64_t)(s[p] & 1) << (63 - ((p + LAG_D) & 63));
+	for (size_t i0 = 1; i0 < n; i0 += 64) {
+		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
+		/* the block's len steps: the top len bits (1 <= len <= 64) */
+		const uint64_t x = bits_at(w, i0 + LAG_D), live = ~(~0ull >> (len - 1) >> 1);
+		unsigned nc = 0;
+
+		for (unsigned d = 1; d <= LAG_D; d++) {
+			uint64_t mm = ~(x ^ bits_at(w, i0 + LAG_D - d)) & live;
+			uint32_t up;
+
+			if (d > i0)	/* no lag-d prediction before s[d] */
+				mm &= d - i0 < 64 ? ~0ull >> (d - i0) : 0;
+			m[d - 1] = mm;
+			up = (uint32_t)__builtin_popcountll(mm);
+			if (sc[d - 1] + up >= high)
+				cand[nc++] = (uint8_t)(d - 1);
+			else
+				sc[d - 1] += up;
+		}
+		for (unsigned st = 0; st < len; st++) {
+			const unsigned b = 63 - st;
+
+			tally(&t, (int)((m[winner] >> b) & 1));
+			/* Ascending lags, >= takes over: 90B's loop over the
+			 * lags that can win. */
+			for (unsigned c = 0; c < nc; c++) {
+				const unsigned d = cand[c];
+				const uint32_t inc = (uint32_t)(m[d] >> b) & 1, v = sc[d] + inc;
+				const int take = inc && v >= high;
+
+				sc[d] = v;
+				winner = take ? d : winner;
+				high = take ? v : high;
+			}
+		}
+	}
+	est_zfree(w, words * sizeof(*w));
+	est_prediction_bound(t.c, n - 1, t.longest, 2, r);
+	return 0;
+}
+
 int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	struct slices sc;
@@ -292,6 +364,8 @@ int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < 3)
 		return -ENODATA;
+	if (k == 2)
+		return lag_binary(s, n, r);
 	memset(&sc, 0, sizeof(sc));
 	hist.hi = (uint64_t)s[0] << 63;
 	for (size_t i = 1; i < n; i++) {
@@ -605,18 +679,37 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 }
 
 /* ---- binary samples: flat arrays ----
- * tab[j - 1] counts, for each context of j bits (bit j - 1 = the sample j
- * back) and follower y, at index ctx << 1 | y: 2^(j+1) counters per
- * length, 1 MiB for all 16. */
-#define BIN_TABLES_BYTES (((size_t)2 << (CTX_MAX + 1)) * sizeof(uint32_t))
-static uint32_t *bin_tables(uint32_t *tab[CTX_MAX])
+ * tab[j - 1] holds, for each context of j bits (bit j - 1 = the sample j
+ * back), the counts of its two followers in one word: follower 0 in the low
+ * 32 bits, 1 in the high 32 (counts stay below 2^31: at most n).  One load
+ * and one store per length and sample.  2^j words per length, 1 MiB for
+ * all 16. */
+#define BIN_TABLES_BYTES (((size_t)1 << (CTX_MAX + 1)) * sizeof(uint64_t))
+static uint64_t *bin_tables(uint64_t *tab[CTX_MAX])
 {
-	uint32_t *all = est_zalloc(BIN_TABLES_BYTES);
+	uint64_t *all = est_zalloc(BIN_TABLES_BYTES);
 
 	for (unsigned j = 1; all && j <= CTX_MAX; j++)
-		tab[j - 1] = all + ((size_t)2 << j) - 4;	/* sum of 2^(i+1), i < j */
+		tab[j - 1] = all + ((size_t)1 << j) - 2;	/* sum of 2^i, 0 < i < j */
 	return all;
 }
+
+/* The pair of counts as the word holds them. */
+#define BIN_ONE(y) ((uint64_t)1 << (32 * (y)))
+static inline uint32_t bin_count(uint64_t e, unsigned y)
+{
+	return (uint32_t)(e >> (32 * y));
+}
+
+/* Fully unrolled where the compiler is GCC 8 or later: the lengths'
+ * offsets and masks become constants.  (Clang's pragma warns where the
+ * count is not a constant, the first steps' call; its own heuristics
+ * decide there.) */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define UNROLL_CTX _Pragma("GCC unroll 16")
+#else
+#define UNROLL_CTX
+#endif
 
 static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r);
 static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r);
@@ -820,10 +913,71 @@ out:
 
 /* The same two predictors over flat arrays, for binary samples: the same
  * steps as above with a context's bits as its index. */
+
+/* Bits 0..7 of x as bytes 0..7, each 0 or 1. */
+static inline uint64_t spread8(unsigned x)
+{
+	const uint64_t v = ((uint64_t)(x & 0xffu) * 0x0101010101010101ull) & 0x8040201008040201ull;
+
+	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
+}
+
+/* The long contexts' counters miss the caches (1 MiB of them): those of
+ * the position after next (context h2) are fetched a step ahead. */
+static inline void bin_prefetch(uint64_t *const tab[CTX_MAX], uint32_t h2)
+{
+	for (unsigned j = 9; j <= CTX_MAX; j++)
+		__builtin_prefetch(tab[j - 1] + (h2 & ((1u << j) - 1)), 1);
+}
+
+/* One MultiMMC step over lengths 1..max: counts follower y after each
+ * context of hist and returns which lengths knew their context (*fm) and
+ * which of those predicted y (the result).  Called with max = CTX_MAX
+ * once every length has a context, so that the loop unrolls. */
+static inline __attribute__((always_inline)) uint32_t
+mmc_bin_step(uint64_t *const tab[CTX_MAX], uint32_t hist, unsigned y, unsigned max,
+	     uint32_t *entries16, uint32_t *fm)
+{
+	const uint64_t one = BIN_ONE(y);
+	uint32_t found = 1, fmask = 0, okmask = 0;
+
+	UNROLL_CTX
+	for (unsigned j = 1; j <= max; j++) {
+		uint64_t *const p = tab[j - 1] + (hist & ((1u << j) - 1));
+		const uint64_t e = *p;
+		const unsigned sb = j - 1;
+
+		found &= e != 0;
+		fmask |= found << sb;
+		/* ties predict the larger symbol, 1 */
+		okmask |= (found & ((bin_count(e, 0) <= bin_count(e, 1)) == y)) << sb;
+		/* Up to 15 bits of context there are at most 2^16 pairs,
+		 * fewer than 90B's cap: every pair is counted. */
+		if (j < CTX_MAX) {
+			*p = e + one;
+		} else if (found && bin_count(e, y)) {
+			*p = e + one;
+		} else if (*entries16 < MMC_MAX_ENTRIES) {
+			*p = e + one;
+			++*entries16;
+		}
+	}
+	*fm = fmask;
+	return okmask;
+}
+
+/* The counters do not depend on the scoreboard, so it is kept 64 steps at
+ * a time as in lag_binary(): first the block's counters, with which
+ * lengths knew their context and which predicted right at each step (and
+ * how often each was right, in byte lanes); then only the lengths that can
+ * reach the highest score within the block are stepped through it, the
+ * others just gain their count. */
+#define MMC_BLOCK 64
 static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
-	uint32_t *tab[CTX_MAX], *all = bin_tables(tab), entries[CTX_MAX] = { 0 };
-	uint64_t score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
+	uint64_t *tab[CTX_MAX], *all = bin_tables(tab);
+	uint32_t entries16 = 0, score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
+	uint16_t okm[MMC_BLOCK], fm[MMC_BLOCK];
 	struct tally t = { 0, 0, 0 };
 	unsigned winner = 0;
 	uint32_t hist = 0;
@@ -832,70 +986,98 @@ static int mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 		return -ENOMEM;
 	for (size_t i = 1; i <= CTX_MAX && i < n - 1; i++) {
 		hist = (hist << 1) | s[i - 1];
-		tab[i - 1][((hist & ((1u << i) - 1)) << 1) | s[i]] = 1;
-		entries[i - 1] = 1;
+		tab[i - 1][hist & ((1u << i) - 1)] = BIN_ONE(s[i]);
 	}
+	entries16 = n - 1 > CTX_MAX;	/* the pair above at length 16 */
 	hist = s[0];
-	for (size_t i = 2; i < n; i++) {
-		const unsigned y = s[i], cur = winner;
-		unsigned max = i - 1 < CTX_MAX ? (unsigned)(i - 1) : CTX_MAX;
-		uint32_t found = 1, fmask = 0, okmask = 0;
+	for (size_t i0 = 2; i0 < n; i0 += MMC_BLOCK) {
+		const unsigned len = n - i0 < MMC_BLOCK ? (unsigned)(n - i0) : MMC_BLOCK;
+		uint64_t cnt_lo = 0, cnt_hi = 0;	/* byte sb: right in the block */
+		uint8_t cand[CTX_MAX] = { 0 };
+		unsigned nc = 0;
 
-		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-		/* The long contexts' counters miss the caches (1 MiB of them):
-		 * fetch those of the position after next now. */
-		if (i + 1 < n) {
-			const uint32_t h2 = ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu;
+		for (unsigned st = 0; st < len; st++) {
+			const size_t i = i0 + st;
+			uint32_t okmask, fmask;
 
-			for (unsigned j = 9; j <= CTX_MAX; j++)
-				__builtin_prefetch(tab[j - 1] + ((h2 & ((1u << j) - 1)) << 1), 1);
+			hist = ((hist << 1) | s[i - 1]) & 0xffffu;
+			if (i + 1 < n)
+				bin_prefetch(tab, ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu);
+			if (i > CTX_MAX)
+				okmask = mmc_bin_step(tab, hist, s[i], CTX_MAX, &entries16, &fmask);
+			else
+				okmask = mmc_bin_step(tab, hist, s[i], (unsigned)(i - 1), &entries16, &fmask);
+			okm[st] = (uint16_t)okmask;
+			fm[st] = (uint16_t)fmask;
+			cnt_lo += spread8(okmask);
+			cnt_hi += spread8(okmask >> 8);
 		}
-		/* First every length's counters (independent of each other),
-		 * the lengths whose context is known and those whose prediction
-		 * was right as bit masks; then the scoreboard, in length order,
-		 * over the right ones only. */
-		for (unsigned j = 1; j <= max; j++) {
-			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
-			const unsigned sb = j - 1;
-
-			found &= (e[0] | e[1]) != 0;
-			fmask |= (uint32_t)found << sb;
-			okmask |= (uint32_t)(found & ((e[0] <= e[1]) == y)) << sb;
-			/* Up to 15 bits of context there are at most 2^16 pairs,
-			 * fewer than 90B's cap: every pair is counted. */
-			if (j < CTX_MAX) {
-				e[y]++;
-				continue;
-			}
-			if (found && e[y]) {
-				e[y]++;
-			} else if (entries[sb] < MMC_MAX_ENTRIES) {
-				e[y]++;
-				entries[sb]++;
-			}
-		}
-		/* Without branches, the winner's score in a register: which
-		 * lengths were right is a coin toss on random bits, and a loop
-		 * over them mispredicted its exit and its compares. */
 		for (unsigned sb = 0; sb < CTX_MAX; sb++) {
-			const uint64_t inc = (okmask >> sb) & 1, sc = score[sb] + inc;
-			const int take = inc && sc >= high;
+			const uint32_t up = (uint32_t)((sb < 8 ? cnt_lo >> (8 * sb) : cnt_hi >> (8 * (sb - 8))) & 0xff);
 
-			score[sb] = sc;
-			winner = take ? sb : winner;
-			high = take ? sc : high;
+			if (score[sb] + up >= high)
+				cand[nc++] = (uint8_t)sb;
+			else
+				score[sb] += up;
 		}
-		if ((fmask >> cur) & 1)
-			tally(&t, (okmask >> cur) & 1);
+		for (unsigned st = 0; st < len; st++) {
+			const unsigned cur = winner, ok = okm[st];
+
+			if ((fm[st] >> cur) & 1)
+				tally(&t, (ok >> cur) & 1);
+			/* Ascending lengths, >= takes over, as 90B's loop. */
+			for (unsigned c = 0; c < nc; c++) {
+				const unsigned sb = cand[c];
+				const uint32_t inc = (ok >> sb) & 1, v = score[sb] + inc;
+				const int take = inc && v >= high;
+
+				score[sb] = v;
+				winner = take ? sb : winner;
+				high = take ? v : high;
+			}
+		}
 	}
 	est_zfree(all, BIN_TABLES_BYTES);
 	est_prediction_bound(t.c, n - 2, t.longest, 2, r);
 	return 0;
 }
 
+/* One LZ78Y step, longest context first: the prediction (-1: none) from
+ * the contexts known, counting follower y after each of them, and after
+ * the new ones while the dictionary has room. */
+static inline __attribute__((always_inline)) int
+lz_bin_step(uint64_t *const tab[CTX_MAX], uint32_t hist, unsigned y, uint32_t *dict_size)
+{
+	const uint64_t one = BIN_ONE(y);
+	uint32_t best = 0;
+	int pred = -1;
+
+	UNROLL_CTX
+	for (unsigned j = LZ_B; j >= 1; j--) {
+		uint64_t *const p = tab[j - 1] + (hist & ((1u << j) - 1));
+		const uint64_t e = *p;
+
+		if (e) {
+			const uint32_t c0 = bin_count(e, 0), c1 = bin_count(e, 1);
+			const uint32_t cnt = c0 > c1 ? c0 : c1;
+			const int better = cnt > best;
+
+			/* ties predict the larger symbol, 1 */
+			pred = better ? (c0 > c1 ? 0 : 1) : pred;
+			best = better ? cnt : best;
+			*p = e + one;
+		} else if (*dict_size < LZ_MAX_DICT) {
+			*p = one;
+			++*dict_size;
+		}
+	}
+	return pred;
+}
+
 static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
-	uint32_t *tab[CTX_MAX], *all = bin_tables(tab), dict_size = 0, hist = 0;
+	uint64_t *tab[CTX_MAX], *all = bin_tables(tab);
+	uint32_t dict_size = 0, hist = 0;
 	struct tally t = { 0, 0, 0 };
 
 	if (!all)
@@ -903,39 +1085,16 @@ static int lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
 	for (unsigned j = 1; j <= LZ_B; j++)
 		hist |= (uint32_t)s[LZ_B - j] << (j - 1);
 	for (unsigned j = 1; j <= LZ_B; j++) {
-		tab[j - 1][((hist & ((1u << j) - 1)) << 1) | s[LZ_B]]++;
+		tab[j - 1][hist & ((1u << j) - 1)] += BIN_ONE(s[LZ_B]);
 		dict_size++;
 	}
 	for (size_t i = LZ_B + 1; i < n; i++) {
 		const unsigned y = s[i];
-		uint32_t best = 0;
-		unsigned pred = 0;
-		int have = 0;
 
 		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-		if (i + 1 < n) {	/* as in mmc_binary() */
-			const uint32_t h2 = ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu;
-
-			for (unsigned j = 9; j <= LZ_B; j++)
-				__builtin_prefetch(tab[j - 1] + ((h2 & ((1u << j) - 1)) << 1), 1);
-		}
-		for (unsigned j = LZ_B; j >= 1; j--) {
-			uint32_t *e = tab[j - 1] + ((hist & ((1u << j) - 1)) << 1);
-
-			if (e[0] | e[1]) {
-				const uint32_t cnt = e[0] > e[1] ? e[0] : e[1];
-				const int better = cnt > best;
-
-				pred = better ? (e[0] > e[1] ? 0u : 1u) : pred;
-				best = better ? cnt : best;
-				have |= better;
-				e[y]++;
-			} else if (dict_size < LZ_MAX_DICT) {
-				e[y]++;
-				dict_size++;
-			}
-		}
-		tally(&t, have && pred == y);
+		if (i + 1 < n)	/* as in mmc_binary() */
+			bin_prefetch(tab, ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu);
+		tally(&t, lz_bin_step(tab, hist, y, &dict_size) == (int)y);
 	}
 	est_zfree(all, BIN_TABLES_BYTES);
 	est_prediction_bound(t.c, n - LZ_B - 1, t.longest, 2, r);

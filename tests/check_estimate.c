@@ -356,6 +356,38 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 }
 END_TEST
 
+START_TEST(test_binary_fast_paths_short_inputs)
+{
+	/* The binary lag, MultiMMC and LZ78Y work 64 steps at a time: every
+	 * length from 3 to 300 (partial blocks, lags longer than the input so
+	 * far, contexts not yet 16 long) against the lag reference and the
+	 * hashed dictionaries. */
+	static uint8_t s[300];
+	struct est_result a, b;
+	uint64_t c, longest;
+
+	rng_state = 17;
+	for (int i = 0; i < 300; i++)
+		s[i] = i > 9 && (rnd() & 1) ? s[i - 1 - (int)(rnd() % 9)] : (uint8_t)(rnd() & 1);
+	for (size_t n = 3; n <= 300; n++) {
+		ck_assert_int_eq(est_lag(s, n, 2, &a), 0);
+		lag_reference(s, n, &c, &longest);
+		ck_assert_uint_eq(a.count, c);
+		ck_assert_uint_eq(a.run, longest + 1);
+		ck_assert_int_eq(est_multi_mmc(s, n, 2, &a), 0);
+		ck_assert_int_eq(est_multi_mmc(s, n, 3, &b), 0);
+		ck_assert_uint_eq(a.count, b.count);
+		ck_assert_uint_eq(a.run, b.run);
+		if (n < 18)
+			continue;
+		ck_assert_int_eq(est_lz78y(s, n, 2, &a), 0);
+		ck_assert_int_eq(est_lz78y(s, n, 3, &b), 0);
+		ck_assert_uint_eq(a.count, b.count);
+		ck_assert_uint_eq(a.run, b.run);
+	}
+}
+END_TEST
+
 START_TEST(test_assess_rules)
 {
 	enum { N = 20000 };
@@ -433,6 +465,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 3);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
+	tcase_add_test(tc, test_binary_fast_paths_short_inputs);
 	tcase_add_test(tc, test_assess_rules);
 	tcase_add_test(tc, test_restart_sanity);
 	suite_add_tcase(s, tc);

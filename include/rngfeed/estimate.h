@@ -24,11 +24,15 @@
  * call; nothing is kept between calls; tables of 1 MiB and more are
  * mappings advised to use huge pages):
  *   est_mcv, est_markov, est_collision     O(n), no allocation
- *   est_lag                                O(n): 128 lags' scores bit-
- *                                          sliced (an add and a max walk of
- *                                          two words per score bit; k > 2
- *                                          also 128 compares per sample),
- *                                          1 KiB on the stack
+ *   est_lag                                O(n): k = 2: 64 samples at a
+ *                                          time, 128 popcounts a block and
+ *                                          a step only for the lags that
+ *                                          can reach the top score, n / 8
+ *                                          bytes; k > 2: 128 lags' scores
+ *                                          bit-sliced (an add and a max walk
+ *                                          of two words per score bit, 128
+ *                                          compares per sample), 1 KiB on
+ *                                          the stack
  *   est_multi_mcw                          O(n * 4), 32 KiB on the stack
  *   est_compression                        O(n) + a bisection
  *   est_multi_mmc, est_lz78y               O(n * 16); k = 2: 1 MiB of
