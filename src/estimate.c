@@ -380,7 +380,7 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	 * p the search visits; beyond the table log2l() serves.  8 MiB. */
 	ca.nb = nb;
 	ca.len = nb + 1 < (1L << 20) ? nb + 1 : (1L << 20);
-	logs = malloc((size_t)ca.len * sizeof(*logs));
+	logs = est_zalloc((size_t)ca.len * sizeof(*logs));
 	if (!logs)
 		return -ENOMEM;
 	for (i = 1; i < ca.len; i++)
@@ -396,7 +396,7 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	p = -1.0;
 	if (cmp_expect(1.0 / 64.0, &ca) > xp)
 		p = est_bisect(cmp_f, &ca, 1.0 / 64.0, 1.0, xp);
-	free(logs);
+	est_zfree(logs, (size_t)ca.len * sizeof(*logs));
 	if (p > 1.0 / 64.0) {
 		r->p_u = p;
 		r->h = -log2(p) / CMP_B;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
+#include "rngfeed/estimate_internal.h"
 
 /* One estimator on one input: the unit of work the threads share. */
 struct task {
@@ -134,7 +135,9 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		return -ENODATA;
 	rep->bits = bits;
 	rep->n = n;
-	sym = malloc(n);
+	/* est_zalloc: huge pages, where a 4-KiB page fault per 4 KiB of
+	 * buffer cost more than the bitstring's estimators read it. */
+	sym = est_zalloc(n);
 	if (!sym)
 		return -ENOMEM;
 	rep->k = est_translate(s, n, bits, sym);
@@ -144,7 +147,7 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 	}
 	rep->binary = rep->k == 2;
 	if (!rep->binary) {
-		bitstr = malloc(n * bits);
+		bitstr = est_zalloc(n * bits);
 		if (!bitstr) {
 			rc = -ENOMEM;
 			goto out;
@@ -208,10 +211,10 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 out:
 	if (bitstr) {
 		explicit_bzero(bitstr, n * bits);
-		free(bitstr);
+		est_zfree(bitstr, n * bits);
 	}
 	explicit_bzero(sym, n);
-	free(sym);
+	est_zfree(sym, n);
 	return rc;
 }
 

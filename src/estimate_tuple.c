@@ -263,7 +263,7 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, full = n - 63;
-	uint64_t *w = calloc(words, sizeof(*w)), *tmp = NULL;
+	uint64_t *w = est_zalloc(words * sizeof(*w)), *tmp = NULL;
 	uint32_t *a = est_zalloc(n * sizeof(*a)), *b = NULL;
 	uint32_t *start = calloc(257, sizeof(*start));
 	int32_t *lcp, v = 0;
@@ -373,7 +373,7 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 	}
 	rc = v ? from_lcp(lcp, n, v, tuple, lrs) : -ENODATA;
 out:
-	free(w);
+	est_zfree(w, words * sizeof(*w));
 	free(tmp);
 	est_zfree(a, n * sizeof(*a));
 	free(b);
@@ -410,8 +410,8 @@ int est_tuple_lrs_sa(const uint8_t *s, size_t n,
 	memset(tuple, 0, sizeof(*tuple));
 	memset(lrs, 0, sizeof(*lrs));
 	tuple->h = lrs->h = -1.0;
-	sa = malloc(n * sizeof(*sa));
-	plcp = malloc(n * sizeof(*plcp));
+	sa = est_zalloc(n * sizeof(*sa));
+	plcp = est_zalloc(n * sizeof(*plcp));
 	if (!sa || !plcp)
 		goto out;
 	if (divsufsort(s, sa, (saidx_t)n) != 0) {
@@ -458,7 +458,7 @@ int est_tuple_lrs_sa(const uint8_t *s, size_t n,
 	}
 	rc = from_lcp(sa, n, v, tuple, lrs);
 out:
-	free(sa);
-	free(plcp);
+	est_zfree(sa, n * sizeof(*sa));
+	est_zfree(plcp, n * sizeof(*plcp));
 	return rc;
 }
