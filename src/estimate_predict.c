@@ -751,11 +751,12 @@ struct mmc {
 	uint8_t pred1[256];
 	struct ctx2 *ctx2;
 	struct stab t[STR_MAX + 1];	/* t[L]: strings of L samples, L >= 3 */
-	/* Hashes by length of the strings that end at i - 1 (hp: contexts)
-	 * and at i (hc: pairs), computed as far as asked (hp_n, hc_n); the
-	 * next position's hp is this one's hc. */
-	uint32_t ha[STR_MAX + 1], hb[STR_MAX + 1], *hp, *hc;
-	unsigned hp_n, hc_n;
+	/* Hashes by length of the strings that end at i - 1 (hp: contexts),
+	 * at i (hc: pairs) and at i + 1 (hn: the next pairs, to prefetch
+	 * their slots), computed as far as asked (hp_n, hc_n, hn_n); the next
+	 * position's hp and hc are this one's hc and hn. */
+	uint32_t ha[STR_MAX + 1], hb[STR_MAX + 1], hx[STR_MAX + 1], *hp, *hc, *hn;
+	unsigned hp_n, hc_n, hn_n;
 	size_t i;
 	int started;
 };
@@ -843,6 +844,7 @@ static int mmc_init(struct mmc *m, const uint8_t *s, size_t cap)
 	m->s = s;
 	m->hp = m->ha;
 	m->hc = m->hb;
+	m->hn = m->hx;
 	m->pairs1 = calloc(256 * 256, sizeof(uint32_t));
 	m->ctx2 = calloc(256 * 256, sizeof(*m->ctx2));
 	if (!m->pairs1 || !m->ctx2) {
@@ -865,19 +867,40 @@ static inline void mmc_at(struct mmc *m, size_t i)
 {
 	uint32_t *h = m->hp;
 
+	m->hp = m->hc;		/* what ended at i - 1 */
+	m->hc = m->hn;		/* what ends at i */
+	m->hn = h;
 	if (m->started && i == m->i + 1) {
-		m->hp = m->hc;		/* what ended at i - 1 */
 		m->hp_n = m->hc_n;
+		m->hc_n = m->hn_n;
 	} else {
-		m->hp = m->hc;
-		m->hp[0] = STR_SEED;
-		m->hp_n = 0;
+		m->hp[0] = m->hc[0] = STR_SEED;
+		m->hp_n = m->hc_n = 0;
 	}
-	m->hc = h;
-	m->hc[0] = STR_SEED;
-	m->hc_n = 0;
+	m->hn[0] = STR_SEED;
+	m->hn_n = 0;
 	m->i = i;
 	m->started = 1;
+}
+
+/* The pairs at i + 1 miss the caches (2 MiB tables, looked up at random):
+ * their slots are fetched one position ahead, for as many lengths as
+ * position i - 1 looked up (and one more). */
+static inline void mmc_prefetch(struct mmc *m, size_t n)
+{
+	const size_t i = m->i;
+	unsigned want = m->hp_n + 1;
+
+	if (want > STR_MAX)
+		want = STR_MAX;
+	if (i + 1 >= n || want > i + 2)
+		return;
+	for (unsigned l = 3; l <= want; l++) {
+		const uint32_t h = mmc_hash(m->s, m->hn, &m->hn_n, i + 1, l);
+		const struct stab *t = &m->t[l];
+
+		__builtin_prefetch(&t->slot[(size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask], 1);
+	}
 }
 
 /* Is the context of length j known, and what does it predict?  For j >= 3
@@ -1015,6 +1038,7 @@ static int mmc_wide(const uint8_t *s, size_t n, unsigned k, struct est_result *r
 		int found = 1;
 
 		mmc_at(&m, i);
+		mmc_prefetch(&m, n);
 		for (unsigned j = 1; j <= max; j++) {
 			uint8_t pred = 0;
 			long at = -1;
@@ -1084,10 +1108,15 @@ static int lz78y_full_step(struct dict *d, size_t fill_i, unsigned fill_j,
 
 	for (; jj <= LZ_B && dict_find(d, jj, &y[jj], &cnt[jj]); jj++)
 		present |= 1u << jj;
-	for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= LZ_B; j++)
-		if (memcmp(d->s + fill_i - j, d->s + d->i - j, j) == 0 &&
-		    dict_find(d, j, &y[j], &cnt[j]))
+	/* The filling step's contexts end where it was: the current one
+	 * repeats those of the lengths up to where the two first differ
+	 * (looking back from their ends), none longer. */
+	for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= LZ_B; j++) {
+		if (memcmp(d->s + fill_i - j, d->s + d->i - j, j) != 0)
+			break;
+		if (dict_find(d, j, &y[j], &cnt[j]))
 			present |= 1u << j;
+	}
 	for (unsigned j = LZ_B; j >= 1; j--) {
 		int rc;
 
