@@ -45,30 +45,60 @@ static inline void tally(struct tally *t, int ok)
 static const uint32_t mcw_w[MCW_N] = { 63, 255, 1023, 4095 };
 
 /* Binary samples: every window is odd, so its most common value is the one
- * with more than half of it (no ties to break), a running count of ones. */
+ * with more than half of it (no ties to break), a running count of ones.
+ * 64 steps at a time: first each window's right predictions in the block
+ * (a bit per step), then the scoreboard as in lag_binary(), stepping only
+ * the windows that can reach the top score within the block. */
 static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
-	uint32_t ones[MCW_N] = { 0 };
-	uint64_t score[MCW_N] = { 0 };
+	uint32_t ones[MCW_N] = { 0 }, score[MCW_N] = { 0 }, high = 0;	/* high: score[winner] */
 	struct tally t = { 0, 0, 0 };
 	unsigned winner = 0;
 
 	for (unsigned j = 0; j < MCW_N; j++)
 		for (uint32_t i = 0; i < mcw_w[j]; i++)
 			ones[j] += s[i];
-	for (size_t i = mcw_w[0]; i < n; i++) {
-		const unsigned v = s[i];
+	for (size_t i0 = mcw_w[0]; i0 < n; i0 += 64) {
+		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
+		uint64_t okw[MCW_N];	/* bit st: window j right at step st */
+		unsigned cand[MCW_N] = { 0 }, nc = 0;
 
-		tally(&t, (2 * ones[winner] > mcw_w[winner]) == v);
 		for (unsigned j = 0; j < MCW_N; j++) {
-			const int ok = i >= mcw_w[j] && (2 * ones[j] > mcw_w[j]) == v;
+			const uint32_t w = mcw_w[j];
+			/* no prediction before the window is full */
+			const unsigned st0 = i0 >= w ? 0 : (w - i0 < len ? (unsigned)(w - i0) : len);
+			uint32_t o = ones[j];
+			uint64_t m = 0;
 
-			score[j] += (uint64_t)ok;
-			winner = ok && score[j] >= score[winner] ? j : winner;
+			for (unsigned st = st0; st < len; st++) {
+				const size_t i = i0 + st;
+
+				m |= (uint64_t)((2 * o > w) == s[i]) << st;
+				o += (uint32_t)s[i] - s[i - w];
+			}
+			ones[j] = o;
+			okw[j] = m;
 		}
-		for (unsigned j = 0; j < MCW_N; j++)
-			if (i >= mcw_w[j])
-				ones[j] += v - s[i - mcw_w[j]];
+		for (unsigned j = 0; j < MCW_N; j++) {
+			const uint32_t up = (uint32_t)__builtin_popcountll(okw[j]);
+
+			if (score[j] + up >= high)
+				cand[nc++] = j;
+			else
+				score[j] += up;
+		}
+		for (unsigned st = 0; st < len; st++) {
+			tally(&t, (int)((okw[winner] >> st) & 1));
+			for (unsigned c = 0; c < nc; c++) {
+				const unsigned j = cand[c];
+				const uint32_t inc = (uint32_t)(okw[j] >> st) & 1, v = score[j] + inc;
+				const int take = inc && v >= high;
+
+				score[j] = v;
+				winner = take ? j : winner;
+				high = take ? v : high;
+			}
+		}
 	}
 	est_prediction_bound(t.c, n - mcw_w[0], t.longest, 2, r);
 }
