@@ -43,8 +43,8 @@ void *est_zalloc(size_t bytes)
 	if (bytes < EST_HUGE_MIN)
 		return calloc(1, bytes ? bytes : 1);
 	/* One unit more than needed, then the unaligned ends unmapped. */
-	p = mmap(NULL, len + EST_HUGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	// cppcheck-suppress invalidFunctionArg ; fd -1 is what MAP_ANONYMOUS takes
+	p = mmap(NULL, len + EST_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	start = (uintptr_t)p;
@@ -57,6 +57,8 @@ void *est_zalloc(size_t bytes)
 	/* Advice only: without transparent huge pages it changes nothing. */
 	(void)madvise((void *)at, len, MADV_HUGEPAGE);
 #endif
+	/* Only the unaligned ends before and after it were unmapped. */
+	// cppcheck-suppress deallocret
 	return (void *)at;
 }
 
