@@ -62,6 +62,39 @@ void *est_zalloc(size_t bytes)
 	return (void *)at;
 }
 
+/* Eight samples' low bits, the first as the most significant: with each
+ * sample's bit at the bottom of its byte, one multiplication moves bit k of
+ * byte k to bit 63 - k of the product (the shifted copies neither overlap
+ * nor carry into the top byte). */
+static inline uint64_t pack8(const uint8_t *p)
+{
+	const uint64_t x = ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+			    (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+			    (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56) & 0x0101010101010101ull;
+
+	return (x * 0x8040201008040201ull) >> 56;
+}
+
+void est_pack_bits(const uint8_t *s, size_t n, uint64_t *w)
+{
+	size_t k = 0;
+
+	for (; k < n / 64; k++) {
+		uint64_t v = 0;
+
+		for (unsigned b = 0; b < 8; b++)
+			v = v << 8 | pack8(s + 64 * k + 8 * b);
+		w[k] = v;
+	}
+	if (n % 64) {
+		uint64_t v = 0;
+
+		for (size_t i = 64 * k; i < n; i++)
+			v |= (uint64_t)(s[i] & 1) << (63 - (i & 63));
+		w[k] = v;
+	}
+}
+
 void est_zfree(void *p, size_t bytes)
 {
 	if (!p)

@@ -338,8 +338,7 @@ static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 
 	if (!w)
 		return -ENOMEM;
-	for (size_t p = 0; p < n; p++)
-		w[(p + LAG_D) >> 6] |= (uint64_t)(s[p] & 1) << (63 - ((p + LAG_D) & 63));
+	est_pack_bits(s, n, w + LAG_D / 64);
 	for (size_t i0 = 1; i0 < n; i0 += 64) {
 		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
 		/* the block's len steps: the top len bits (1 <= len <= 64) */

@@ -259,6 +259,32 @@ static void sort_bucket(uint32_t *a, size_t len, const uint64_t *w,
 	}
 }
 
+/* A run of more than 64 equal bits among the n bits packed in w.  Bit
+ * 63 - b of t marks where bit 64k + b differs from the next one; a run of
+ * 65 is 64 unmarked in a row, counted across the words. */
+static int long_run(const uint64_t *w, size_t n)
+{
+	const size_t words = (n + 63) / 64, last = n - 1;	/* no bit after last */
+	size_t same = 0;	/* unmarked in a row, up to the current word */
+
+	for (size_t k = 0; k < words; k++) {
+		uint64_t t = w[k] ^ (w[k] << 1 | (k + 1 < words ? w[k + 1] >> 63 : 0));
+
+		if (64 * k + 63 >= last)	/* past the last bit: marked */
+			t |= ~0ull >> (last - 64 * k);
+		if (!t) {
+			same += 64;
+			if (same >= 64)
+				return 1;
+			continue;
+		}
+		if (same + (size_t)__builtin_clzll(t) >= 64)
+			return 1;
+		same = (size_t)__builtin_ctzll(t);
+	}
+	return 0;
+}
+
 static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
@@ -267,19 +293,16 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 	uint32_t *a = est_zalloc(n * sizeof(*a)), *b = NULL;
 	uint32_t *start = calloc(257, sizeof(*start));
 	int32_t *lcp, v = 0;
-	size_t run = 0, biggest = 0;
+	size_t biggest = 0;
 	int rc = -ENOMEM;
 
 	if (!w || !a || !start)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		w[i >> 6] |= (uint64_t)(s[i] & 1) << (63 - (i & 63));
-		/* 65 equal bits in a row: two positions share 64 bits. */
-		run = i && s[i] == s[i - 1] ? run + 1 : 1;
-		if (run > 64) {
-			rc = -EAGAIN;
-			goto out;
-		}
+	est_pack_bits(s, n, w);
+	/* 65 equal bits in a row: two positions share 64 bits. */
+	if (long_run(w, n)) {
+		rc = -EAGAIN;
+		goto out;
 	}
 	/* Buckets by the top 8 bits (reading the windows in order), then
 	 * each of those by the next 8 through b, which a bucket of random

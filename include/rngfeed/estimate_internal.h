@@ -20,6 +20,11 @@ double est_bisect(double (*f)(double, const void *), const void *arg,
 void *est_zalloc(size_t bytes);
 void est_zfree(void *p, size_t bytes);
 
+/* The low bit of each of the n samples, packed most significant first:
+ * w[k] holds samples 64k..64k+63; the bits after the last are 0 (w holds
+ * at least (n + 63) / 64 words). */
+void est_pack_bits(const uint8_t *s, size_t n, uint64_t *w);
+
 /* t-tuple and LRS over libdivsufsort's suffix array, whatever the
  * alphabet (est_tuple_lrs() sorts binary input its own way first). */
 struct est_result;
