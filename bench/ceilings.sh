@@ -2,7 +2,7 @@
 # Section 1, ceilings: how fast each raw source and the kernel sink go on
 # this machine with nothing of rngfeed's in the way (bench_ceilings.c).
 # The reference column is the figure measured on this machine type before
-# the project started (/work/shared/MEASURED.md, copied below); the ratio
+# the project started (the team's notes, figures copied below); the ratio
 # ours/that is only a plausibility check, not a target.
 set -uo pipefail
 BENCH_DIR=${BENCH_DIR:-$(cd "$(dirname "$0")" && pwd)}
@@ -53,7 +53,7 @@ for ((r = 1; r <= BENCH_RUNS; r++)); do
 	done
 done
 
-# Reference figures from MEASURED.md (medians of 3-5 runs on this machine
+# Reference figures from the team's notes (medians of 3-5 runs on this machine
 # type before the project started), in bytes per second.
 REF_RDRAND=394e6 REF_RDSEED=14.1e6 REF_HWRNG=$((93 * 1024 / 10)) REF_AES=13.7e9
 declare -A REF_RND=([64]=$((64 * 100000000 / 78)) [512]=224e6 [4096]=307e6)
@@ -64,34 +64,34 @@ if load rdrand; then
 	v=${M[bytes_per_s]}
 	ours="$(rate "$v"), $(per_word "${M[ns_per_word]}"), ${M[failures]} carry-clear failures"
 	row 1 "RDRAND 64-bit, one thread, tight loop (retry on carry clear)" "$ours" \
-		"MEASURED.md: 394 MB/s, 20 ns per word" "$(xratio "$v" "$REF_RDRAND")" "$PLAUS"
+		"before the project: 394 MB/s, 20 ns per word" "$(xratio "$v" "$REF_RDRAND")" "$PLAUS"
 else
-	row 1 "RDRAND 64-bit, one thread, tight loop" "$(why_not rdrand)" "MEASURED.md: 394 MB/s" "—" "$PLAUS"
+	row 1 "RDRAND 64-bit, one thread, tight loop" "$(why_not rdrand)" "before the project: 394 MB/s" "—" "$PLAUS"
 fi
 
 if load rdseed; then
 	v=${M[bytes_per_s]}
 	ours="$(rate "$v"), $(per_word "${M[ns_per_word]}"); $(sig3 "${M[failure_pct]}") % of attempts carry-clear (longest run ${M[longest_failure_run]})"
 	row 1 "RDSEED 64-bit, one thread, tight loop (retry on carry clear)" "$ours" \
-		"MEASURED.md: 14.1 MB/s, ~0.0005 % failures" "$(xratio "$v" "$REF_RDSEED")" "$PLAUS"
+		"before the project: 14.1 MB/s, ~0.0005 % failures" "$(xratio "$v" "$REF_RDSEED")" "$PLAUS"
 else
-	row 1 "RDSEED 64-bit, one thread, tight loop" "$(why_not rdseed)" "MEASURED.md: 14.1 MB/s" "—" "$PLAUS"
+	row 1 "RDSEED 64-bit, one thread, tight loop" "$(why_not rdseed)" "before the project: 14.1 MB/s" "—" "$PLAUS"
 fi
 
 if load hwrng; then
 	v=${M[bytes_per_s]}
 	row 1 "/dev/hwrng ($hwrng_name), 64 KiB reads, $T_HWRNG s per run" "$(rate "$v")" \
-		"MEASURED.md: 9.3 KiB/s" "$(xratio "$v" "$REF_HWRNG")" "$PLAUS"
+		"before the project: 9.3 KiB/s" "$(xratio "$v" "$REF_HWRNG")" "$PLAUS"
 else
-	row 1 "/dev/hwrng, 64 KiB reads" "$(why_not hwrng)" "MEASURED.md: 9.3 KiB/s" "—" "$PLAUS"
+	row 1 "/dev/hwrng, 64 KiB reads" "$(why_not hwrng)" "before the project: 9.3 KiB/s" "—" "$PLAUS"
 fi
 
 if load aes; then
 	v=${M[bytes_per_s]}
 	row 1 "libgcrypt AES-256-CTR, 1 MiB buffers, one core" "$(rate "$v")" \
-		"MEASURED.md: 13.7 GB/s" "$(xratio "$v" "$REF_AES")" "$PLAUS"
+		"before the project: 13.7 GB/s" "$(xratio "$v" "$REF_AES")" "$PLAUS"
 else
-	row 1 "libgcrypt AES-256-CTR, 1 MiB buffers" "$(why_not aes)" "MEASURED.md: 13.7 GB/s" "—" "$PLAUS"
+	row 1 "libgcrypt AES-256-CTR, 1 MiB buffers" "$(why_not aes)" "before the project: 13.7 GB/s" "—" "$PLAUS"
 fi
 
 for s in "${sizes[@]}"; do
@@ -99,10 +99,10 @@ for s in "${sizes[@]}"; do
 	if load "rnd$s"; then
 		v=${M[bytes_per_s]}
 		ours="$(rate "$v"), $(rate "${M[calls_per_s]}" "calls/s") ($(sig3 "${M[us_per_call]}") µs per call)"
-		row 1 "$label" "$ours" "MEASURED.md: ${REF_RND_TEXT[$s]}" \
+		row 1 "$label" "$ours" "before the project: ${REF_RND_TEXT[$s]}" \
 			"$(xratio "$v" "${REF_RND[$s]}")" "$PLAUS"
 	else
-		row 1 "$label" "$(why_not "rnd$s")" "MEASURED.md: ${REF_RND_TEXT[$s]}" "—" "$PLAUS"
+		row 1 "$label" "$(why_not "rnd$s")" "before the project: ${REF_RND_TEXT[$s]}" "—" "$PLAUS"
 	fi
 done
 
