@@ -26,6 +26,21 @@ static int check_literal(const uint8_t *s, size_t n, unsigned k)
 	return 0;
 }
 
+/* Set bits of x.  Without the POPCNT instruction (x86-64's baseline lacks
+ * it) __builtin_popcountll is a call into libgcc; this is a few
+ * instructions inline. */
+static inline uint32_t popcount64(uint64_t x)
+{
+#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
+	return (uint32_t)__builtin_popcountll(x);
+#else
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
 /* Counts of correct predictions and their longest run. */
 struct tally { uint64_t c, run, longest; };
 /* Without branches: on random bits a prediction is right one time in two,
@@ -80,7 +95,7 @@ static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 			okw[j] = m;
 		}
 		for (unsigned j = 0; j < MCW_N; j++) {
-			const uint32_t up = (uint32_t)__builtin_popcountll(okw[j]);
+			const uint32_t up = popcount64(okw[j]);
 
 			if (score[j] + up >= high)
 				cand[nc++] = j;
@@ -352,7 +367,7 @@ static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 			if (d > i0)	/* no lag-d prediction before s[d] */
 				mm &= d - i0 < 64 ? ~0ull >> (d - i0) : 0;
 			m[d - 1] = mm;
-			up = (uint32_t)__builtin_popcountll(mm);
+			up = popcount64(mm);
 			if (sc[d - 1] + up >= high)
 				cand[nc++] = (uint8_t)(d - 1);
 			else
