@@ -31,7 +31,9 @@ if [ -n "$SMOKE" ]; then FILL_SECONDS=${FILL_SECONDS:-1}; else FILL_SECONDS=${FI
 
 if [ "$(id -u)" != 0 ]; then note "fill: needs root (RNDADDENTROPY)"; exit 1; fi
 if [ ! -r "$SHIM" ]; then note "fill: $SHIM missing (make bench/shim.so)"; exit 1; fi
-if ! "$RNGFEED" --help 2>&1 | grep -q -- --bench-fill; then
+# --help read whole first: with pipefail, grep -q quitting at its match
+# while rngfeed still writes (the text is over 4 KiB) fails the pipe.
+if ! grep -q -- --bench-fill <<<"$("$RNGFEED" --help 2>&1)"; then
 	note "fill: $RNGFEED has no --bench-fill option"
 	exit 1
 fi
