@@ -9,6 +9,12 @@
  *   monitor dispatch=default|portable simd=avx512|none samples=8|1
  *           bytes_per_s=N blocks=N failed=N
  *   rngtest bytes_per_s=N bytes=N        or  rngtest unavailable reason=...
+ *   estimate budget=B ns_per_block=N estimates=N blocks=N
+ * The last: the on-line min-entropy estimate (issue 19) a reader runs on
+ * the blocks that passed, per block: with no budget (an estimate with each
+ * quarter window, over the first ESTIMATE_FREE_BLOCKS blocks) and with the
+ * daemon's budget (ONLINE_BUDGET of the thread's CPU), beside the monitor's
+ * cost per block.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,8 +28,10 @@
 
 #include "bench.h"
 #include "rngfeed/monitor.h"
+#include "rngfeed/online_estimate.h"
 
 #define MAX_RUNS 99
+#define ESTIMATE_FREE_BLOCKS 2000
 
 static int fill_random(uint8_t *buf, size_t len)
 {
@@ -73,6 +81,35 @@ static double pass(struct config *c, const uint8_t *data, size_t blocks)
 		c->failures += v.failed != 0;
 	}
 	return (double)blocks * MONITOR_BLOCK_BYTES / (bench_now() - t0);
+}
+
+/* What the on-line estimate costs a reader per block (byte samples) as
+ * the reader calls it: add before the hand-over, update after. */
+static int estimate_cost(const uint8_t *data, size_t blocks, double budget)
+{
+	struct online_estimate *e;
+	struct online_estimate_result res;
+	double t0;
+	int r;
+
+	r = online_estimate_new(8, budget, &e);
+	if (r < 0)
+		return r;
+	t0 = bench_now();
+	for (size_t i = 0; i < blocks && r >= 0; i++) {
+		r = online_estimate_add(e, data + i * MONITOR_BLOCK_BYTES);
+		if (r >= 0)
+			r = online_estimate_update(e);
+	}
+	if (r >= 0) {
+		double ns = (bench_now() - t0) * 1e9 / (double)blocks;
+
+		online_estimate_get(e, &res);
+		printf("estimate budget=%g ns_per_block=%.0f estimates=%llu blocks=%zu\n",
+		       budget, ns, (unsigned long long)res.estimates, blocks);
+	}
+	online_estimate_free(e);
+	return r < 0 ? r : 0;
 }
 
 /* Bytes per second of "rngtest < FILE", or 0 with @why set. */
@@ -163,6 +200,12 @@ int main(int argc, char **argv)
 		       cfg[i].portable ? "portable" : "default",
 		       cfg[i].portable ? "none" : simd, cfg[i].sample_bits,
 		       bench_median(cfg[i].bps, runs), blocks, cfg[i].failures);
+	if (estimate_cost(data + 4, blocks < ESTIMATE_FREE_BLOCKS ? blocks : ESTIMATE_FREE_BLOCKS,
+			  0) < 0 ||
+	    estimate_cost(data + 4, blocks, ONLINE_BUDGET) < 0) {
+		fprintf(stderr, "bench_monitor: the on-line estimate failed\n");
+		goto out;
+	}
 	fflush(stdout);
 
 	if (no_peer) {

@@ -132,6 +132,21 @@ if mon=$("$MON" "${MON_ARGS[@]}"); then
 		fi
 		row 2 "$what" "$ours" "$peer_text" "$(xratio "$bps" "$peer_bps")" "$target"
 	done
+	# Issue 19: the on-line estimate a reader runs on the blocks that
+	# passed, per block, against the monitor's cost per block.
+	free_line=$(grep '^estimate budget=0 ' <<<"$mon")
+	kept_line=$(grep '^estimate budget=0.0' <<<"$mon")
+	mon_bps=$(field "$(grep '^monitor dispatch=default .* samples=8 ' <<<"$mon")" bytes_per_s)
+	if [ -n "$free_line" ] && [ -n "$kept_line" ] && [ -n "$mon_bps" ]; then
+		read -r free_ns est_ms mon_ns kept_ns < <(awk -v f="$(field "$free_line" ns_per_block)" \
+			-v b="$(field "$free_line" blocks)" -v e="$(field "$free_line" estimates)" \
+			-v m="$mon_bps" -v k="$(field "$kept_line" ns_per_block)" \
+			'BEGIN { printf "%.0f %.2f %.0f %.0f\n", f, f * b / e / 1e6, 2500e9 / m, k }')
+		row 2 "On-line min-entropy estimate (MCV, Markov and lag over the last 26 blocks), byte samples, per block, one core" \
+			"$((free_ns / 1000)) µs with no budget (one estimate, $est_ms ms, with each quarter window); with the daemon's budget $kept_ns ns over $(field "$kept_line" blocks) blocks ($(field "$kept_line" estimates) estimates: those while the window fills)" \
+			"integrity monitor: $mon_ns ns per block (same run)" "$(xratio "$free_ns" "$mon_ns")" \
+			"reported: the daemon spends at most 2 % of a reader's CPU on it once the window is full"
+	fi
 else
 	note "stages: bench_monitor failed"
 	failed=1
