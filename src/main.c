@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/assess.h"
@@ -19,6 +21,7 @@
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
+#include "rngfeed/metrics.h"
 #include "rngfeed/source.h"
 #include "rngfeed/sourceset.h"
 #include "rngfeed/util.h"
@@ -28,6 +31,28 @@ static int verbosity_to_priority(int verbosity)
 	static const int prio[] = { LOG_ERR, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
 	return prio[verbosity > 3 ? 3 : verbosity];
+}
+
+/*
+ * A running (or the last) rngfeed's view of a source, from the metrics file this
+ * configuration names (it runs no source itself): the on-line estimate
+ * and the credit in use, and how old the file is.
+ */
+static void list_running(const char *path, const char *source)
+{
+	double h, credit;
+	struct stat st;
+
+	if (stat(path, &st) != 0 ||
+	    metrics_read_source(path, "rngfeed_source_min_entropy_estimate", source, &h) != 0 ||
+	    metrics_read_source(path, "rngfeed_source_effective_credit", source, &credit) != 0)
+		return;
+	printf("; its metrics (%s, written %lld s ago): ", path,
+	       (long long)(time(NULL) - st.st_mtime));
+	if (h < 0)
+		printf("no estimate yet, credit %.0f/1024", credit);
+	else
+		printf("estimate %.2f bits/sample, credit %.0f/1024", h, credit);
 }
 
 /*
@@ -71,6 +96,8 @@ static int run_list(struct rngfeed_config *cfg)
 			printf("; not used: %s", pl.why_not);
 		else if (pl.waits)
 			printf("; --wait-for-source keeps trying it");
+		if (pl.use && cfg->metrics_path[0])
+			list_running(cfg->metrics_path, sc->driver->name);
 		putchar('\n');
 	}
 	sourceset_free(set);

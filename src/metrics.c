@@ -236,3 +236,31 @@ out:
 	free(tmp);
 	return r;
 }
+
+int metrics_read_source(const char *path, const char *name, const char *source,
+			double *value)
+{
+	char want[160], line[512];
+	size_t n;
+	FILE *f;
+	int r = -ENOENT;
+
+	if (snprintf(want, sizeof(want), "%s{source=\"%s\"} ", name, source) >=
+	    (int)sizeof(want))
+		return -EINVAL;
+	n = strlen(want);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+
+		if (strncmp(line, want, n) != 0)
+			continue;
+		*value = strtod(line + n, &end);
+		r = end == line + n ? -EINVAL : 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}

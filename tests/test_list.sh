@@ -147,5 +147,32 @@ else
 	echo "SKIP: -D nobody cases: no root-only /dev/hwrng here"
 fi
 
+# Issue 19: with the metrics file a running rngfeed writes, --list shows a
+# source's on-line estimate and the credit in use, as the file says.
+"$RNGFEED" -t -q -c /dev/null -n rdrand --metrics "$tmp/m.prom" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	grep -q '^rngfeed_source_min_entropy_estimate{source="rdrand"} [0-9]' "$tmp/m.prom" \
+		2>/dev/null && break
+	sleep 0.1
+done
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+h=$(sed -n 's/^rngfeed_source_min_entropy_estimate{source="rdrand"} //p' "$tmp/m.prom")
+c=$(sed -n 's/^rngfeed_source_effective_credit{source="rdrand"} //p' "$tmp/m.prom")
+if [ -z "$h" ] || [ -z "$c" ]; then
+	fail "-t --metrics wrote no estimate for rdrand: $(head -c 300 "$tmp/m.prom" 2>/dev/null)"
+else
+	want=$(awk -v h="$h" -v c="$c" 'BEGIN { if (h < 0) printf "no estimate yet, credit %.0f/1024", c;
+		else printf "estimate %.2f bits/sample, credit %.0f/1024", h, c }')
+	line=$("$RNGFEED" --list -c /dev/null -n rdrand --metrics "$tmp/m.prom" | grep '^rdrand ')
+	case $line in
+	*"; its metrics ($tmp/m.prom, written "*" s ago): $want") echo "ok: --list --metrics: $want" ;;
+	*) fail "--list --metrics: '$line' does not end with the file's '$want'" ;;
+	esac
+	line=$("$RNGFEED" --list -c /dev/null -n rdrand | grep '^rdrand ')
+	case $line in *"its metrics"*) fail "--list without --metrics: $line" ;; esac
+fi
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 exit 0

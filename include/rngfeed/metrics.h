@@ -39,4 +39,10 @@ struct metrics_snapshot {
 /* Write @m to @path atomically.  0 or -errno. */
 int metrics_write(const char *path, const struct metrics_snapshot *m);
 
+/* One source's gauge @name ("rngfeed_source_...") as a running rngfeed
+ * last wrote it to @path (--list shows a running source's estimate):
+ * 0 with *@value, -ENOENT if the file has no such line, or -errno. */
+int metrics_read_source(const char *path, const char *name, const char *source,
+			double *value);
+
 #endif
