@@ -566,6 +566,27 @@ static long htab_put(struct htab *t, const uint8_t *s, size_t at,
 	return (long)at;
 }
 
+/* Length 1's step, in LZ78Y's dictionary and MultiMMC's tables alike:
+ * count follower @y after @x (a new pair only if @allow_new) and keep x's
+ * most frequent follower, the larger value on a tie.  1 if it made a new
+ * pair, else 0. */
+static inline int len1_add(uint32_t *pairs1, uint32_t *best1, uint8_t *pred1, uint8_t x,
+			   uint8_t y, int allow_new)
+{
+	uint32_t *e = &pairs1[(unsigned)x << 8 | y];
+	const int made = *e == 0;
+	uint32_t c;
+
+	if (made && !allow_new)
+		return 0;
+	c = ++*e;
+	if (c > best1[x] || (c == best1[x] && y > pred1[x])) {
+		best1[x] = c;
+		pred1[x] = y;
+	}
+	return made;
+}
+
 struct dict {
 	const uint8_t *s;
 	/* Length 1 is the busiest and has only 256 contexts: flat arrays,
@@ -671,22 +692,8 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 	long pa, ca;
 	int made = 0;
 
-	if (j == 1) {
-		const uint8_t x = d->s[d->i - 1];
-		uint32_t *e = &d->pairs1[(unsigned)x << 8 | y];
-
-		if (!*e) {
-			if (!allow_new)
-				return 0;
-			made = 1;
-		}
-		c = ++*e;
-		if (c > d->best1[x] || (c == d->best1[x] && y > d->pred1[x])) {
-			d->best1[x] = c;
-			d->pred1[x] = y;
-		}
-		return made;
-	}
+	if (j == 1)
+		return len1_add(d->pairs1, d->best1, d->pred1, d->s[d->i - 1], y, allow_new);
 
 	/* The pair's key is the context and y: the j + 1 samples at pos. */
 	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y) | 1u;
@@ -998,22 +1005,8 @@ static int mmc_add(struct mmc *m, unsigned j, int allow_new, long ctx_at)
 	long pa;
 	int made = 0;
 
-	if (j == 1) {
-		const uint8_t x = s[i - 1];
-		uint32_t *p = &m->pairs1[(unsigned)x << 8 | y];
-
-		if (!*p) {
-			if (!allow_new)
-				return 0;
-			made = 1;
-		}
-		c = ++*p;
-		if (c > m->best1[x] || (c == m->best1[x] && y > m->pred1[x])) {
-			m->best1[x] = c;
-			m->pred1[x] = y;
-		}
-		return made;
-	}
+	if (j == 1)
+		return len1_add(m->pairs1, m->best1, m->pred1, s[i - 1], y, allow_new);
 	/* The pair: the j + 1 samples at pos, in the table of that length. */
 	h = mmc_hash(s, m->hc, &m->hc_n, i, j + 1);
 	pa = (long)stab_find(pt, s, pos, j + 1, h);
