@@ -104,6 +104,8 @@ static const struct setting settings[] = {
 	  "bytes per second from 0 (no limit) to 16Gi", 0 },
 	{ "egd-budget", SET_INT, FIELD(egd_budget), 0, 1LL << 36,
 	  "bytes per second from 0 (no limit) to 64Gi", 0 },
+	{ "egd-idle-timeout", SET_SECONDS, FIELD(egd_idle_timeout), 0,
+	  86400000, "seconds from 0 (none) to 86400", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -211,6 +213,8 @@ void config_usage(FILE *out)
 	      "      --egd-rate N        bytes/s per client, 0 = no limit (1Mi)\n"
 	      "      --egd-budget N      bytes/s for all clients, 0 = no limit\n"
 	      "                          (16Mi)\n"
+	      "      --egd-idle-timeout S  drop a client silent S seconds while\n"
+	      "                          owed nothing, 0 = never (default 60)\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -274,6 +278,7 @@ static void config_init(struct rngfeed_config *cfg)
 		.egd_clients_per_peer = 8,
 		.egd_rate = 1 << 20,
 		.egd_budget = 16 << 20,
+		.egd_idle_timeout = 60,
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],

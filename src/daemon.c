@@ -241,6 +241,7 @@ static int egd_up(struct daemon *d)
 		.per_peer = (unsigned int)cfg->egd_clients_per_peer,
 		.rate = (uint64_t)cfg->egd_rate,
 		.budget = (uint64_t)cfg->egd_budget,
+		.idle_timeout = cfg->egd_idle_timeout,
 		.reseed_bytes = (uint64_t)cfg->reseed_bytes,
 		.reseed_seconds = cfg->reseed_seconds,
 	};

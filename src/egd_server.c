@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -55,6 +56,9 @@ struct egd_client {
 	double tokens, filled_at;   /* the rate limit's bucket */
 	double stalled_since;       /* replies waiting, none taken; 0 */
 	double idle_since;          /* nothing asked, nothing waiting; 0 */
+	double active_at;           /* the last byte received or sent */
+	double asked_at;            /* 0x00/0x01 waiting for a reseed; 0 */
+	bool closing;               /* sent garbage: its replies, then close */
 	uint64_t served, requests, refused;
 };
 
@@ -87,9 +91,34 @@ struct egd_server {
 	unsigned long next_id;
 	struct ratelimit rl;
 	struct egd_server_stats st;
+	/* The last EGD_CLIENTS_KEPT clients that left, for the metrics:
+	 * their series stay, so what they were served is not lost. */
+	struct egd_client_stats gone[EGD_CLIENTS_KEPT];
+	size_t n_gone, gone_next;
 };
 
 /* ---- log lines that rate-limit themselves ---------------------------------- */
+
+/* Say how many were suppressed, if any; a new window from @now. */
+static void egd_log_flush(struct ratelimit *rl, double now)
+{
+	if (rl->suppressed)
+		log_notice("egd: %u more client messages suppressed",
+			   rl->suppressed);
+	*rl = (struct ratelimit){ .window = now };
+}
+
+/* The suppressed count is said when its window ends, even if no later
+ * message comes: when that is, into *@wait. */
+static void egd_log_tick(struct ratelimit *rl, double now, double *wait)
+{
+	if (!rl->suppressed)
+		return;
+	if (now - rl->window >= EGD_LOG_WINDOW_S)
+		egd_log_flush(rl, now);
+	else
+		*wait = fmin(*wait, rl->window + EGD_LOG_WINDOW_S - now);
+}
 
 static void __attribute__((format(printf, 3, 4)))
 egd_log(struct egd_server *s, double now, const char *fmt, ...)
@@ -98,12 +127,8 @@ egd_log(struct egd_server *s, double now, const char *fmt, ...)
 	char msg[256];
 	va_list ap;
 
-	if (now - rl->window >= EGD_LOG_WINDOW_S) {
-		if (rl->suppressed)
-			log_notice("egd: %u more client messages suppressed",
-				   rl->suppressed);
-		*rl = (struct ratelimit){ .window = now };
-	}
+	if (now - rl->window >= EGD_LOG_WINDOW_S)
+		egd_log_flush(rl, now);
 	if (rl->n >= EGD_LOG_BURST) {
 		rl->suppressed++;
 		return;
@@ -213,6 +238,21 @@ static void take(struct egd_server *s, struct egd_client *c, size_t n)
 
 /* ---- clients --------------------------------------------------------------- */
 
+/* --egd-idle-timeout: a client the server owes nothing that has sent
+ * nothing for that long (idle, or stopped in the middle of a request)
+ * gives its slot back.  When it will be due, into *@wait. */
+static bool idle_too_long(const struct egd_server *s,
+			  const struct egd_client *c, double now, double *wait)
+{
+	if (s->p.idle_timeout <= 0 || c->have_req || c->closing ||
+	    c->out_off < c->out_len || c->in_off < c->in_len)
+		return false;
+	if (now - c->active_at >= s->p.idle_timeout)
+		return true;
+	*wait = fmin(*wait, c->active_at + s->p.idle_timeout - now);
+	return false;
+}
+
 static void client_free(struct egd_client *c)
 {
 	if (!c)
@@ -227,9 +267,26 @@ static void client_free(struct egd_client *c)
 	free(c);
 }
 
+static void client_stats(const struct egd_client *c,
+			 struct egd_client_stats *out)
+{
+	*out = (struct egd_client_stats){
+		.id = c->id,
+		.served = c->served,
+		.requests = c->requests,
+		.refused = c->refused,
+	};
+	snprintf(out->peer, sizeof(out->peer), "%s", c->peer);
+}
+
 /* Remove client @i; @dropped: the server's decision, not the client's. */
 static void client_close(struct egd_server *s, size_t i, bool dropped)
 {
+	client_stats(s->clients[i], &s->gone[s->gone_next]);
+	s->gone[s->gone_next].departed = true;
+	s->gone_next = (s->gone_next + 1) % EGD_CLIENTS_KEPT;
+	if (s->n_gone < EGD_CLIENTS_KEPT)
+		s->n_gone++;
 	client_free(s->clients[i]);
 	s->clients[i] = s->clients[--s->n];
 	s->clients[s->n] = NULL;
@@ -299,6 +356,7 @@ static int client_flush(struct egd_client *c, double now)
 		explicit_bzero(c->out + c->out_off, (size_t)w);
 		c->out_off += (size_t)w;
 		c->stalled_since = 0;
+		c->active_at = now;
 	}
 	c->out_off = c->out_len = 0;
 	c->stalled_since = 0;
@@ -306,7 +364,7 @@ static int client_flush(struct egd_client *c, double now)
 }
 
 /* Read what fits into the in buffer; -errno or -ECONNRESET at EOF. */
-static int client_read(struct egd_client *c)
+static int client_read(struct egd_client *c, double now)
 {
 	ssize_t r;
 
@@ -328,15 +386,40 @@ static int client_read(struct egd_client *c)
 	if (r == 0)
 		return -ECONNRESET;
 	c->in_len += (size_t)r;
+	c->active_at = now;
 	return 0;
 }
 
 enum serve_result {
 	SERVE_IDLE,    /* nothing more asked */
 	SERVE_MORE,    /* the quantum is spent, more is asked */
-	SERVE_WAIT,    /* waiting: output buffer, rate, budget or DRBG */
-	SERVE_BAD,     /* garbage: close */
+	SERVE_FULL,    /* the out buffer has no room for the next reply */
+	SERVE_WAIT,    /* waiting: rate, budget or DRBG */
+	SERVE_BAD,     /* garbage after the replies before it: close */
 };
+
+/*
+ * What a 0x00 or 0x01 may say now.  When the pool is empty because the
+ * DRBG waits for its reseed (an idle server's lapses after
+ * reseed_seconds), the answer waits for that reseed, up to
+ * EGD_ANSWER_WAIT_S: "nothing" would only be true for a moment, and a
+ * 0x00 would then disagree with the 0x01 after it.  -1: wait.
+ */
+static long answer_now(struct egd_server *s, struct egd_client *c, double now)
+{
+	size_t a = allowance(s, c, now);
+
+	if (a > 0 || pool_avail(s, now) > 0) {
+		c->asked_at = 0;
+		return (long)(a > LONG_MAX ? LONG_MAX : a);
+	}
+	if (c->asked_at == 0)
+		c->asked_at = now;
+	if (now - c->asked_at < EGD_ANSWER_WAIT_S)
+		return -1;
+	c->asked_at = 0;
+	return 0;
+}
 
 /* Answer @c's requests in order, up to EGD_QUANTUM bytes of output. */
 static enum serve_result serve(struct egd_server *s, struct egd_client *c,
@@ -344,6 +427,8 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 {
 	size_t served = 0;
 
+	if (c->closing)
+		return SERVE_IDLE;
 	if (!c->out) {
 		if (!c->have_req && c->in_off == c->in_len)
 			return SERVE_IDLE;
@@ -362,8 +447,13 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 				return SERVE_IDLE;
 			c->in_off += egd_parse(&c->parser, c->in + c->in_off,
 					       c->in_len - c->in_off, &ev, q);
-			if (ev == EGD_EV_BAD)
+			if (ev == EGD_EV_BAD) {
+				/* Everything before the garbage is answered
+				 * (replies are in order): send that, then
+				 * close. */
+				c->closing = true;
 				return SERVE_BAD;
+			}
 			if (ev == EGD_EV_MORE)
 				return SERVE_IDLE;
 			c->have_req = true;
@@ -373,19 +463,23 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 		}
 		switch (q->cmd) {
 		case EGD_CMD_AVAILABLE: {
-			size_t a = allowance(s, c, now);
+			long a;
 
 			if (out_room(c) < 4)
+				return SERVE_FULL;
+			a = answer_now(s, c, now);
+			if (a < 0)
 				return SERVE_WAIT;
 			egd_reply_available(c->out + c->out_len,
-					    a > UINT32_MAX / 8 ? UINT32_MAX
-							       : (uint32_t)a * 8);
+					    (unsigned long)a > UINT32_MAX / 8
+						    ? UINT32_MAX
+						    : (uint32_t)a * 8);
 			c->out_len += 4;
 			break;
 		}
 		case EGD_CMD_PID:
 			if (out_room(c) < EGD_PID_REPLY_MAX)
-				return SERVE_WAIT;
+				return SERVE_FULL;
 			c->out_len += egd_reply_pid(c->out + c->out_len,
 						    EGD_PID_REPLY_MAX,
 						    (unsigned long)getpid());
@@ -399,16 +493,22 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 				"refused, not mixed in",
 				c->id, c->peer, q->len);
 			break;
-		case EGD_CMD_READ_NONBLOCK:
+		case EGD_CMD_READ_NONBLOCK: {
+			long a;
+
 			if (out_room(c) < 1 + (size_t)q->len)
+				return SERVE_FULL;
+			a = q->len ? answer_now(s, c, now) : 0;
+			if (a < 0)
 				return SERVE_WAIT;
-			n = allowance(s, c, now);
+			n = (size_t)a;
 			if (n > q->len)
 				n = q->len;
 			c->out[c->out_len++] = (uint8_t)n;
 			take(s, c, n);
 			served += n;
 			break;
+		}
 		case EGD_CMD_READ_BLOCK:
 			n = out_room(c);
 			if (n > c->left)
@@ -422,6 +522,7 @@ static enum serve_result serve(struct egd_server *s, struct egd_client *c,
 			}
 			if (c->left > 0 && n == 0)
 				return served >= EGD_QUANTUM ? SERVE_MORE
+				       : out_room(c) == 0    ? SERVE_FULL
 							      : SERVE_WAIT;
 			take(s, c, n);
 			served += n;
@@ -519,6 +620,7 @@ static void accept_one(struct egd_server *s, int fd, double now)
 	egd_parser_init(&c->parser);
 	c->tokens = fmax((double)s->p.rate / 4, EGD_MAX_READ);
 	c->filled_at = now;
+	c->active_at = now;
 	s->clients[s->n++] = c;
 	s->st.accepted++;
 	log_debug("egd: client %lu (%s) connected", c->id, c->peer);
@@ -780,6 +882,8 @@ void egd_server_free(struct egd_server *s)
 {
 	if (!s)
 		return;
+	/* At exit: what the last window suppressed is said too. */
+	egd_log_flush(&s->rl, 0);
 	while (s->clients && s->n)
 		client_close(s, s->n - 1, false);
 	if (s->lfd >= 0)
@@ -811,7 +915,7 @@ size_t egd_server_pollfds(const struct egd_server *s, struct pollfd *pfd,
 
 		/* Input only while there is room for it: a client that
 		 * pipelines requests waits in its own socket buffer. */
-		if (c->in_len - c->in_off < EGD_IN_MAX)
+		if (c->in_len - c->in_off < EGD_IN_MAX && !c->closing)
 			ev |= POLLIN;
 		if (c->out_off < c->out_len)
 			ev |= POLLOUT;
@@ -849,7 +953,7 @@ void egd_server_events(struct egd_server *s, const struct pollfd *pfd,
 		if (!c)
 			continue;
 		if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int r = client_read(c);
+			int r = client_read(c, now);
 
 			/* Closed (or reset): whatever it asked for is
 			 * not wanted any more. */
@@ -912,6 +1016,7 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 	size_t n = s->n;
 
 	s->starved = false;
+	egd_log_tick(&s->rl, now, wait);
 	bucket_fill(&s->tokens, &s->filled_at, s->p.budget, now);
 	if (s->accept_paused_until > now)
 		*wait = fmin(*wait, s->accept_paused_until - now);
@@ -922,15 +1027,28 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 
 		bucket_fill(&c->tokens, &c->filled_at, s->p.rate, now);
 		res = serve(s, c, now);
-		if (res == SERVE_BAD) {
+		if (res == SERVE_BAD)
 			egd_log(s, now,
-				"client %lu (%s) sent garbage: closed", c->id,
-				c->peer);
+				"client %lu (%s) sent garbage: closed after "
+				"the replies before it",
+				c->id, c->peer);
+		if (client_flush(c, now) < 0) {
+			client_close(s, i, c->closing);
+			continue;
+		}
+		if (c->closing && c->out_off == c->out_len) {
 			client_close(s, i, true);
 			continue;
 		}
-		if (client_flush(c, now) < 0) {
-			client_close(s, i, false);
+		if (idle_too_long(s, c, now, wait)) {
+			egd_log(s, now,
+				"client %lu (%s) sent nothing for %.0f s%s: "
+				"dropped",
+				c->id, c->peer, s->p.idle_timeout,
+				egd_parser_midway(&c->parser)
+					? " in the middle of a request"
+					: "");
+			client_close(s, i, true);
 			continue;
 		}
 		if (c->stalled_since > 0 &&
@@ -945,9 +1063,15 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 		if (c->stalled_since > 0)
 			*wait = fmin(*wait, c->stalled_since + EGD_STALL_S - now);
 		out_release(c, now, wait);
-		/* More asked, more can be sent: loop again at once. */
-		if (res == SERVE_MORE && c->out_off == c->out_len)
+		/* More asked, more can be sent: loop again at once.  A
+		 * full out buffer that drained is the same: its requests
+		 * are still unread, and no fd would wake the loop. */
+		if ((res == SERVE_MORE || res == SERVE_FULL) &&
+		    c->out_off == c->out_len)
 			more = true;
+		if (c->asked_at > 0)
+			*wait = fmin(*wait, fmax(0.001, c->asked_at +
+						 EGD_ANSWER_WAIT_S - now));
 		if (res == SERVE_WAIT && c->out_off == c->out_len) {
 			/* Waiting for tokens (the DRBG wakes the loop by
 			 * the readers' eventfd). */
@@ -1021,17 +1145,12 @@ size_t egd_server_clients(const struct egd_server *s,
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < s->n && k < cap; i++, k++) {
-		const struct egd_client *c = s->clients[i];
-
-		out[k] = (struct egd_client_stats){
-			.id = c->id,
-			.served = c->served,
-			.requests = c->requests,
-			.refused = c->refused,
-		};
-		snprintf(out[k].peer, sizeof(out[k].peer), "%s", c->peer);
-	}
+	for (size_t i = 0; i < s->n && k < cap; i++, k++)
+		client_stats(s->clients[i], &out[k]);
+	/* Then those that left, oldest first. */
+	for (size_t j = 0; j < s->n_gone && k < cap; j++, k++)
+		out[k] = s->gone[(s->gone_next + EGD_CLIENTS_KEPT - s->n_gone +
+				  j) % EGD_CLIENTS_KEPT];
 	return k;
 }
 

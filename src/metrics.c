@@ -129,8 +129,10 @@ static void write_egd(FILE *f, const struct egd_server *egd)
 		  offsetof(struct egd_client_stats, refused) },
 	};
 	struct egd_server_stats st;
-	struct egd_client_stats *cl = calloc(EGD_MAX_CLIENTS, sizeof(*cl));
-	size_t n = cl ? egd_server_clients(egd, cl, EGD_MAX_CLIENTS) : 0;
+	struct egd_client_stats *cl =
+		calloc(EGD_MAX_CLIENTS + EGD_CLIENTS_KEPT, sizeof(*cl));
+	size_t n = cl ? egd_server_clients(egd, cl, EGD_MAX_CLIENTS +
+						      EGD_CLIENTS_KEPT) : 0;
 
 	egd_server_get_stats(egd, &st);
 	for (size_t k = 0; k < sizeof(totals) / sizeof(totals[0]); k++)

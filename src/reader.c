@@ -192,11 +192,13 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 			return READER_STOPPED;
 		}
 		if (n < 0) {
-			char desc[SOURCE_WHY_LEN];
+			char desc[SOURCE_WHY_LEN], why[160];
 
 			source_describe(src, desc, sizeof(desc));
 			snprintf(reason, reason_len, "read failed: %s (%s)",
-				 strerror((int)-n), desc);
+				 source_why_failed(src, (int)n, why,
+						   sizeof(why)),
+				 desc);
 			return READER_BACKOFF;
 		}
 		pthread_mutex_lock(&r->lock);

@@ -509,6 +509,15 @@ bool source_is_finite(struct source *src)
 	return src->cfg.driver->finite && src->cfg.driver->finite(src->state);
 }
 
+const char *source_why_failed(struct source *src, int err, char *buf,
+			      size_t len)
+{
+	if (src->cfg.driver->why_failed &&
+	    src->cfg.driver->why_failed(src->state, buf, len) == 0)
+		return buf;
+	return strerror(err < 0 ? -err : err);
+}
+
 int source_describe(struct source *src, char *buf, size_t len)
 {
 	if (!src->cfg.driver->describe) {

@@ -29,6 +29,17 @@
  *   helper_egd_client ADDR latency S [N]     one request of N bytes (64) at
  *                                            a time for S seconds: "requests
  *                                            R max_ms M"
+ *   helper_egd_client ADDR pipeline N [Q]    N 0x02 255 requests in one write,
+ *                                            then reads until all came or
+ *                                            nothing for Q s (10): "bytes B
+ *                                            of W seconds S"
+ *   helper_egd_client ADDR trailing          0x04 and a garbage byte in one
+ *                                            write: "pid P closed", or what
+ *                                            came ("none closed", "pid P open")
+ *   helper_egd_client ADDR idle S [half]     connects (and with "half" sends
+ *                                            0x02 without its length), then
+ *                                            waits: print the seconds until
+ *                                            closed, or "kept" after S
  *
  * ADDR: unix:PATH or tcp:HOST:PORT (numeric).  Exit 0, or 1 with a
  * message on stderr.
@@ -395,6 +406,70 @@ static int cmd_latency(int fd, double s, int n)
 	return 0;
 }
 
+/* Read until @want bytes came, EOF, or @quiet seconds without a byte. */
+static int cmd_pipeline(int fd, int n, double quiet)
+{
+	uint8_t *req = malloc(2 * (size_t)(n > 0 ? n : 1));
+	static uint8_t buf[65536];
+	long long want = 255LL * n, got = 0;
+	double t0;
+
+	if (!req)
+		die("malloc");
+	for (int i = 0; i < n; i++) {
+		req[2 * i] = 0x02;
+		req[2 * i + 1] = 255;
+	}
+	t0 = now_s();
+	/* One send: the server sees the requests as one pipelined burst. */
+	send_all(fd, req, 2 * (size_t)n);
+	while (got < want) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&pfd, 1, (int)(quiet * 1000)) == 0)
+			break;
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	printf("bytes %lld of %lld seconds %.2f\n", got, want, now_s() - t0);
+	free(req);
+	return 0;
+}
+
+static int cmd_trailing(int fd)
+{
+	uint8_t req[2] = { 0x04, 0xFF }, len;
+	char text[256];
+
+	send_all(fd, req, sizeof(req));
+	if (!recv_all(fd, &len, 1) || !recv_all(fd, text, len)) {
+		printf("none closed\n");
+		return 0;
+	}
+	text[len] = '\0';
+	printf("pid %s %s\n", text, closed_within(fd, 10) ? "closed" : "open");
+	return 0;
+}
+
+static int cmd_idle(int fd, double s, bool half)
+{
+	double t0 = now_s();
+	uint8_t cmd = 0x02;
+
+	if (half)
+		send_all(fd, &cmd, 1);
+	if (closed_within(fd, s))
+		printf("%.1f\n", now_s() - t0);
+	else
+		printf("kept\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -486,6 +561,14 @@ int main(int argc, char **argv)
 		printf("%s\n", closed_within(fd, 5) ? "closed" : "open");
 		return 0;
 	}
+	if (strcmp(cmd, "pipeline") == 0)
+		return cmd_pipeline(fd, argc > 3 ? atoi(argv[3]) : 2000,
+				    argc > 4 ? atof(argv[4]) : 10);
+	if (strcmp(cmd, "trailing") == 0)
+		return cmd_trailing(fd);
+	if (strcmp(cmd, "idle") == 0)
+		return cmd_idle(fd, argc > 3 ? atof(argv[3]) : 10,
+				argc > 4 && strcmp(argv[4], "half") == 0);
 	if (strcmp(cmd, "noread") == 0)
 		return cmd_noread(fd, argc > 3 ? atof(argv[3]) : 30);
 	if (strcmp(cmd, "latency") == 0)

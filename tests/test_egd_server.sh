@@ -35,6 +35,20 @@
 #   kernel      (root) the kernel's feeding with 8 greedy clients, through
 #               bench/shim.so: top-ups at the same cadence and no more
 #               credit than without clients
+#   pipeline    2,000 x 0x02 255 in one write, 3 times without and 3 with
+#               --metrics (no limits): every byte of 510,000 comes, never a
+#               4 s pause; at --egd-rate 200k no sooner than the rate allows
+#   trailing    0x04 and a garbage byte in one write: the PID, then closed
+#   fresh       0x00 from a fresh client after the server's DRBG lapsed
+#               (idle 2 s) says what 0x01 255 then gives: both non-zero
+#   idletime    --egd-idle-timeout 2: an idle client and one stopped in the
+#               middle of a request dropped after 2 s (not sooner); 0 keeps
+#               them
+#   gone        per-client metric lines stay after the clients leave; the
+#               "N more suppressed" line comes without a later message,
+#               and at exit
+#   source      the egd source says "the server closed the connection" when
+#               the server goes
 # Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_egd_server.sh
 # (ONLY=REGEX runs the matching cases).  Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -43,6 +57,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 CLIENT=${CLIENT:-tests/helper_egd_client}
 SHIM=${SHIM:-bench/shim.so}
 ONLY=${ONLY:-.}
+SCALE=${TEST_TIME_SCALE:-1}
 
 for f in "$RNGFEED" "$CLIENT"; do
 	[ -x "$f" ] || { echo "FAIL: $f is not built (make rngfeed $CLIENT)"; exit 1; }
@@ -388,6 +403,128 @@ if want kernel; then
 			fail "kernel: without clients calls=$c0 bits=$b0, with 8: calls=$c8 bits=$b8"
 		fi
 	fi
+fi
+
+# ---- pipeline -----------------------------------------------------------------
+# pipe_ok LINE: all 510,000 bytes came.
+pipe_ok() { [[ $1 == "bytes 510000 of 510000 "* ]]; }
+# Without and with --metrics (its writes every 5 s woke a stalled loop):
+# a pause of 4 s with requests unanswered is a stall.
+for met in "" "--metrics $tmp/pipe.prom"; do
+	# shellcheck disable=SC2086
+	want pipeline && start pipe --egd-rate 0 --egd-budget 0 $met || continue
+	a=unix:$tmp/pipe.sock
+	bad=0 lines=
+	for _ in 1 2 3; do
+		line=$("$CLIENT" "$a" pipeline 2000 $((4 * SCALE)))
+		lines="$lines; ${line#bytes }"
+		pipe_ok "$line" || bad=$((bad + 1))
+	done
+	[ $bad -eq 0 ] && ok "pipeline: 2,000 requests in one write${met:+ (--metrics)}, 3 tries, all served${lines}" ||
+		fail "pipeline${met:+ (--metrics)}: $bad of 3 tries paused 4 s with requests unanswered${lines}"
+	stop "$srv"
+done
+if want pipeline && start piperate --egd-rate 200k --egd-budget 0; then
+	line=$("$CLIENT" "unix:$tmp/piperate.sock" pipeline 2000 $((10 * SCALE)))
+	read -r _ _ _ _ _ secs <<<"$line"
+	# The bucket starts full (a quarter second, 51,200 bytes): the rest
+	# at 204,800 B/s takes 2.24 s at least.
+	if pipe_ok "$line" && awk -v t="$secs" 'BEGIN { exit !(t >= 2.0) }'; then
+		ok "pipeline: at --egd-rate 200k: $line (the rate allows 2.24 s at best)"
+	else
+		fail "pipeline: at --egd-rate 200k: $line"
+	fi
+	stop "$srv"
+fi
+
+# ---- trailing, fresh --------------------------------------------------------------
+if want 'trailing|fresh' && start trail; then
+	a=unix:$tmp/trail.sock
+	r=$("$CLIENT" "$a" trailing)
+	[ "$r" = "pid $srv closed" ] && ok "trailing: 0x04 then garbage: answered, then closed" ||
+		fail "trailing: 0x04 then garbage: '$r' (want 'pid $srv closed')"
+	# The server's DRBG lapses after --reseed-seconds (1) without demand.
+	sleep 2
+	bits=$("$CLIENT" "$a" avail)
+	n=$("$CLIENT" "$a" nbread 255)
+	[[ $bits =~ ^[0-9]+$ ]] && [ "$bits" -ge 2040 ] && [ "$n" = 255 ] &&
+		ok "fresh: after 2 s idle, 0x00 says $bits bits, 0x01 255 gives $n" ||
+		fail "fresh: after 2 s idle, 0x00 says '$bits' bits, 0x01 255 gives '$n'"
+	stop "$srv"
+fi
+
+# ---- idletime -----------------------------------------------------------------
+if want idletime && start idlet --egd-idle-timeout 2; then
+	a=unix:$tmp/idlet.sock
+	for how in "" half; do
+		t=$("$CLIENT" "$a" idle $((20 * SCALE)) $how)
+		if [[ $t =~ ^[0-9.]+$ ]] && awk -v t="$t" 'BEGIN { exit !(t >= 1.9) }'; then
+			ok "idletime: --egd-idle-timeout 2: a client ${how:+sending half a request, then }silent dropped after $t s"
+		else
+			fail "idletime: --egd-idle-timeout 2, ${how:-idle}: '$t'"
+		fi
+	done
+	grep -q "sent nothing for 2 s in the middle of a request: dropped" "$tmp/idlet.log" ||
+		fail "idletime: no log line for the half request"
+	stop "$srv"
+fi
+if want idletime && start idle0 --egd-idle-timeout 0; then
+	t=$("$CLIENT" "unix:$tmp/idle0.sock" idle 4 half)
+	[ "$t" = kept ] && ok "idletime: --egd-idle-timeout 0 keeps a silent client" ||
+		fail "idletime: --egd-idle-timeout 0: '$t'"
+	stop "$srv"
+fi
+
+# ---- gone -------------------------------------------------------------------
+if want gone && start gone --metrics "$tmp/gone.prom"; then
+	a=unix:$tmp/gone.sock
+	"$CLIENT" "$a" read 3000 >/dev/null
+	"$CLIENT" "$a" read 4000 >/dev/null
+	# Metrics are written every few seconds: wait for the second client's
+	# total (it has left by then).
+	for _ in $(seq $((100 * SCALE))); do
+		grep -q '^rngfeed_egd_client_served_bytes_total{client="2",.*} 4000$' "$tmp/gone.prom" 2>/dev/null && break
+		sleep 0.1
+	done
+	c=$(awk '$1 == "rngfeed_egd_clients" { print $2 }' "$tmp/gone.prom" 2>/dev/null)
+	grep -q '^rngfeed_egd_client_served_bytes_total{client="1",.*} 3000$' "$tmp/gone.prom" &&
+		grep -q '^rngfeed_egd_client_served_bytes_total{client="2",.*} 4000$' "$tmp/gone.prom" &&
+		[ "$c" = 0 ] && ok "gone: two clients left, their served bytes (3000, 4000) still in the metrics" ||
+		fail "gone: clients now '$c': $(grep '^rngfeed_egd_client_served' "$tmp/gone.prom" 2>/dev/null)"
+	# 20 connections from one process: 12 refusals, 5 said, the rest
+	# suppressed, and said without a later message.
+	"$CLIENT" "$a" flood 20 >/dev/null
+	for _ in $(seq $((150 * SCALE))); do
+		grep -q "more client messages suppressed" "$tmp/gone.log" && break
+		sleep 0.1
+	done
+	grep -q "egd: 7 more client messages suppressed" "$tmp/gone.log" &&
+		ok "gone: '7 more client messages suppressed' said when its window ended" ||
+		fail "gone: no suppressed count without a later message: $(grep -c refused "$tmp/gone.log") refusals logged"
+	"$CLIENT" "$a" flood 20 >/dev/null
+	stop "$srv"
+	[ "$(grep -c "egd: 7 more client messages suppressed" "$tmp/gone.log")" = 2 ] &&
+		ok "gone: and at exit" || fail "gone: the suppressed count at exit is lost: $(tail -3 "$tmp/gone.log")"
+fi
+
+# ---- source --------------------------------------------------------------------
+if want source && start srcgone; then
+	"$RNGFEED" -t -n egd -O "egd:device=unix:$tmp/srcgone.sock" -v 2>"$tmp/srcc.log" &
+	cl=$!
+	pids+=("$cl")
+	for _ in $(seq $((100 * SCALE))); do
+		grep -q "CTR_DRBG instantiated" "$tmp/srcc.log" && break
+		sleep 0.1
+	done
+	stop "$srv"
+	for _ in $(seq $((100 * SCALE))); do
+		grep -q "egd: read failed" "$tmp/srcc.log" && break
+		sleep 0.1
+	done
+	stop "$cl" "$tmp/srcc.log"
+	line=$(grep -m1 "egd: read failed" "$tmp/srcc.log")
+	[[ $line == *"read failed: the server closed the connection"* ]] && [[ $line != *"No such device"* ]] &&
+		ok "source: ${line#rngfeed: }" || fail "source: '$line'"
 fi
 
 [ $failures -eq 0 ] && echo "PASS" && exit 0

@@ -70,6 +70,8 @@ struct rngfeed_config {
 	long long egd_clients_per_peer; /* from one process or address */
 	long long egd_rate;         /* bytes/s per client; 0 = no limit */
 	long long egd_budget;       /* bytes/s for all clients; 0 = none */
+	double egd_idle_timeout;    /* s a silent client keeps its slot;
+				     * 0 = for ever */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };

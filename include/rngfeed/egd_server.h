@@ -41,9 +41,12 @@
 #define EGD_QUANTUM 65536u      /* bytes per client per turn, at most */
 #define EGD_STALL_S 10.0         /* a client that reads nothing for this
 				  * long with replies waiting is dropped */
+#define EGD_ANSWER_WAIT_S 1.0   /* a 0x00/0x01 waits this long at most
+				  * for a lapsed DRBG's reseed */
 #define EGD_LOG_BURST 5u
 #define EGD_LOG_WINDOW_S 10.0
 #define EGD_MAX_CLIENTS 1000u    /* the largest max_clients */
+#define EGD_CLIENTS_KEPT 16u     /* clients gone, still in the metrics */
 #define EGD_MAX_LISTEN 1u        /* listening sockets */
 #define EGD_POLL_MAX (EGD_MAX_CLIENTS + EGD_MAX_LISTEN)
 
@@ -59,6 +62,9 @@ struct egd_server_params {
 				    * or address (tcp) at once */
 	uint64_t rate;             /* bytes/s per client; 0 = no limit */
 	uint64_t budget;           /* bytes/s for all clients; 0 = none */
+	double idle_timeout;       /* s; a client that sends nothing this
+				    * long while owed nothing is dropped;
+				    * 0 = never */
 	uint64_t reseed_bytes;     /* as --stdout */
 	double reseed_seconds;
 	const struct conditioner_env *env; /* tests; NULL = the real one */
@@ -70,6 +76,8 @@ struct egd_client_stats {
 	uint64_t served;           /* bytes of output */
 	uint64_t requests;
 	uint64_t refused;          /* 0x03 writes */
+	bool departed;             /* one of the last EGD_CLIENTS_KEPT to
+				    * leave; its counters are final */
 };
 
 struct egd_server_stats {
@@ -124,7 +132,8 @@ void egd_server_get_stats(const struct egd_server *s,
 			  struct egd_server_stats *out);
 /* One summary line (exit, SIGUSR1): what was served, to how many. */
 void egd_server_log_summary(const struct egd_server *s);
-/* Per connected client, up to @cap; how many. */
+/* Per connected client, then the last EGD_CLIENTS_KEPT that left (oldest
+ * first), up to @cap; how many. */
 size_t egd_server_clients(const struct egd_server *s,
 			  struct egd_client_stats *out, size_t cap);
 

@@ -82,6 +82,9 @@ struct source_config {
  *        instruction returning a constant).
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
+ * why_failed (optional): the driver's own words for the fault its last
+ *        read returned ("the server closed the connection"), said instead
+ *        of the errno's text; 0, or -ENOENT when it has none.
  * finite (optional): true when this open instance's end of input is final:
  *        reopening it would only give the same bytes again (a regular
  *        file).  Such a source is read once and never reopened.
@@ -111,6 +114,7 @@ struct source_driver {
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	void (*close)(void *state);
 	int (*describe)(void *state, char *buf, size_t len);
+	int (*why_failed)(void *state, char *buf, size_t len);
 	bool (*finite)(void *state);
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
@@ -229,6 +233,10 @@ ssize_t source_read(struct source *src, void *buf, size_t len,
 void source_close(struct source *src);
 const struct source_config *source_get_config(const struct source *src);
 int source_describe(struct source *src, char *buf, size_t len);
+/* Why the last read failed with @err: the driver's words (in @buf), else
+ * the errno's text. */
+const char *source_why_failed(struct source *src, int err, char *buf,
+			      size_t len);
 /* Is end of input final for @src (driver's finite op)?  false if unknown. */
 bool source_is_finite(struct source *src);
 

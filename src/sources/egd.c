@@ -546,11 +546,25 @@ static ssize_t egd_read(void *state, void *buf, size_t len)
 static int egd_describe(void *state, char *buf, size_t len)
 {
 	struct egd_state *st = state;
+	/* A broken stream's error is said by egd_why_failed(). */
+	bool note = st->last_error[0] && !st->broken;
 
 	snprintf(buf, len, "EGD server at %s (%s reads)%s%s%s", st->device,
 		 st->nonblocking ? "non-blocking" : "blocking",
-		 st->last_error[0] ? " (last error: " : "", st->last_error,
-		 st->last_error[0] ? ")" : "");
+		 note ? " (last error: " : "", note ? st->last_error : "",
+		 note ? ")" : "");
+	return 0;
+}
+
+/* "the server closed the connection", not the ENODEV that tells the
+ * reader the server is gone. */
+static int egd_why_failed(void *state, char *buf, size_t len)
+{
+	struct egd_state *st = state;
+
+	if (!st->broken || !st->last_error[0])
+		return -ENOENT;
+	snprintf(buf, len, "%s", st->last_error);
 	return 0;
 }
 
@@ -598,6 +612,7 @@ const struct source_driver source_egd = {
 	.read = egd_read,
 	.close = egd_close,
 	.describe = egd_describe,
+	.why_failed = egd_why_failed,
 	.check_option = egd_check_option,
 	.config_warning = egd_config_warning,
 };
