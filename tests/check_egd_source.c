@@ -342,9 +342,16 @@ static ssize_t raw_fill(void *st, uint8_t *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* What the reader says of a failed read: the driver's words for the
+ * failure (why_failed), then what is behind it (describe). */
 static void describe(void *st, char *buf, size_t len)
 {
-	source_egd.describe(st, buf, len);
+	size_t used;
+
+	if (source_egd.why_failed(st, buf, len) < 0)
+		buf[0] = '\0';
+	used = strlen(buf);
+	source_egd.describe(st, buf + used, len - used);
 }
 
 START_TEST(test_full_block_asks_only_what_is_needed)
