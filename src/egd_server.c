@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The EGD server: a listening socket, its clients and their own CTR_DRBG.
+ * The EGD server: its clients (accepting, reading, sending, dropping),
+ * the loop's side and its reports; the listening socket is egd_listen.c,
+ * the replies and rate limits egd_reply.c.
  * See include/rngfeed/egd_server.h for the contract.
  *
  *   tested block ──▶ server's DRBG ──generate──▶ pool ──▶ client out buffers
@@ -9,93 +11,28 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "rngfeed/egd_proto.h"
-#include "rngfeed/egd_server.h"
+#include "rngfeed/egd_internal.h"
+#include "rngfeed/egd_listen.h"
 #include "rngfeed/log.h"
+#include "rngfeed/metrics.h"
 #include "rngfeed/util.h"
 
-#define POOL_BYTES 65536u      /* generated ahead, one DRBG batch */
 #define ACCEPT_BURST 64        /* connections taken per turn at most */
 #define ACCEPT_PAUSE_S 1.0     /* after EMFILE: stop accepting this long */
 /* An idle client keeps its out buffer this long: freed and allocated
  * again between two requests, the heap's top was trimmed and faulted
  * back in (a tenth of the server's time with 8 busy clients). */
 #define IDLE_RELEASE_S 1.0
-
-struct egd_client {
-	int fd;
-	unsigned long id;
-	char peer[48];
-	unsigned long peer_pid;     /* unix: the peer process; 0 = tcp */
-	struct egd_parser parser;
-	uint8_t in[EGD_IN_MAX];
-	size_t in_off, in_len;
-	bool have_req;              /* req is being answered */
-	struct egd_request req;
-	unsigned int left;          /* READ_BLOCK: bytes still owed */
-	uint8_t *out;               /* EGD_OUT_MAX bytes while busy; NULL
-				     * while idle (an idle client costs
-				     * this struct and its socket) */
-	size_t out_off, out_len;    /* unsent: out[out_off, out_len) */
-	double tokens, filled_at;   /* the rate limit's bucket */
-	double stalled_since;       /* replies waiting, none taken; 0 */
-	double idle_since;          /* nothing asked, nothing waiting; 0 */
-	double active_at;           /* the last byte received or sent */
-	double asked_at;            /* 0x00/0x01 waiting for a reseed; 0 */
-	bool closing;               /* sent garbage: its replies, then close */
-	uint64_t served, requests, refused;
-};
-
-struct ratelimit {
-	double window;
-	unsigned int n, suppressed;
-};
-
-struct egd_server {
-	struct egd_server_params p;
-	struct egd_addr addr;
-	char owner[64];
-	char name[160];             /* the address, for messages */
-	int lfd;
-	bool created;               /* we bound (and will unlink) the path */
-	double accept_paused_until;
-	struct conditioner *cond;
-	uint8_t block[MONITOR_BLOCK_BYTES];
-	uint8_t *pool;              /* POOL_BYTES */
-	size_t pool_off, pool_len;  /* unused output: pool[off, len) */
-	double pool_time;           /* when the pool was generated */
-	bool starved;               /* a client waits for the DRBG */
-	bool claim;                 /* asked the readers for blocks since the
-				     * kernel last wanted one: waiting blocks
-				     * are the server's */
-	double tokens, filled_at;   /* the total budget's bucket */
-	struct egd_client **clients;
-	size_t n;
-	size_t rr;                  /* round-robin start */
-	unsigned long next_id;
-	struct ratelimit rl;
-	struct egd_server_stats st;
-	/* The last EGD_CLIENTS_KEPT clients that left, for the metrics:
-	 * their series stay, so what they were served is not lost. */
-	struct egd_client_stats gone[EGD_CLIENTS_KEPT];
-	size_t n_gone, gone_next;
-};
 
 /* ---- log lines that rate-limit themselves ---------------------------------- */
 
@@ -120,8 +57,7 @@ static void egd_log_tick(struct ratelimit *rl, double now, double *wait)
 		*wait = fmin(*wait, rl->window + EGD_LOG_WINDOW_S - now);
 }
 
-static void __attribute__((format(printf, 3, 4)))
-egd_log(struct egd_server *s, double now, const char *fmt, ...)
+void egd_log(struct egd_server *s, double now, const char *fmt, ...)
 {
 	struct ratelimit *rl = &s->rl;
 	char msg[256];
@@ -138,102 +74,6 @@ egd_log(struct egd_server *s, double now, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_notice("egd: %s", msg);
-}
-
-/* ---- the DRBG and the pool ------------------------------------------------- */
-
-static bool may_generate(const struct egd_server *s, double now)
-{
-	struct conditioner_stats cs;
-
-	conditioner_get_stats(s->cond, &cs);
-	return conditioner_seeded(s->cond) &&
-	       cs.since_reseed < s->p.reseed_bytes &&
-	       now - cs.last_reseed < s->p.reseed_seconds;
-}
-
-static void pool_wipe(struct egd_server *s)
-{
-	if (s->pool_len)
-		explicit_bzero(s->pool, s->pool_len);
-	s->pool_off = s->pool_len = 0;
-}
-
-/* Output waiting in the pool, refilled from the DRBG when empty and the
- * reseed rules allow; else the server is starved. */
-static size_t pool_avail(struct egd_server *s, double now)
-{
-	struct conditioner_stats cs;
-	size_t len;
-
-	/* Output as old as a reseed period is not handed out. */
-	if (s->pool_off < s->pool_len &&
-	    now - s->pool_time >= s->p.reseed_seconds)
-		pool_wipe(s);
-	if (s->pool_off < s->pool_len)
-		return s->pool_len - s->pool_off;
-	pool_wipe(s);
-	if (!may_generate(s, now)) {
-		s->starved = true;
-		return 0;
-	}
-	conditioner_get_stats(s->cond, &cs);
-	len = POOL_BYTES;
-	if (s->p.reseed_bytes - cs.since_reseed < len)
-		len = (size_t)(s->p.reseed_bytes - cs.since_reseed);
-	if (conditioner_generate_batch(s->cond, s->pool, len) < 0) {
-		/* The state was dropped (said already): starved until
-		 * the next reseed. */
-		s->starved = true;
-		return 0;
-	}
-	s->pool_len = len;
-	s->pool_time = now;
-	return len;
-}
-
-/* ---- token buckets --------------------------------------------------------- */
-
-static void bucket_fill(double *tokens, double *filled_at, uint64_t rate,
-			double now)
-{
-	/* A burst of a quarter second, at least one request's worth. */
-	double cap = fmax((double)rate / 4, EGD_MAX_READ);
-
-	if (!rate)
-		return;
-	*tokens = fmin(cap, *tokens + (now - *filled_at) * (double)rate);
-	*filled_at = now;
-}
-
-/* Bytes @c may take now (rate, budget and pool). */
-static size_t allowance(struct egd_server *s, struct egd_client *c,
-			double now)
-{
-	size_t n = pool_avail(s, now);
-
-	if (s->p.rate && c->tokens < (double)n)
-		n = c->tokens > 0 ? (size_t)c->tokens : 0;
-	if (s->p.budget && s->tokens < (double)n)
-		n = s->tokens > 0 ? (size_t)s->tokens : 0;
-	return n;
-}
-
-/* Move @n bytes of output from the pool to @c's out buffer. */
-static void take(struct egd_server *s, struct egd_client *c, size_t n)
-{
-	if (n == 0 || !c->out)
-		return;
-	memcpy(c->out + c->out_len, s->pool + s->pool_off, n);
-	explicit_bzero(s->pool + s->pool_off, n);
-	s->pool_off += n;
-	c->out_len += n;
-	c->served += n;
-	s->st.served += n;
-	if (s->p.rate)
-		c->tokens -= (double)n;
-	if (s->p.budget)
-		s->tokens -= (double)n;
 }
 
 /* ---- clients --------------------------------------------------------------- */
@@ -294,24 +134,6 @@ static void client_close(struct egd_server *s, size_t i, bool dropped)
 		s->st.dropped++;
 	else
 		s->st.disconnects++;
-}
-
-static void out_compact(struct egd_client *c)
-{
-	size_t n = c->out_len - c->out_off;
-
-	if (c->out_off == 0 || !c->out)
-		return;
-	memmove(c->out, c->out + c->out_off, n);
-	explicit_bzero(c->out + n, c->out_len - n);
-	c->out_off = 0;
-	c->out_len = n;
-}
-
-static size_t out_room(struct egd_client *c)
-{
-	out_compact(c);
-	return EGD_OUT_MAX - c->out_len;
 }
 
 /* A client idle for IDLE_RELEASE_S gives its out buffer back; when it
@@ -388,153 +210,6 @@ static int client_read(struct egd_client *c, double now)
 	c->in_len += (size_t)r;
 	c->active_at = now;
 	return 0;
-}
-
-enum serve_result {
-	SERVE_IDLE,    /* nothing more asked */
-	SERVE_MORE,    /* the quantum is spent, more is asked */
-	SERVE_FULL,    /* the out buffer has no room for the next reply */
-	SERVE_WAIT,    /* waiting: rate, budget or DRBG */
-	SERVE_BAD,     /* garbage after the replies before it: close */
-};
-
-/*
- * What a 0x00 or 0x01 may say now.  When the pool is empty because the
- * DRBG waits for its reseed (an idle server's lapses after
- * reseed_seconds), the answer waits for that reseed, up to
- * EGD_ANSWER_WAIT_S: "nothing" would only be true for a moment, and a
- * 0x00 would then disagree with the 0x01 after it.  -1: wait.
- */
-static long answer_now(struct egd_server *s, struct egd_client *c, double now)
-{
-	size_t a = allowance(s, c, now);
-
-	if (a > 0 || pool_avail(s, now) > 0) {
-		c->asked_at = 0;
-		return (long)(a > LONG_MAX ? LONG_MAX : a);
-	}
-	if (c->asked_at == 0)
-		c->asked_at = now;
-	if (now - c->asked_at < EGD_ANSWER_WAIT_S)
-		return -1;
-	c->asked_at = 0;
-	return 0;
-}
-
-/* Answer @c's requests in order, up to EGD_QUANTUM bytes of output. */
-static enum serve_result serve(struct egd_server *s, struct egd_client *c,
-			       double now)
-{
-	size_t served = 0;
-
-	if (c->closing)
-		return SERVE_IDLE;
-	if (!c->out) {
-		if (!c->have_req && c->in_off == c->in_len)
-			return SERVE_IDLE;
-		c->out = malloc(EGD_OUT_MAX);
-		if (!c->out)
-			return SERVE_WAIT; /* again on the next turn */
-	}
-	for (;;) {
-		struct egd_request *q = &c->req;
-		size_t n;
-
-		if (!c->have_req) {
-			enum egd_event ev;
-
-			if (c->in_off == c->in_len)
-				return SERVE_IDLE;
-			c->in_off += egd_parse(&c->parser, c->in + c->in_off,
-					       c->in_len - c->in_off, &ev, q);
-			if (ev == EGD_EV_BAD) {
-				/* Everything before the garbage is answered
-				 * (replies are in order): send that, then
-				 * close. */
-				c->closing = true;
-				return SERVE_BAD;
-			}
-			if (ev == EGD_EV_MORE)
-				return SERVE_IDLE;
-			c->have_req = true;
-			c->left = q->len;
-			c->requests++;
-			s->st.requests++;
-		}
-		switch (q->cmd) {
-		case EGD_CMD_AVAILABLE: {
-			long a;
-
-			if (out_room(c) < 4)
-				return SERVE_FULL;
-			a = answer_now(s, c, now);
-			if (a < 0)
-				return SERVE_WAIT;
-			egd_reply_available(c->out + c->out_len,
-					    (unsigned long)a > UINT32_MAX / 8
-						    ? UINT32_MAX
-						    : (uint32_t)a * 8);
-			c->out_len += 4;
-			break;
-		}
-		case EGD_CMD_PID:
-			if (out_room(c) < EGD_PID_REPLY_MAX)
-				return SERVE_FULL;
-			c->out_len += egd_reply_pid(c->out + c->out_len,
-						    EGD_PID_REPLY_MAX,
-						    (unsigned long)getpid());
-			break;
-		case EGD_CMD_WRITE:
-			/* Refused: skipped by the parser, no reply. */
-			c->refused++;
-			s->st.refused++;
-			egd_log(s, now,
-				"client %lu (%s) sent %u bytes to write: "
-				"refused, not mixed in",
-				c->id, c->peer, q->len);
-			break;
-		case EGD_CMD_READ_NONBLOCK: {
-			long a;
-
-			if (out_room(c) < 1 + (size_t)q->len)
-				return SERVE_FULL;
-			a = q->len ? answer_now(s, c, now) : 0;
-			if (a < 0)
-				return SERVE_WAIT;
-			n = (size_t)a;
-			if (n > q->len)
-				n = q->len;
-			c->out[c->out_len++] = (uint8_t)n;
-			take(s, c, n);
-			served += n;
-			break;
-		}
-		case EGD_CMD_READ_BLOCK:
-			n = out_room(c);
-			if (n > c->left)
-				n = c->left;
-			if (n > EGD_QUANTUM - served)
-				n = EGD_QUANTUM - served;
-			if (n > 0) {
-				size_t a = allowance(s, c, now);
-
-				n = n < a ? n : a;
-			}
-			if (c->left > 0 && n == 0)
-				return served >= EGD_QUANTUM ? SERVE_MORE
-				       : out_room(c) == 0    ? SERVE_FULL
-							      : SERVE_WAIT;
-			take(s, c, n);
-			served += n;
-			c->left -= (unsigned int)n;
-			if (c->left > 0)
-				continue;
-			break;
-		}
-		c->have_req = false;
-		if (served >= EGD_QUANTUM)
-			return SERVE_MORE;
-	}
 }
 
 /* ---- accepting ------------------------------------------------------------- */
@@ -650,178 +325,6 @@ static void accept_all(struct egd_server *s, double now)
 	}
 }
 
-/* ---- set-up ---------------------------------------------------------------- */
-
-static int parse_owner(const char *spec, uid_t *uid, gid_t *gid, char *why,
-		       size_t why_len)
-{
-	char user[64], *colon;
-	struct passwd *pw;
-	struct group *gr;
-
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (!spec || !*spec)
-		return 0;
-	snprintf(user, sizeof(user), "%s", spec);
-	colon = strchr(user, ':');
-	if (colon)
-		*colon++ = '\0';
-	if (user[0]) {
-		/* Not getpwnam_r: this runs before any thread exists. */
-		// cppcheck-suppress getpwnamCalled
-		pw = getpwnam(user);
-		if (!pw)
-			return set_error(why, why_len,
-				    "egd-owner: no user '%s'", user);
-		*uid = pw->pw_uid;
-		*gid = pw->pw_gid;
-	}
-	if (colon && *colon) {
-		// cppcheck-suppress getgrnamCalled ; single-threaded, as above
-		gr = getgrnam(colon);
-		if (!gr)
-			return set_error(why, why_len,
-				    "egd-owner: no group '%s'", colon);
-		*gid = gr->gr_gid;
-	}
-	return 0;
-}
-
-/* A socket file left by a process that is gone is removed; a live one
- * (something answers) or a file that is not a socket is an error. */
-static int clear_stale(const char *path, char *why, size_t why_len)
-{
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, r;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		set_error(why, why_len,
-			  "egd-server: %s exists and is not a socket", path);
-		return -EEXIST;
-	}
-	strcpy(un.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (struct sockaddr *)&un, sizeof(un));
-	close(fd);
-	if (r == 0) {
-		set_error(why, why_len,
-			  "egd-server: something serves %s already", path);
-		return -EADDRINUSE;
-	}
-	return unlink(path) < 0 ? -errno : 0;
-}
-
-/* A socket systemd passed (rngfeed.socket) for this address, or -1. */
-static int listen_fd_from_systemd(const struct egd_server *s)
-{
-	int n = sd_listen_fds(0);
-
-	for (int fd = SD_LISTEN_FDS_START; n > 0 && fd < SD_LISTEN_FDS_START + n;
-	     fd++) {
-		if (s->addr.kind == EGD_ADDR_UNIX &&
-		    sd_is_socket_unix(fd, SOCK_STREAM, 1, s->addr.path, 0) > 0)
-			return fd;
-		if (s->addr.kind != EGD_ADDR_UNIX &&
-		    sd_is_socket_inet(fd,
-				      s->addr.kind == EGD_ADDR_TCP4 ? AF_INET
-								    : AF_INET6,
-				      SOCK_STREAM, 1, s->addr.port) > 0)
-			return fd;
-	}
-	return -1;
-}
-
-static int listen_unix(struct egd_server *s, char *why, size_t why_len)
-{
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	uid_t uid;
-	gid_t gid;
-	mode_t old;
-	int r;
-
-	r = parse_owner(s->owner, &uid, &gid, why, why_len);
-	if (r < 0)
-		return r;
-	r = clear_stale(s->addr.path, why, why_len);
-	if (r < 0) {
-		if (r != -EEXIST && r != -EADDRINUSE)
-			set_error(why, why_len, "egd-server: %s: %s",
-				  s->addr.path, strerror(-r));
-		return r;
-	}
-	strcpy(un.sun_path, s->addr.path);
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0)
-		goto fail;
-	/* Created with no permissions at all (no thread exists yet to
-	 * share the umask), then given the mode: never a moment with
-	 * more. */
-	old = umask(0777);
-	r = bind(s->lfd, (struct sockaddr *)&un, sizeof(un));
-	umask(old);
-	if (r < 0)
-		goto fail;
-	s->created = true;
-	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    chown(s->addr.path, uid, gid) < 0)
-		goto fail;
-	if (chmod(s->addr.path, (mode_t)s->p.mode) < 0 ||
-	    listen(s->lfd, 128) < 0)
-		goto fail;
-	return 0;
-fail:
-	r = -errno;
-	set_error(why, why_len, "egd-server: %s: %s", s->addr.path,
-		  strerror(-r));
-	return r;
-}
-
-static int listen_tcp(struct egd_server *s, char *why, size_t why_len)
-{
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len;
-	int one = 1, r;
-
-	if (s->addr.kind == EGD_ADDR_TCP4) {
-		struct sockaddr_in *in = (void *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(s->addr.port);
-		memcpy(&in->sin_addr, s->addr.ip, 4);
-		len = sizeof(*in);
-	} else {
-		struct sockaddr_in6 *in6 = (void *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(s->addr.port);
-		memcpy(&in6->sin6_addr, s->addr.ip, 16);
-		len = sizeof(*in6);
-	}
-	s->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			0);
-	if (s->lfd < 0)
-		goto fail;
-	(void)setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(s->lfd, (struct sockaddr *)&ss, len) < 0 ||
-	    listen(s->lfd, 128) < 0)
-		goto fail;
-	if (!s->addr.loopback)
-		log_warn("egd: %s is not a loopback address: whoever can reach "
-			 "it may draw output",
-			 s->name);
-	return 0;
-fail:
-	r = -errno;
-	set_error(why, why_len, "egd-server: %s: %s", s->name, strerror(-r));
-	return r;
-}
-
 int egd_server_new(struct egd_server **out, const struct egd_server_params *p,
 		   char *why, size_t why_len)
 {
@@ -845,7 +348,7 @@ int egd_server_new(struct egd_server **out, const struct egd_server_params *p,
 	egd_addr_format(&s->addr, s->name, sizeof(s->name));
 	s->clients = calloc(p->max_clients ? p->max_clients : 1,
 			    sizeof(*s->clients));
-	s->pool = malloc(POOL_BYTES);
+	s->pool = malloc(EGD_POOL_BYTES);
 	r = -ENOMEM;
 	if (!s->clients || !s->pool)
 		goto fail;
@@ -855,21 +358,16 @@ int egd_server_new(struct egd_server **out, const struct egd_server_params *p,
 			  strerror(-r));
 		goto fail;
 	}
-	s->lfd = listen_fd_from_systemd(s);
-	if (s->lfd >= 0) {
-		/* systemd made it with the unit's SocketMode=. */
-		if (fcntl(s->lfd, F_SETFL,
-			  fcntl(s->lfd, F_GETFL) | O_NONBLOCK) < 0) {
-			r = -errno;
-			goto fail;
-		}
-		log_info("egd: serving %s (socket from systemd)", s->name);
-	} else {
-		r = s->addr.kind == EGD_ADDR_UNIX ? listen_unix(s, why, why_len)
-						  : listen_tcp(s, why, why_len);
-		if (r < 0)
-			goto fail;
-		log_info("egd: serving %s", s->name);
+	s->lfd = egd_listen_open(&(struct egd_listen_params){
+					 .addr = &s->addr,
+					 .name = s->name,
+					 .mode = p->mode,
+					 .owner = s->owner,
+				 },
+				 &s->created, why, why_len);
+	if (s->lfd < 0) {
+		r = s->lfd;
+		goto fail;
 	}
 	*out = s;
 	return 0;
@@ -891,7 +389,7 @@ void egd_server_free(struct egd_server *s)
 	if (s->created)
 		unlink(s->addr.path);
 	if (s->pool) {
-		explicit_bzero(s->pool, POOL_BYTES);
+		explicit_bzero(s->pool, EGD_POOL_BYTES);
 		free(s->pool);
 	}
 	conditioner_free(s->cond);
@@ -965,7 +463,7 @@ void egd_server_events(struct egd_server *s, const struct pollfd *pfd,
 
 bool egd_server_wants(const struct egd_server *s, double now)
 {
-	return s->starved && !may_generate(s, now);
+	return s->starved && !egd_may_generate(s, now);
 }
 
 /* Take a waiting block and reseed; true if it did. */
@@ -1017,7 +515,7 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 
 	s->starved = false;
 	egd_log_tick(&s->rl, now, wait);
-	bucket_fill(&s->tokens, &s->filled_at, s->p.budget, now);
+	egd_bucket_fill(&s->tokens, &s->filled_at, s->p.budget, now);
 	if (s->accept_paused_until > now)
 		*wait = fmin(*wait, s->accept_paused_until - now);
 	for (size_t k = 0; k < n && s->n > 0; k++) {
@@ -1025,8 +523,8 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 		struct egd_client *c = s->clients[i];
 		enum serve_result res;
 
-		bucket_fill(&c->tokens, &c->filled_at, s->p.rate, now);
-		res = serve(s, c, now);
+		egd_bucket_fill(&c->tokens, &c->filled_at, s->p.rate, now);
+		res = egd_serve(s, c, now);
 		if (res == SERVE_BAD)
 			egd_log(s, now,
 				"client %lu (%s) sent garbage: closed after "
@@ -1091,7 +589,7 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 	 * readers for a block before it sleeps. */
 	if (s->starved && !was_starved)
 		more = true;
-	if (s->starved && may_generate(s, now) == false)
+	if (s->starved && egd_may_generate(s, now) == false)
 		*wait = fmin(*wait, s->p.reseed_seconds);
 	return more ? 1 : 0;
 }
@@ -1099,7 +597,7 @@ int egd_server_step(struct egd_server *s, double now, double *wait)
 void egd_server_discard(struct egd_server *s)
 {
 	conditioner_discard(s->cond);
-	pool_wipe(s);
+	egd_pool_wipe(s);
 	/* Output generated from the old state and not yet sent is not
 	 * sent: a client owed part of a reply cannot be resynchronised,
 	 * so it is closed (QEMU reconnects). */
@@ -1140,18 +638,51 @@ void egd_server_log_summary(const struct egd_server *s)
 		   (unsigned long long)st.discards);
 }
 
-size_t egd_server_clients(const struct egd_server *s,
-			  struct egd_client_stats *out, size_t cap)
+static struct metrics_egd_client metrics_line(const struct egd_client_stats *c)
 {
+	struct metrics_egd_client l = {
+		.id = c->id,
+		.served = c->served,
+		.requests = c->requests,
+		.refused = c->refused,
+	};
+
+	memcpy(l.peer, c->peer, sizeof(l.peer));
+	return l;
+}
+
+void egd_server_metrics(const struct egd_server *s, struct metrics_egd *out,
+			struct metrics_egd_client *lines, size_t cap)
+{
+	struct egd_client_stats cs;
+	struct egd_server_stats st;
 	size_t k = 0;
 
-	for (size_t i = 0; i < s->n && k < cap; i++, k++)
-		client_stats(s->clients[i], &out[k]);
+	egd_server_get_stats(s, &st);
+	for (size_t i = 0; i < s->n && k < cap; i++) {
+		client_stats(s->clients[i], &cs);
+		lines[k++] = metrics_line(&cs);
+	}
 	/* Then those that left, oldest first. */
-	for (size_t j = 0; j < s->n_gone && k < cap; j++, k++)
-		out[k] = s->gone[(s->gone_next + EGD_CLIENTS_KEPT - s->n_gone +
-				  j) % EGD_CLIENTS_KEPT];
-	return k;
+	for (size_t j = 0; j < s->n_gone && k < cap; j++)
+		lines[k++] = metrics_line(&s->gone[(s->gone_next +
+						     EGD_CLIENTS_KEPT -
+						     s->n_gone + j) %
+						    EGD_CLIENTS_KEPT]);
+	*out = (struct metrics_egd){
+		.served = st.served,
+		.requests = st.requests,
+		.refused = st.refused,
+		.accepted = st.accepted,
+		.rejected = st.rejected,
+		.disconnects = st.disconnects,
+		.dropped = st.dropped,
+		.reseeds = st.reseeds,
+		.discards = st.discards,
+		.clients = st.clients,
+		.n_lines = k,
+		.lines = lines,
+	};
 }
 
 /* ---- --egd-only: an output that wants nothing ------------------------------- */

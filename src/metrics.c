@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rngfeed/egd_server.h"
 #include "rngfeed/metrics.h"
 
 static void metric_header(FILE *f, const char *name, const char *type,
@@ -57,11 +56,11 @@ static uint64_t source_value(const struct metrics_source *s,
 {
 	switch (field) {
 	case RAW_BYTES:
-		return s->stats->raw_bytes;
+		return s->raw_bytes;
 	case PASSED:
-		return s->stats->blocks_passed;
+		return s->blocks_passed;
 	case FAILED:
-		return s->stats->blocks_failed;
+		return s->blocks_failed;
 	case CREDIT:
 		return s->credit_bits;
 	case EFFECTIVE_CREDIT:
@@ -69,26 +68,26 @@ static uint64_t source_value(const struct metrics_source *s,
 	case ENABLED:
 		return s->enabled;
 	case DISABLES:
-		return s->stats->disables;
+		return s->disables;
 	case ERRORS:
-		return s->stats->errors;
+		return s->errors;
 	}
 	return 0;
 }
 
 /*
- * The EGD server (issue 17): totals since start, and per connected client
- * (labelled by its connection number and peer; a client's series ends
- * when it disconnects, the totals keep what it was served).
+ * The EGD server: totals since start, and per client (labelled by its
+ * connection number and peer; the lines of the last clients to leave stay,
+ * so what each was served is not lost when it goes).
  */
-static void write_egd(FILE *f, const struct egd_server *egd)
+static void write_egd(FILE *f, const struct metrics_egd *egd)
 {
 	static const struct {
 		const char *name, *type, *help;
 		size_t off;
 	} totals[] = {
 #define EGD_TOTAL(n, t, h, field) \
-	{ "rngfeed_egd_" n, t, h, offsetof(struct egd_server_stats, field) }
+	{ "rngfeed_egd_" n, t, h, offsetof(struct metrics_egd, field) }
 		EGD_TOTAL("served_bytes_total", "counter",
 			  "Bytes of DRBG output sent to EGD clients.", served),
 		EGD_TOTAL("requests_total", "counter",
@@ -104,7 +103,8 @@ static void write_egd(FILE *f, const struct egd_server *egd)
 			  "EGD clients that closed their connection.",
 			  disconnects),
 		EGD_TOTAL("dropped_total", "counter",
-			  "EGD clients closed for garbage or not reading.",
+			  "EGD clients closed for garbage, not reading or "
+			  "idling.",
 			  dropped),
 		EGD_TOTAL("drbg_reseeds_total", "counter",
 			  "Reseeds of the EGD server's own CTR_DRBG.", reseeds),
@@ -112,6 +112,8 @@ static void write_egd(FILE *f, const struct egd_server *egd)
 			  "EGD server DRBG states discarded (VM generation "
 			  "change, SIGUSR2).",
 			  discards),
+		EGD_TOTAL("clients", "gauge", "EGD clients connected now.",
+			  clients),
 #undef EGD_TOTAL
 	};
 	static const struct {
@@ -120,36 +122,31 @@ static void write_egd(FILE *f, const struct egd_server *egd)
 	} per[] = {
 		{ "rngfeed_egd_client_served_bytes_total",
 		  "Bytes sent to this EGD client.",
-		  offsetof(struct egd_client_stats, served) },
+		  offsetof(struct metrics_egd_client, served) },
 		{ "rngfeed_egd_client_requests_total",
 		  "Requests from this EGD client.",
-		  offsetof(struct egd_client_stats, requests) },
+		  offsetof(struct metrics_egd_client, requests) },
 		{ "rngfeed_egd_client_refused_total",
 		  "Writes (0x03) refused from this EGD client.",
-		  offsetof(struct egd_client_stats, refused) },
+		  offsetof(struct metrics_egd_client, refused) },
 	};
-	struct egd_server_stats st;
-	struct egd_client_stats *cl =
-		calloc(EGD_MAX_CLIENTS + EGD_CLIENTS_KEPT, sizeof(*cl));
-	size_t n = cl ? egd_server_clients(egd, cl, EGD_MAX_CLIENTS +
-						      EGD_CLIENTS_KEPT) : 0;
 
-	egd_server_get_stats(egd, &st);
 	for (size_t k = 0; k < sizeof(totals) / sizeof(totals[0]); k++)
 		metric(f, totals[k].name, totals[k].type, totals[k].help,
-		       *(const uint64_t *)(const void *)((const char *)&st +
+		       *(const uint64_t *)(const void *)((const char *)egd +
 							 totals[k].off));
-	metric(f, "rngfeed_egd_clients", "gauge",
-	       "EGD clients connected now.", st.clients);
 	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
 		metric_header(f, per[k].name, "counter", per[k].help);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < egd->n_lines; i++) {
+			const struct metrics_egd_client *c = &egd->lines[i];
+
 			fprintf(f, "%s{client=\"%lu\",peer=\"%s\"} %llu\n",
-				per[k].name, cl[i].id, cl[i].peer,
-				(unsigned long long)*(const uint64_t *)(const void *)(
-					(const char *)&cl[i] + per[k].off));
+				per[k].name, c->id, c->peer,
+				(unsigned long long)*(const uint64_t *)(
+					const void *)((const char *)c +
+						      per[k].off));
+		}
 	}
-	free(cl);
 }
 
 static void write_body(FILE *f, const struct metrics_snapshot *m)
@@ -191,11 +188,10 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 	metric_header(f, "rngfeed_source_test_failures_total", "counter",
 		      "Blocks that failed this health test.");
 	for (size_t i = 0; i < m->n_sources; i++)
-		for (size_t k = 0; k < MONITOR_N_TESTS; k++)
-			if (monitor_tests[k].key)
-				fprintf(f, "rngfeed_source_test_failures_total{source=\"%s\",test=\"%s\"} %llu\n",
-					m->sources[i].name, monitor_tests[k].key,
-					(unsigned long long)m->sources[i].stats->test_failures[k]);
+		for (size_t k = 0; k < m->sources[i].n_tests; k++)
+			fprintf(f, "rngfeed_source_test_failures_total{source=\"%s\",test=\"%s\"} %llu\n",
+				m->sources[i].name, m->sources[i].tests[k].test,
+				(unsigned long long)m->sources[i].tests[k].blocks);
 	if (m->egd)
 		write_egd(f, m->egd);
 }

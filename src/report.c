@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/log.h"
@@ -152,10 +153,14 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		   const char *path, double now)
 {
 	struct metrics_source ms[CONFIG_MAX_SOURCES];
+	struct metrics_test_failures tf[CONFIG_MAX_SOURCES][MONITOR_N_TESTS];
 	struct reader_stats st[CONFIG_MAX_SOURCES];
+	struct metrics_egd egd;
+	struct metrics_egd_client *lines = NULL;
 	struct conditioner_stats cs;
 	struct metrics_snapshot m;
 	size_t n = 0;
+	int written;
 
 	conditioner_get_stats(v->cond, &cs);
 	m = (struct metrics_snapshot){
@@ -167,8 +172,14 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		.crng_ready = v->feeder->crng_ready,
 		.uptime_s = now - r->start,
 		.sources = ms,
-		.egd = v->egd,
 	};
+	if (v->egd) {
+		size_t cap = EGD_MAX_CLIENTS + EGD_CLIENTS_KEPT;
+
+		lines = calloc(cap, sizeof(*lines));
+		egd_server_metrics(v->egd, &egd, lines, lines ? cap : 0);
+		m.egd = &egd;
+	}
 	for (size_t i = 0; i < sourceset_count(v->set) && n < CONFIG_MAX_SOURCES;
 	     i++) {
 		if (!sourceset_used(v->set, i))
@@ -176,7 +187,12 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		sourceset_stats(v->set, i, &st[n]);
 		ms[n] = (struct metrics_source){
 			.name = sourceset_config(v->set, i)->driver->name,
-			.stats = &st[n],
+			.raw_bytes = st[n].raw_bytes,
+			.blocks_passed = st[n].blocks_passed,
+			.blocks_failed = st[n].blocks_failed,
+			.errors = st[n].errors,
+			.disables = st[n].disables,
+			.tests = tf[n],
 			.credit_bits =
 				conditioner_deposited(v->cond, (unsigned int)i) /
 				1024,
@@ -186,10 +202,20 @@ int report_metrics(const struct report *r, const struct report_view *v,
 			.enabled = sourceset_running(v->set, i) &&
 				   st[n].state == READER_RUNNING,
 		};
+		/* One series per counted row of the monitor's table. */
+		for (size_t k = 0; k < MONITOR_N_TESTS; k++)
+			if (monitor_tests[k].key)
+				tf[n][ms[n].n_tests++] =
+					(struct metrics_test_failures){
+						.test = monitor_tests[k].key,
+						.blocks = st[n].test_failures[k],
+					};
 		n++;
 	}
 	m.n_sources = n;
-	return metrics_write(path, &m);
+	written = metrics_write(path, &m);
+	free(lines);
+	return written;
 }
 
 void report_why_no_credit(const struct report_view *v, char *buf, size_t len)

@@ -132,10 +132,14 @@ void egd_server_get_stats(const struct egd_server *s,
 			  struct egd_server_stats *out);
 /* One summary line (exit, SIGUSR1): what was served, to how many. */
 void egd_server_log_summary(const struct egd_server *s);
-/* Per connected client, then the last EGD_CLIENTS_KEPT that left (oldest
- * first), up to @cap; how many. */
-size_t egd_server_clients(const struct egd_server *s,
-			  struct egd_client_stats *out, size_t cap);
+
+struct metrics_egd;
+struct metrics_egd_client;
+/* The server's part of the metrics snapshot: totals into @out, a line
+ * per connected client, then per one of the last EGD_CLIENTS_KEPT that
+ * left (oldest first), into @lines (@cap of them). */
+void egd_server_metrics(const struct egd_server *s, struct metrics_egd *out,
+			struct metrics_egd_client *lines, size_t cap);
 
 /* --egd-only: no kernel output at all; the loop serves clients only. */
 extern const struct output_ops egd_server_output;

@@ -3,6 +3,9 @@
  * Metrics in the Prometheus node_exporter textfile format, written
  * atomically (temporary file in the same directory, then rename) so a
  * collector never reads half a file.
+ *
+ * The writer knows no producer: each (the sources, the output, the EGD
+ * server) fills its part of a plain snapshot.
  */
 #ifndef RNGFEED_METRICS_H
 #define RNGFEED_METRICS_H
@@ -11,17 +14,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rngfeed/reader.h"
-
-struct egd_server;
+/* Blocks that failed one health test (its metrics key). */
+struct metrics_test_failures {
+	const char *test;
+	uint64_t blocks;
+};
 
 struct metrics_source {
 	const char *name;
-	const struct reader_stats *stats;
+	uint64_t raw_bytes;
+	uint64_t blocks_passed, blocks_failed;
+	uint64_t errors, disables;
+	size_t n_tests;
+	const struct metrics_test_failures *tests;
 	uint64_t credit_bits;    /* deposited in the ledger, whole bits */
 	unsigned int credit;     /* bits per 1024 raw bits, as credited */
 	double min_entropy_estimate; /* on-line, bits per sample; < 0: none yet */
 	bool enabled;            /* configured on and not disabled */
+};
+
+/* One EGD client: connected, or one of the last to leave. */
+struct metrics_egd_client {
+	unsigned long id;        /* connection number since start */
+	char peer[48];           /* "pid 123 uid 0" or the address */
+	uint64_t served, requests, refused;
+};
+
+/* The EGD server: totals since start, and its client lines. */
+struct metrics_egd {
+	uint64_t served, requests, refused;
+	uint64_t accepted, rejected, disconnects, dropped;
+	uint64_t reseeds, discards;
+	uint64_t clients;        /* connected now */
+	size_t n_lines;
+	const struct metrics_egd_client *lines;
 };
 
 struct metrics_snapshot {
@@ -33,7 +59,7 @@ struct metrics_snapshot {
 	double uptime_s;
 	size_t n_sources;
 	const struct metrics_source *sources;
-	const struct egd_server *egd;   /* its totals and clients; NULL */
+	const struct metrics_egd *egd;  /* NULL: no EGD server */
 };
 
 /* Write @m to @path atomically.  0 or -errno. */
