@@ -27,6 +27,9 @@ fail() {
 }
 
 [ "$(id -u)" -eq 0 ] || skip "writing rng_quality needs root"
+# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 [ -c /dev/hwrng ] && [ "$(stat -c '%t:%T' /dev/hwrng)" = "a:b7" ] ||
 	skip "no /dev/hwrng that is the hw_random device (char 10:183) here (a container's own /dev?)"
 [ -r "$QUALITY" ] || skip "no $QUALITY (no hw_random device, or a kernel before 5.18)"

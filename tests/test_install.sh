@@ -27,8 +27,16 @@ bad() {
 }
 
 # make runs quietly and without the parent's jobserver or directory noise.
+# Run as root in a tree someone else owns ("sudo make check"), it builds
+# as that owner, so build/install/ never holds a root-owned file there.
+as_owner=()
+owner=$(stat -c %U .)
+if [ "$(id -u)" -eq 0 ] && [ "$owner" != root ] && command -v runuser >/dev/null; then
+	as_owner=(runuser -u "$owner" --)
+	chown "$owner" "$tmp"
+fi
 mk() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
+	"${as_owner[@]}" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
 }
 
 # Where the Makefile puts the unit unless told otherwise.

@@ -150,8 +150,9 @@ grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' "$tmp/help" 2>/dev/null ||
 
 # --list where /sys shows a hw_random device but /dev has no node for it
 # (a container): the kernel line says so, beside "cannot open /dev/hwrng".
-if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
-	echo "SKIP: --list without /dev/hwrng: needs root and unshare (a private /dev)"
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null ||
+	! (( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )); then
+	echo "SKIP: --list without /dev/hwrng: needs root with CAP_SYS_ADMIN and unshare (a private /dev)"
 elif [ ! -e /sys/class/misc/hw_random/rng_current ] ||
 	grep -qx none /sys/class/misc/hw_random/rng_current; then
 	echo "SKIP: --list without /dev/hwrng: no hw_random device in /sys"
