@@ -259,6 +259,13 @@ grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' README.md || fail "the README does n
 # No example that runs ./rngfeed (the tree's, not installed) on /etc/rngfeed.conf.
 bad=$(grep -nE '^    ' README.md | sed 's/#.*//' | grep -E '\./rngfeed .*-c /etc/rngfeed\.conf')
 [ -z "$bad" ] || fail "a README example reads /etc/rngfeed.conf before anything installed it: $bad"
+# The README's configuration example parses.
+section README.md '^## Configuration' '^## ' | sed -n 's/^    //p' >"$tmp/readme.conf"
+if [ ! -s "$tmp/readme.conf" ]; then
+	fail "the README's configuration section has no example"
+elif ! "$RNGFEED" -c "$tmp/readme.conf" --list >/dev/null 2>"$tmp/readme.conf.err"; then
+	fail "the README's configuration example does not parse: $(cat "$tmp/readme.conf.err")"
+fi
 # -D: the code opens the sources before the switch (daemon.c's stage order).
 sed 's/\\-/-/g' man/rngfeed.8 | tr '\n' ' ' | grep -qiE 'opened[^.]*after the switch|before any source is opened' &&
 	fail "rngfeed(8) says sources are opened after the privilege drop; they are opened before"
