@@ -41,7 +41,7 @@ TEST_HELPERS := $(patsubst %.c,%,$(wildcard tests/helper_*.c)) \
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 BENCHES     := $(patsubst %.c,%,$(wildcard bench/bench_*.c))
 
-.PHONY: all check clean deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd vm-test-stuck vm-test-bootcost vm-test-systemd-cases vm-test-arm64 install uninstall soak
+.PHONY: all check check-programs clean deps test-deps run bench bench-smoke vm-test vm-test-smoke vm-test-systemd vm-test-stuck vm-test-bootcost vm-test-systemd-cases vm-test-arm64 install uninstall soak
 
 all: rngfeed
 
@@ -77,9 +77,19 @@ tests/cavp-ctr-drbg: tests/cavp-ctr-drbg.c $(wildcard tests/cavp.c tests/cavp.h)
 bench/bench_%: bench/bench_%.c bench/bench.h $(LIB) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# "sudo make deps run" and "sudo make deps test-deps check" build as the
+# user who ran sudo (when that user owns the tree), and only run as root:
+# so no root-owned file is left in the user's tree.  Plain root, or a tree
+# the user does not own: built as root, as before.
+AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u)),$(filter-out root,$(SUDO_USER)),\
+             $(filter $(SUDO_UID),$(shell stat -c %u . 2>/dev/null))),runuser -u $(SUDO_USER) --)
+
 # Every unit test program and integration script runs; tests/run-tests.sh
 # prints each result and one closing "N passed, N failed, N skipped" line.
-check: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so
+check-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so
+
+check: $(if $(AS_USER),,check-programs)
+	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
 	@RNGFEED=./rngfeed tests/run-tests.sh $(UNIT_TESTS) $(TEST_SCRIPTS)
 
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
@@ -140,24 +150,56 @@ vm-test-egd: rngfeed
 vm-test-egd-smoke: rngfeed
 	RNGFEED=./rngfeed VM_SMOKE=1 tests/vm/egd-boot.sh
 
-# Debian 12 build and test dependencies, for a newcomer on a fresh machine.
-DEB_DEPS := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
-            libcap-dev check rng-tools5 swtpm swtpm-tools strace \
-            man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14 \
-            libdivsufsort-dev
+# Debian 12 packages, for a newcomer on a fresh machine: make deps what
+# builds and runs rngfeed; make test-deps adds what make check and the
+# gates (sanitize, analyze, valgrind, fuzz) use.
+DEB_DEPS      := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
+                 libcap-dev libdivsufsort-dev
+DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace \
+                 man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
 deps:
 	apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_DEPS)
 
+test-deps: deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_TEST_DEPS)
+
 # Foreground with readable logs, on every source available here.
-run: rngfeed
+run: $(if $(AS_USER),,rngfeed)
+	$(if $(AS_USER),$(AS_USER) $(MAKE) rngfeed)
 	./rngfeed -f -v
 
-install: rngfeed
-	install -D -m 0755 rngfeed $(DESTDIR)$(SBINDIR)/rngfeed
+# The installed binary: the same objects, with config.c compiled for the
+# configuration path under SYSCONFDIR (./rngfeed keeps /etc/rngfeed.conf,
+# so a make install with other directories changes nothing the tests run).
+# build/install/paths holds the directories it was built for: it is
+# rewritten, and the binary relinked, only when they change.
+INSTALL_BIN := build/install/rngfeed
+build/install/paths: FORCE
+	@mkdir -p $(dir $@)
+	@echo 'SYSCONFDIR=$(SYSCONFDIR)' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+
+build/install/config.o: src/config.c build/install/paths $(HEADERS)
+	$(CC) $(CPPFLAGS) -DCONFIG_DEFAULT_PATH='"$(SYSCONFDIR)/rngfeed.conf"' $(CFLAGS) -c -o $@ $<
+
+# Its config.o comes first, so the library's copy is never pulled in.
+$(INSTALL_BIN): build/install/config.o build/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: FORCE
+FORCE:
+
+# The unit names the binary and the configuration where they are installed.
+install: $(INSTALL_BIN)
+	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(SBINDIR)/rngfeed
 	install -D -m 0644 man/rngfeed.8 $(DESTDIR)$(MANDIR)/man8/rngfeed.8
 	install -D -m 0644 man/rngfeed.conf.5 $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5
-	install -D -m 0644 systemd/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	@mkdir -p build/install
+	sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
+	    -e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
+	    systemd/rngfeed.service >build/install/rngfeed.service
+	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
@@ -366,7 +408,7 @@ build/fuzz/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
 
-check: $(FUZZ_REPLAYS)
+check-programs: $(FUZZ_REPLAYS)
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -413,10 +455,10 @@ ARCH         ?= arm64
 CROSS_ARCHES := arm64 s390x i386 armhf ppc64el
 CROSS_CACHE  ?= $(CURDIR)/.cache/cross
 CROSS_BUILD  ?= host
-# make deps's list less the compiler and the native gates' tools.
+# make test-deps's list less the compiler and the native gates' tools.
 CROSS_DEPS   := $(filter-out build-essential pkg-config swtpm swtpm-tools strace \
                   man-db groff-base clang libclang-rt-14-dev valgrind cppcheck \
-                  clang-tools-14,$(DEB_DEPS))
+                  clang-tools-14,$(DEB_DEPS) $(DEB_TEST_DEPS))
 CROSS_UNITS  := $(UNIT_TESTS)
 # The scripts that need neither a kernel device nor RNDADDENTROPY (qemu-user
 # does not emulate it: "Function not implemented"), swtpm or strace; the

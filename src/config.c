@@ -186,6 +186,7 @@ void config_usage(FILE *out)
 	      "  -D, --user USER[:GROUP] run as USER, keeping only CAP_SYS_ADMIN\n"
 	      "      --restore-hwrng-quality  after a crash, put back the hw_random\n"
 	      "                          rng_quality that rngfeed recorded in\n"
+	      "                          $RUNTIME_DIRECTORY/hwrng-quality, without it\n"
 	      "                          " HWRNG_GATE_STATE_PATH "\n"
 	      "                          (the unit's ExecStopPost=)\n"
 	      "      --max-failures K    disable a source after K failed blocks in a\n"

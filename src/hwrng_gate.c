@@ -527,6 +527,10 @@ int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
 	if (r == -ENOENT || r == -ENODATA) {
 		if (r == -ENODATA)
 			unlink(state_path);
+		say(msg, msg_len,
+		    "no hand-over record in %s: nothing to put back (a clean "
+		    "stop leaves none)",
+		    state_path);
 		return 0;
 	}
 	if (r < 0) {

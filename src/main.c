@@ -7,10 +7,12 @@
 #include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +56,22 @@ static void list_running(const char *path, const char *source)
 	else
 		printf("estimate %.2f bits/sample, credit %.0f/1024", h, credit);
 }
+
+/*
+ * --list in a container sees the host's /sys but its own /dev: the device
+ * the kernel credits is then one nothing here can open.  @kernel is the
+ * line hwrng_gate_describe_kernel() wrote: nothing to add without a device.
+ */
+static bool hwrng_node_missing(const char *kernel)
+{
+	struct stat st;
+
+	if (strncmp(kernel, "no hw_random device", 19) == 0)
+		return false;
+	return stat("/dev/hwrng", &st) < 0 || !S_ISCHR(st.st_mode) ||
+	       major(st.st_rdev) != 10 || minor(st.st_rdev) != 183;
+}
+
 
 /*
  * --list: one line per driver, with the options and config file of a run:
@@ -103,7 +121,13 @@ static int run_list(struct rngfeed_config *cfg)
 	sourceset_free(set);
 	/* The kernel's own crediting of /dev/hwrng, beside ours. */
 	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
-	printf("hw_random: %s\n", kernel);
+	printf("hw_random: %s%s\n", kernel,
+	       hwrng_node_missing(kernel)
+		       ? "; but this /dev has no hw_random node (/dev/hwrng, char "
+			 "10:183): that is the host's kernel and device, seen "
+			 "through its /sys (a container?), and no source here can "
+			 "read it"
+		       : "");
 	return EXIT_SUCCESS;
 }
 
@@ -137,7 +161,7 @@ static int check_user(const char *spec)
 }
 
 /* --restore-hwrng-quality: the unit's ExecStopPost=.  After a clean stop
- * there is no record and nothing to say. */
+ * there is no record: it says so (and where it looked), exit 0. */
 static int run_restore_hwrng(void)
 {
 	char msg[HWRNG_GATE_MSG_LEN], path[256];

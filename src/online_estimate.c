@@ -194,4 +194,6 @@ int online_estimate_update(struct online_estimate *e)
 void online_estimate_get(const struct online_estimate *e, struct online_estimate_result *r)
 {
 	*r = e->res;
+	r->held = (uint32_t)((size_t)e->held * MONITOR_BLOCK_BYTES *
+			     (e->sample_bits == 8 ? 1 : 8));
 }

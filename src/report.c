@@ -28,16 +28,26 @@ static const char *fed_word(const struct report_view *v)
 }
 
 /* "estimate H 7.54 bits/sample over 65000 samples (MCV 7.57, Markov 7.99,
- * lag 7.54)", or that there is none yet. */
+ * lag 7.54)", or that there is none yet.  Estimates run at growth points
+ * and then every quarter window, so between two the window holds more
+ * than the last one covered: say so, or a slow source's figure looks
+ * stuck beside a fast one's. */
 static void estimate_words(const struct online_estimate_result *e, char *buf, size_t len)
 {
-	if (e->h < 0.0)
+	int n;
+
+	if (e->h < 0.0) {
 		snprintf(buf, len, "no min-entropy estimate yet");
-	else
-		snprintf(buf, len,
-			 "estimate H %.2f bits/sample over %u samples (MCV %.2f, "
-			 "Markov %.2f, lag %.2f)",
-			 e->h, (unsigned int)e->samples, e->h_mcv, e->h_markov, e->h_lag);
+		return;
+	}
+	n = snprintf(buf, len,
+		     "estimate H %.2f bits/sample over %u samples (MCV %.2f, "
+		     "Markov %.2f, lag %.2f)",
+		     e->h, (unsigned int)e->samples, e->h_mcv, e->h_markov, e->h_lag);
+	if (e->held > e->samples && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "; the window holds %u samples now, re-estimated as it fills",
+			 (unsigned int)e->held);
 }
 
 void report_rates(struct report *r, const struct report_view *v, double now)
@@ -121,7 +131,8 @@ void report_summary(const struct report *r, const struct report_view *v,
 					(unsigned long long)st.test_failures[k]);
 		log_notice("  %s: %llu raw bytes, %llu block%s passed, %llu "
 			   "failed (%s), %llu errors, %llu disables, "
-			   "%llu credit bits (what its passed blocks carried)",
+			   "%llu bits of entropy deposited in the DRBG (its passed "
+			   "blocks' credit, taken only as the kernel asked)",
 			   sourceset_config(v->set, i)->driver->name,
 			   (unsigned long long)st.raw_bytes,
 			   (unsigned long long)st.blocks_passed,
@@ -134,6 +145,10 @@ void report_summary(const struct report *r, const struct report_view *v,
 						1024));
 	}
 	conditioner_get_stats(v->cond, &cs);
+	/* --egd-only feeds no kernel: no kernel line (the EGD server's
+	 * own line, with its DRBG, follows). */
+	if (v->mode == MODE_EGD)
+		return;
 	/* The kernel's credit is spent from what the sources carried, at
 	 * most 256 bits per reseed: say so beside the per-source figures. */
 	log_notice("  %s %llu bytes crediting %llu bits (the kernel's credit: "

@@ -1,20 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The documents against the binary (issue 18 item 3): one source of truth.
+# The documents against the binary: one source of truth.  The README is
+# the short form (at most 250 lines); the full tables live in docs/usage.md,
+# the rest of the long text in docs/ (one topic a file).
 #  1. options: every long option in --help is in rngfeed(8)'s OPTIONS and
-#     in the README's option table, and neither names one --help lacks;
+#     in docs/usage.md's option table, and neither names one --help lacks;
 #     the configuration keys the binary accepts are the keys rngfeed.conf(5)
 #     documents, and the shipped systemd/rngfeed.conf uses only those;
 #  2. metrics: the names the binary writes (a short -t run with --metrics)
-#     are the names in rngfeed(8)'s METRICS and in the README's table;
-#  3. sources: the README's source table names every source --list shows,
-#     with its default credit;
-#  4. details the issue found wrong: --check=FILE as --help writes it,
-#     --interval takes whole seconds (and the README says so), the README's
-#     layout names every file in src/, no document or comment cites the
-#     team's notes (DESIGN.md, MEASURED.md), which are not in the tree.
-# The README's Performance section (written from bench/ and bench/results.md)
-# included: its reference figures are labelled by what they are.
+#     are the names in rngfeed(8)'s METRICS and in docs/usage.md's table;
+#  3. sources: docs/usage.md's source table names every source --list
+#     shows, with its default credit, and the README's short table too;
+#  4. details: --check=FILE as --help writes it, --interval takes whole
+#     seconds (and docs/usage.md says so), docs/layout.md names every file
+#     in src/, no document or comment cites the team's notes (DESIGN.md,
+#     MEASURED.md), which are not in the tree;
+#  5. the layout: README <= 250 lines and rngfeed(8) <= 900, every docs/
+#     file the README links to exists and is linked, no issue numbers or
+#     dates in the user documents, the measured documents say on what
+#     machine; the README's statements that were wrong once: the unit's
+#     bounding set, the hand-over record under $RUNTIME_DIRECTORY (as
+#     --help says), no ./rngfeed example reading /etc/rngfeed.conf before
+#     anything installed it; rngfeed(8) on -D: sources opened before the
+#     switch, as the code does.
 # Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_docs.sh
 # Exit 0 pass, 1 fail.
 set -u
@@ -33,7 +41,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 
 [ -x "$RNGFEED" ] || { echo "FAIL: $RNGFEED is not built"; exit 1; }
-for f in README.md man/rngfeed.8 man/rngfeed.conf.5 systemd/rngfeed.conf; do
+USAGE=docs/usage.md
+for f in README.md $USAGE docs/layout.md man/rngfeed.8 man/rngfeed.conf.5 systemd/rngfeed.conf; do
 	[ -r "$f" ] || { echo "FAIL: no $f (run from the top of the tree)"; exit 1; }
 done
 
@@ -65,13 +74,13 @@ grep -E '^ +-' "$tmp/help" | grep -oE -- '--[a-z][a-z-]*' | sort -u >"$tmp/help.
 section man/rngfeed.8 '^\.SH OPTIONS' '^\.SH ' |
 	awk 'prev == ".TP" { print } { prev = $0 }' |
 	sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z-]*' | sort -u >"$tmp/man.opts"
-# README: the first column of the option table.
-section README.md '^\| option \| what it does \|' '^$' |
+# docs/usage.md: the first column of the option table.
+section $USAGE '^\| option \| what it does \|' '^$' |
 	awk -F'|' 'NR > 1 { print $2 }' | grep -oE -- '--[a-z][a-z-]*' | sort -u >"$tmp/readme.opts"
 same "options" "--help" "$tmp/help.opts" "rngfeed(8) OPTIONS" "$tmp/man.opts" &&
 	ok "$(wc -l <"$tmp/help.opts") long options: --help = rngfeed(8)"
-same "options" "--help" "$tmp/help.opts" "README's option table" "$tmp/readme.opts" &&
-	ok "$(wc -l <"$tmp/help.opts") long options: --help = README"
+same "options" "--help" "$tmp/help.opts" "docs/usage.md's option table" "$tmp/readme.opts" &&
+	ok "$(wc -l <"$tmp/help.opts") long options: --help = docs/usage.md"
 
 # Configuration keys: the long options the binary accepts in a file (a
 # value that is wrong for the key is a different error from an unknown key).
@@ -144,24 +153,29 @@ else
 	grep -ohE '^rngfeed_[a-z_]+' "$tmp/m.prom" "$tmp/e.prom" | sort -u >"$tmp/bin.metrics"
 	section man/rngfeed.8 '^\.SH METRICS' '^\.SH ' |
 		grep -oE '^\.B rngfeed_[a-z_]+' | sed 's/^\.B //' | sort -u >"$tmp/man.metrics"
-	grep -oE '^\| `rngfeed_[a-z_]+`' README.md | sed 's/^| `//; s/`$//' | sort -u >"$tmp/readme.metrics"
+	grep -oE '^\| `rngfeed_[a-z_]+`' $USAGE | sed 's/^| `//; s/`$//' | sort -u >"$tmp/readme.metrics"
 	same "metrics" "the metrics file" "$tmp/bin.metrics" "rngfeed(8) METRICS" "$tmp/man.metrics" &&
 		ok "$(wc -l <"$tmp/bin.metrics") metric names: binary = rngfeed(8)"
-	same "metrics" "the metrics file" "$tmp/bin.metrics" "README's metrics table" "$tmp/readme.metrics" &&
-		ok "$(wc -l <"$tmp/bin.metrics") metric names: binary = README"
+	same "metrics" "the metrics file" "$tmp/bin.metrics" "docs/usage.md's metrics table" "$tmp/readme.metrics" &&
+		ok "$(wc -l <"$tmp/bin.metrics") metric names: binary = docs/usage.md"
 fi
 
 # ---- 3. sources -------------------------------------------------------------------
 
 "$RNGFEED" -c /dev/null --list >"$tmp/list" 2>/dev/null || fail "--list exited $?"
 awk '$2 == "available" || $2 == "unavailable" { print $1 }' "$tmp/list" | sort >"$tmp/list.src"
-section README.md '^\| name \| what \| default credit' '^$' |
+section $USAGE '^\| name \| what \| default credit' '^$' |
 	awk -F'|' 'NR > 1 { gsub(/[ `]/, "", $2); print $2 }' | sort >"$tmp/readme.src"
-same "sources" "--list" "$tmp/list.src" "README's source table" "$tmp/readme.src" &&
-	ok "$(wc -l <"$tmp/list.src") sources: --list = README"
+same "sources" "--list" "$tmp/list.src" "docs/usage.md's source table" "$tmp/readme.src" &&
+	ok "$(wc -l <"$tmp/list.src") sources: --list = docs/usage.md"
+# The README's short table: its first column may name two sources a row.
+section README.md '^\| source \| what \| default credit' '^$' |
+	awk -F'|' 'NR > 1 { print $2 }' | grep -oE '`[a-z0-9-]+`' | tr -d '`' | sort >"$tmp/short.src"
+same "sources" "--list" "$tmp/list.src" "the README's source table" "$tmp/short.src" &&
+	ok "$(wc -l <"$tmp/list.src") sources: --list = the README's short table"
 quality=$(cat /sys/class/misc/hw_random/rng_quality 2>/dev/null)
 while read -r name; do
-	want=$(section README.md '^\| name \| what \| default credit' '^$' |
+	want=$(section $USAGE '^\| name \| what \| default credit' '^$' |
 		awk -F'|' -v n="$name" '{ s = $2; gsub(/[ `]/, "", s) } s == n { print $4 }' |
 		grep -oE '[0-9]+' | head -n1)
 	got=$(awk -v n="$name" '$1 == n { print $3 }' "$tmp/list")
@@ -172,7 +186,7 @@ while read -r name; do
 		grep -qE "^$name +available" "$tmp/list" || continue
 		;;
 	esac
-	[ "$want" = "$got" ] || fail "$name: README's default credit ${want:-none}, --list $got"
+	[ "$want" = "$got" ] || fail "$name: docs/usage.md's default credit ${want:-none}, --list $got"
 done <"$tmp/list.src"
 
 # ---- 4. details --------------------------------------------------------------------
@@ -185,26 +199,76 @@ grep -qF -- '--check[=FILE]' "$tmp/help" || fail "--help does not show --check[=
 timeout 10 "$RNGFEED" -c /dev/null -n rdrand -f --interval 1.5 >/dev/null 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "--interval 1.5 exited $rc (want 2: whole seconds)"
-grep -E '^\| `--interval' README.md | grep -q 'whole seconds' ||
-	fail "README's --interval row does not say whole seconds"
+grep -E '^\| `--interval' $USAGE | grep -q 'whole seconds' ||
+	fail "docs/usage.md's --interval row does not say whole seconds"
 section man/rngfeed.8 '^\.BI \\-\\-interval ' '^\.TP' | grep -qi 'fraction' &&
 	fail "rngfeed(8) says --interval takes fractional seconds"
 # The layout names every source file, and every file it names exists.
-section README.md '^## Layout' '^## ' >"$tmp/layout"
+cp docs/layout.md "$tmp/layout"
 for f in src/*.c; do
-	grep -qF "\`$f\`" "$tmp/layout" || fail "README's layout does not name $f"
+	grep -qF "\`$f\`" "$tmp/layout" || fail "docs/layout.md does not name $f"
 done
 for f in src/sources/*.c; do
 	b=${f##*/}
-	grep -qE "\`(${b%.c}|$b)\`" "$tmp/layout" || fail "README's layout does not name $f"
+	grep -qE "\`(${b%.c}|$b)\`" "$tmp/layout" || fail "docs/layout.md does not name $f"
 done
 grep -oE '`src/[a-z0-9_/]+\.c`' "$tmp/layout" | tr -d '`' | while read -r f; do
-	[ -e "$f" ] || echo "FAIL: README's layout names $f, which does not exist"
+	[ -e "$f" ] || echo "FAIL: docs/layout.md names $f, which does not exist"
 done | grep . && failures=$((failures + 1))
 # No citation of notes that are not in the tree.
-cites=$(grep -rnE 'MEASURED\.md|DESIGN\.md' README.md bench/results.md man systemd include src .ci debian 2>/dev/null)
+cites=$(grep -rnE 'MEASURED\.md|DESIGN\.md' README.md docs bench/results.md man systemd include src .ci debian 2>/dev/null)
 [ -z "$cites" ] || fail "citations of notes that are not in the repository:
 $cites"
+
+# ---- 5. the layout of the documents ----------------------------------------------
+
+n=$(wc -l <README.md)
+[ "$n" -le 250 ] || fail "README.md has $n lines (at most 250: the rest goes to docs/)"
+n=$(wc -l <man/rngfeed.8)
+[ "$n" -le 900 ] || fail "man/rngfeed.8 has $n source lines (at most 900)"
+for d in usage credit faults performance early-boot architectures layout daemon; do
+	[ -s "docs/$d.md" ] || fail "no docs/$d.md"
+	grep -qF "(docs/$d.md)" README.md || fail "the README does not link to docs/$d.md"
+done
+grep -oE '\]\((docs/)?[a-z-]+\.md(#[a-z0-9-]+)?\)' README.md docs/*.md | while IFS=: read -r from link; do
+	target=${link#](}
+	target=${target%)}
+	target=${target%%#*}
+	case "$from" in docs/*) target=docs/$target ;; esac
+	[ -e "$target" ] || echo "FAIL: $from links to $target, which does not exist"
+done | grep . && failures=$((failures + 1))
+# User documents: no issue numbers, no dated notes.
+notes=$(grep -nE '[Ii]ssues? [0-9]+|20[0-9]{2}-[01][0-9]-[0-3][0-9]' README.md docs/*.md man/rngfeed.8 man/rngfeed.conf.5 |
+	grep -v 'change notice')  # FIPS 140-2's change notice is the standard's own date
+[ -z "$notes" ] || fail "issue numbers or dates in user documents:
+$notes"
+# Measured figures say on what machine.
+for d in performance faults early-boot architectures; do
+	grep -qiE 'measured on|^Machine:' "docs/$d.md" || fail "docs/$d.md does not say on what machine its figures were measured"
+done
+# The unit's bounding set, every capability of it, where the README speaks of it.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/rngfeed.service)
+if grep -qi 'bounding set' README.md; then
+	for c in $caps; do
+		grep -qF "$c" README.md || fail "the README's bounding set leaves out $c (the unit has: $caps)"
+	done
+fi
+# The hand-over record: where --help says, $RUNTIME_DIRECTORY first.
+grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' "$tmp/help" || fail "--help does not name \$RUNTIME_DIRECTORY/hwrng-quality"
+grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' README.md || fail "the README does not name \$RUNTIME_DIRECTORY/hwrng-quality"
+# No example that runs ./rngfeed (the tree's, not installed) on /etc/rngfeed.conf.
+bad=$(grep -nE '^    ' README.md | sed 's/#.*//' | grep -E '\./rngfeed .*-c /etc/rngfeed\.conf')
+[ -z "$bad" ] || fail "a README example reads /etc/rngfeed.conf before anything installed it: $bad"
+# The README's configuration example parses.
+section README.md '^## Configuration' '^## ' | sed -n 's/^    //p' >"$tmp/readme.conf"
+if [ ! -s "$tmp/readme.conf" ]; then
+	fail "the README's configuration section has no example"
+elif ! "$RNGFEED" -c "$tmp/readme.conf" --list >/dev/null 2>"$tmp/readme.conf.err"; then
+	fail "the README's configuration example does not parse: $(cat "$tmp/readme.conf.err")"
+fi
+# -D: the code opens the sources before the switch (daemon.c's stage order).
+sed 's/\\-/-/g' man/rngfeed.8 | tr '\n' ' ' | grep -qiE 'opened[^.]*after the switch|before any source is opened' &&
+	fail "rngfeed(8) says sources are opened after the privilege drop; they are opened before"
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures failure(s)"

@@ -2,7 +2,8 @@
 # "make install" into a DESTDIR: prints what it installed, checks the five
 # files, their modes and that nothing else was installed; checks that a
 # second install keeps an edited /etc/rngfeed.conf, that SBINDIR, MANDIR,
-# SYSCONFDIR and SYSTEMDUNITDIR are honoured, and that "make uninstall"
+# SYSCONFDIR and SYSTEMDUNITDIR are honoured (PREFIX and SYSCONFDIR in the
+# unit's ExecStart= and the binary's default configuration path too), and that "make uninstall"
 # removes the program, the pages and the unit (and, like dpkg's "remove",
 # leaves the administrator's configuration alone).
 #
@@ -26,8 +27,16 @@ bad() {
 }
 
 # make runs quietly and without the parent's jobserver or directory noise.
+# Run as root in a tree someone else owns ("sudo make check"), it builds
+# as that owner, so build/install/ never holds a root-owned file there.
+as_owner=()
+owner=$(stat -c %U .)
+if [ "$(id -u)" -eq 0 ] && [ "$owner" != root ] && command -v runuser >/dev/null; then
+	as_owner=(runuser -u "$owner" --)
+	chown "$owner" "$tmp"
+fi
 mk() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
+	"${as_owner[@]}" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
 }
 
 # Where the Makefile puts the unit unless told otherwise.
@@ -129,6 +138,36 @@ mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man 
 	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
 left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf)
 [ -z "$left" ] || bad "make uninstall with custom directories left: $(echo $left)"
+
+# --- 5. PREFIX and SYSCONFDIR reach the unit and the binary --------------------
+# The unit must start the binary that was installed, and the binary must
+# read the configuration that was installed; the tree's ./rngfeed keeps
+# /etc/rngfeed.conf (the tests run it).
+d=$tmp/local
+if ! mk install DESTDIR="$d" PREFIX=/usr/local SYSCONFDIR=/opt/etc >"$tmp/log" 2>&1; then
+	bad "make install PREFIX=/usr/local SYSCONFDIR=/opt/etc failed:"
+	sed 's/^/    /' "$tmp/log"
+fi
+unit=$d$unitdir/rngfeed.service
+for key in ExecStart ExecStopPost; do
+	line=$(grep "^$key=" "$unit" 2>/dev/null)
+	case "$line" in
+	"$key=/usr/local/sbin/rngfeed "*) echo "unit: $line" ;;
+	*) bad "PREFIX=/usr/local: the unit's $key is '$line', not /usr/local/sbin/rngfeed" ;;
+	esac
+done
+grep -n '/usr/sbin/rngfeed\|/etc/rngfeed\.conf' "$unit" | grep -v '/opt/etc/rngfeed\.conf' |
+	sed 's/^/    /' | grep . && bad "the unit still names the default paths (above)"
+[ -x "$d/usr/local/sbin/rngfeed" ] || bad "PREFIX=/usr/local: no /usr/local/sbin/rngfeed"
+def=$("$d/usr/local/sbin/rngfeed" --help 2>&1 | grep -oE 'default [^ ]*rngfeed\.conf')
+[ "$def" = "default /opt/etc/rngfeed.conf" ] ||
+	bad "SYSCONFDIR=/opt/etc: the installed binary's configuration is '${def#default }', not /opt/etc/rngfeed.conf"
+echo "installed binary: $def"
+[ -f "$d/opt/etc/rngfeed.conf" ] || bad "SYSCONFDIR=/opt/etc: no /opt/etc/rngfeed.conf installed"
+if [ -x ./rngfeed ]; then
+	tree=$(./rngfeed --help 2>&1 | grep -oE 'default [^ ]*rngfeed\.conf')
+	[ "$tree" = "default /etc/rngfeed.conf" ] || bad "the tree's ./rngfeed now says '$tree'"
+fi
 
 [ $fail -eq 0 ] && echo "PASS: make install and make uninstall"
 exit $fail

@@ -31,6 +31,9 @@ ok() { echo "ok: $*"; }
 
 [ -x "$RNGFEED" ] || { echo "FAIL: $RNGFEED is not built"; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (the daemon feeds the kernel)"; exit 77; }
+# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available' ||
 	{ echo "SKIP: no RDRAND here (every case keeps one source that runs)"; exit 77; }
 

@@ -127,17 +127,19 @@ src_candidates=$( (
 ) | sort -u)
 src_keys=""
 for s in $sources; do
-	grep -Eq "^ {7}$s( |\$)" "$tmp/rngfeed.8.txt" ||
-		bad "rngfeed.8 has no item for the source '$s' in SOURCES"
+	# The sources' own section moved to rngfeed.conf.5 (SOURCES), where
+	# their keys are set; rngfeed.8 stays options, signals, files, examples.
+	grep -Eq "^ {7}$s( |\$)" "$tmp/rngfeed.conf.5.txt" ||
+		bad "rngfeed.conf.5 has no item for the source '$s' in SOURCES"
 	grep -qw -- "$s" "$tmp/rngfeed.conf.5.txt" ||
 		bad "rngfeed.conf.5 does not mention the source '$s'"
 	for k in $src_candidates; do
 		"$RNGFEED" -c "$tmp/empty.conf" -O "$s:$k=1" --check </dev/null >/dev/null 2>"$tmp/probe.err"
 		grep -Eq "unknown option|has no device option" "$tmp/probe.err" && continue
 		case " $src_keys " in *" $k "*) ;; *) src_keys="$src_keys $k" ;; esac
-		# The key is in rngfeed.8's description of the source, too.
-		grep -Eq -- "(^|[^a-z-])$k=" "$tmp/rngfeed.8.txt" ||
-			bad "rngfeed.8 does not describe the key '$k' of source '$s' (as '$k=...')"
+		# The key is in rngfeed.conf.5's description of the source, too.
+		grep -Eq -- "(^|[^a-z-])$k=" "$tmp/rngfeed.conf.5.txt" ||
+			bad "rngfeed.conf.5 does not describe the key '$k' of source '$s' (as '$k=...')"
 	done
 done
 n=0

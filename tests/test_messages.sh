@@ -62,7 +62,7 @@ case "$line" in
 *" 0 blocks passed, 1 failed"*) echo "SKIP: singular: the one random block failed a test (rare)" ;;
 *) fail "summary for one block: '$line'" ;;
 esac
-[[ "$line" == *"credit bits (what its passed blocks carried)"* ]] ||
+[[ "$line" == *"bits of entropy deposited in the DRBG"* ]] ||
 	fail "the per-source credit figure does not say what it is: '$line'"
 grep -qE "^rngfeed:   would have fed [0-9]+ bytes crediting [0-9]+ bits \(the kernel's credit: " "$tmp/sum" ||
 	fail "the kernel's credit figure does not say what it is: $(grep 'crediting' "$tmp/sum")"
@@ -77,6 +77,95 @@ if "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -q 'is read by the virtio s
 	fi
 else
 	echo "SKIP: --stdout note: hwrng and virtio do not share a device here"
+fi
+
+# Root without CAP_SYS_ADMIN (a container's default): told the capability
+# is missing and how a container grants it, not "run as root".
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP: root without CAP_SYS_ADMIN: needs root and setpriv"
+elif ! "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available'; then
+	echo "SKIP: root without CAP_SYS_ADMIN: no rdrand here"
+else
+	timeout $((10 * SCALE)) setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+		"$RNGFEED" -c /dev/null -f -n rdrand >/dev/null 2>"$tmp/nocap.err"
+	line=$(grep -m1 'RNDADDENTROPY' "$tmp/nocap.err")
+	if [[ "$line" == *"CAP_SYS_ADMIN is missing"*"--cap-add SYS_ADMIN"* ]] &&
+		[[ "$line" != *"run as root"* ]]; then
+		ok "root without CAP_SYS_ADMIN: ${line#*: }"
+	else
+		fail "root without CAP_SYS_ADMIN is told: '${line:-nothing}'"
+	fi
+fi
+
+# --egd-only feeds no kernel: its summary has no kernel line.
+if "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available'; then
+	timeout -s TERM $((2 * SCALE)) "$RNGFEED" -c /dev/null --egd-only \
+		--egd-server "unix:$tmp/egd.sock" -n rdrand >/dev/null 2>"$tmp/egd.err"
+	if ! grep -q 'summary after' "$tmp/egd.err"; then
+		fail "--egd-only: no summary: $(tail -3 "$tmp/egd.err")"
+	elif grep -qE 'fed [0-9]+ bytes|crediting' "$tmp/egd.err"; then
+		fail "--egd-only's summary has a kernel line: $(grep -E 'fed [0-9]+ bytes|crediting' "$tmp/egd.err")"
+	else
+		ok "--egd-only: no kernel line in the summary"
+	fi
+else
+	echo "SKIP: --egd-only summary: no rdrand here"
+fi
+
+# -t rate lines: between two estimates the window holds more than the last
+# estimate covered, and the line says so (rdseed's "over 2500 samples"
+# looked stuck beside rdrand's growing count).
+src=
+for s in rdseed rdrand; do
+	"$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE "^$s +available" && { src=$s; break; }
+done
+if [ -z "$src" ]; then
+	echo "SKIP: rate line: neither rdseed nor rdrand here"
+else
+	timeout -s INT $((4 * SCALE)) "$RNGFEED" -c /dev/null -t -n "$src" \
+		--stats-interval 1 >/dev/null 2>"$tmp/rate.err"
+	line=$(grep -E "^rngfeed: $src: .*blocks ([2-7]|1[0-9]|2[0-5]) passed" "$tmp/rate.err" | head -n1)
+	if [ -z "$line" ]; then
+		echo "SKIP: rate line: $src gave no line with 2 to 25 blocks passed in $((4 * SCALE)) s"
+	elif [[ "$line" =~ over\ ([0-9]+)\ samples.*the\ window\ holds\ ([0-9]+)\ samples\ now ]] &&
+		[ "${BASH_REMATCH[2]}" -gt "${BASH_REMATCH[1]}" ]; then
+		ok "rate line: estimate over ${BASH_REMATCH[1]} samples, window ${BASH_REMATCH[2]}"
+	else
+		fail "rate line does not say what the window holds: '$line'"
+	fi
+fi
+
+# --restore-hwrng-quality without a record says where it looked ($RUNTIME_DIRECTORY
+# when set, as --help says); exit 0.
+out=$(RUNTIME_DIRECTORY="$tmp/rt" "$RNGFEED" -c /dev/null --restore-hwrng-quality 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [[ "$out" == *"no hand-over record in $tmp/rt/hwrng-quality"* ]]; then
+	ok "--restore-hwrng-quality without a record: ${out#rngfeed: }"
+else
+	fail "--restore-hwrng-quality without a record: exit $rc, '$out'"
+fi
+grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' "$tmp/help" 2>/dev/null ||
+	"$RNGFEED" --help | grep -qF '$RUNTIME_DIRECTORY/hwrng-quality' ||
+	fail "--help does not say the record goes to \$RUNTIME_DIRECTORY"
+
+# --list where /sys shows a hw_random device but /dev has no node for it
+# (a container): the kernel line says so, beside "cannot open /dev/hwrng".
+if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null ||
+	! (( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )); then
+	echo "SKIP: --list without /dev/hwrng: needs root with CAP_SYS_ADMIN and unshare (a private /dev)"
+elif [ ! -e /sys/class/misc/hw_random/rng_current ] ||
+	grep -qx none /sys/class/misc/hw_random/rng_current; then
+	echo "SKIP: --list without /dev/hwrng: no hw_random device in /sys"
+else
+	: >"$tmp/empty.conf"
+	unshare -m bash -c 'mount -t tmpfs h27 /dev && exec "$0" -c "$1" --list' \
+		"$RNGFEED" "$tmp/empty.conf" >"$tmp/nodev.list" 2>&1
+	line=$(grep '^hw_random:' "$tmp/nodev.list")
+	if [[ "$line" == *"this /dev has no hw_random node"* ]]; then
+		ok "--list without /dev/hwrng: ${line:0:100}..."
+	else
+		fail "--list without /dev/hwrng: '$line'"
+	fi
 fi
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

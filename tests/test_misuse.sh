@@ -32,6 +32,9 @@ SCALE=${TEST_TIME_SCALE:-1}
 say() { printf '%s\n' "$*"; }
 [ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
 [ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (the running instance feeds the kernel)"; exit 77; }
+# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available' ||
 	{ say "SKIP: no RDRAND here (the running instance uses it)"; exit 77; }
 

@@ -38,6 +38,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: feeding the kernel and dropping privileges need root"
 	exit 77
 fi
+# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 "$RNGFEED" --list | grep -q '^rdrand *available' || {
 	echo "SKIP: needs the rdrand source (x86 with RDRAND)"
 	exit 77

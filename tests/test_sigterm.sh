@@ -36,6 +36,9 @@ skip() { say "SKIP: $*"; exit 77; }
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 	[ "$(id -u)" -eq 0 ] || skip "needs root (feeding the kernel needs CAP_SYS_ADMIN)"
+	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+		{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 	[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
 	"$RNGFEED" --list 2>/dev/null | grep -q '^rdrand *available' ||
 		skip "no RDRAND on this CPU"

@@ -10,6 +10,11 @@ sysfs=/sys/class/misc/hw_random
 grep -q 'virtio_rng\.' "$sysfs/rng_available" 2>/dev/null ||
 	skip "no virtio-rng device here (not a VM with virtio-rng)"
 [ "$(id -u)" -eq 0 ] || skip "reading /dev/hwrng needs root"
+# sysfs may be the host's (a container) while /dev is the container's own:
+# the device node itself must be there and be hw_random's, char 10:183.
+[ -e /dev/hwrng ] || skip "no /dev/hwrng here (sysfs shows virtio-rng, but this /dev has no node for it: a container?)"
+[ -c /dev/hwrng ] && [ "$(stat -c '%t:%T' /dev/hwrng)" = "a:b7" ] ||
+	skip "/dev/hwrng is not the hw_random device (char 10:183): $(stat -c '%F %t:%T' /dev/hwrng)"
 command -v rngtest >/dev/null || skip "rngtest (rng-tools5) is not installed"
 current=$(cat "$sysfs/rng_current")
 case "$current" in

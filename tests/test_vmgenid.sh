@@ -17,6 +17,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 	[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+		{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 	"$RNGFEED" --list | grep -q '^rdrand *available' || { echo "SKIP: needs rdrand"; exit 77; }
 	command -v unshare >/dev/null || { echo "SKIP: needs unshare (util-linux)"; exit 77; }
 	unshare -n true 2>/dev/null || { echo "SKIP: cannot make a network namespace (unshare -n)"; exit 77; }

@@ -26,7 +26,10 @@ enum rngfeed_mode {
 	MODE_ASSESS, /* --assess: SP 800-90B min-entropy estimates of a file */
 };
 
+/* make install compiles config.c with the path under its SYSCONFDIR. */
+#ifndef CONFIG_DEFAULT_PATH
 #define CONFIG_DEFAULT_PATH "/etc/rngfeed.conf"
+#endif
 #define CONFIG_PATH_LEN 256
 
 struct rngfeed_config {

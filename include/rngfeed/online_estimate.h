@@ -66,6 +66,8 @@ struct online_estimate_result {
 			      * ONLINE_NO_LIMIT (see above); 0 after an
 			      * estimator failed */
 	uint32_t samples;    /* samples the estimate covered */
+	uint32_t held;       /* samples in the window now: more than
+			      * samples between two estimates */
 	uint64_t estimates;  /* estimates made since the reset */
 	bool full;           /* the window was full */
 };
