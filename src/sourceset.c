@@ -39,6 +39,7 @@ struct source_set {
 	size_t n_slots, next_take;
 	struct hwrng_gate gate;
 	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
+	char ledger_dir[256];
 	char kernel_line[200];
 	/* One per configured source (the driver table's size), not
 	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
@@ -64,11 +65,15 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		 p->sysfs_dir ? p->sysfs_dir : "");
 	snprintf(s->gate_state, sizeof(s->gate_state), "%s",
 		 p->gate_state ? p->gate_state : "");
+	snprintf(s->ledger_dir, sizeof(s->ledger_dir), "%s",
+		 p->ledger_dir ? p->ledger_dir : "");
 	s->p.sysfs_dir = s->sysfs_dir;
 	s->p.gate_state = s->gate_state;
+	s->p.ledger_dir = s->ledger_dir[0] ? s->ledger_dir : NULL;
 	hwrng_gate_init(&s->gate);
 	for (size_t i = 0; i < n; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
+		s->slots[s->n_slots].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
@@ -382,6 +387,7 @@ size_t sourceset_reload(struct source_set *s,
 	 * looked up again, as the kernel sees the device now. */
 	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
 		s->slots[i].cfg = fresh->sources[i];
+		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;
 	}
 	sourceset_open(s);

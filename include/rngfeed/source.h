@@ -61,6 +61,14 @@ struct source_config {
 	 * gating and keeps the answer.
 	 */
 	int hw_quality;
+	/*
+	 * Not an option either: the directory of the file ledger
+	 * (file_ledger.h) that a credited regular file is read through, so
+	 * that its bytes are read once per machine; NULL = none (nothing is
+	 * credited in that run, or the caller keeps no ledger).  Set by the
+	 * source set; the string outlives every copy of this config.
+	 */
+	const char *ledger_dir;
 	unsigned int n_options;
 	/* n_options entries "key\0value\0", back to back, in the order
 	 * first set; read them with source_config_get(). */
