@@ -97,6 +97,8 @@ quality0=$(cat "$QUALITY" 2>/dev/null)
 others0=$(pgrep -x rngfeed)
 
 tmp=$(mktemp -d /tmp/test_credit_bound.XXXXXX) || exit 1
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 : >"$tmp/pids"
 cleanup() {
 	local p
