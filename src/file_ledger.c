@@ -49,8 +49,9 @@ static int path_in(char *buf, size_t len, const char *dir, const char *name)
 	return 0;
 }
 
-/* The lock that serialises every read-modify-write of @dir's ledger;
- * the fd, or -errno. */
+/* The lock that serialises every read-modify-write of @dir's ledger
+ * (@create: make @dir when missing); the fd, or -errno (-ENOENT: no
+ * directory, so no ledger). */
 static int lock_dir(const char *dir, bool create)
 {
 	char path[512];
@@ -61,8 +62,12 @@ static int lock_dir(const char *dir, bool create)
 		return r;
 	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0),
-		  0600);
+	/* flock() needs no write access: a reader of a read-only ledger
+	 * still locks.  The lock file is made where the directory is. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			  0600);
 	if (fd < 0)
 		return -errno;
 	while (flock(fd, LOCK_EX) < 0) {

@@ -509,6 +509,13 @@ bool source_is_finite(struct source *src)
 	return src->cfg.driver->finite && src->cfg.driver->finite(src->state);
 }
 
+int source_opened_credit(struct source *src)
+{
+	if (!src->cfg.driver->opened_credit)
+		return -1;
+	return (int)src->cfg.driver->opened_credit(src->state, &src->cfg);
+}
+
 int source_describe(struct source *src, char *buf, size_t len)
 {
 	if (!src->cfg.driver->describe) {

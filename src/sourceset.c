@@ -249,6 +249,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		 * zeroes what the kernel says of it. */
 		if (sl->cfg.credit < 0 && sl->device_credit < 0)
 			sl->device_credit = (int)source_config_credit(&sl->cfg);
+		sl->cfg.credit_from_device = sl->cfg.credit < 0;
 		if (sl->cfg.credit < 0)
 			sl->cfg.credit = sl->device_credit;
 		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
@@ -258,8 +259,10 @@ static void open_slot(struct source_set *s, struct slot *sl)
 			"%s: unavailable: %s", name, why);
 		if (!s->p.wait_for_source)
 			return;
-		if (sl->cfg.credit < 0)
+		if (sl->cfg.credit < 0) {
+			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
+		}
 	}
 	sl->wanted = true;
 	take_gate(s, sl);
@@ -503,6 +506,8 @@ unsigned int sourceset_effective_credit(const struct source_set *s, size_t i)
 	if (!s->slots[i].reader)
 		return ceiling;
 	est = reader_estimate_credit(s->slots[i].reader);
+	if (est > reader_opened_credit(s->slots[i].reader))
+		est = reader_opened_credit(s->slots[i].reader);
 	return est < ceiling ? est : ceiling;
 }
 
