@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rngfeed/file_ledger.h"
@@ -221,6 +222,50 @@ START_TEST(test_source_changed_is_new)
 }
 END_TEST
 
+/*
+ * A reader that dies (no close) leaves its claim, up to 256 KiB ahead and
+ * past the end of a small file: after it, nothing of the file is read
+ * again, now or at the next open (the claim is not taken for a changed
+ * file), and bytes appended later are read.
+ */
+START_TEST(test_crash_leaves_claim)
+{
+	char path[300], buf[64];
+	struct source *src;
+	pid_t pid;
+	int status;
+
+	make_dir();
+	path_of(path, sizeof(path), "seed");
+	write_file(path, "0123456789abcdefghij");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		src = open_file(path, NULL, 0);
+		_exit(read_some(src, 10, buf) == 10 ? 0 : 1); /* no close */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (int i = 0; i < 2; i++) {
+		src = open_file(path, NULL, 0);
+		ck_assert_uint_eq(read_some(src, 64, buf), 0);
+		source_close(src);
+	}
+	{
+		FILE *f = fopen(path, "a");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("KLMNO", f);
+		fclose(f);
+	}
+	src = open_file(path, NULL, 0);
+	ck_assert_uint_eq(read_some(src, 64, buf), 5);
+	ck_assert_mem_eq(buf, "KLMNO", 5);
+	source_close(src);
+	remove_dir();
+}
+END_TEST
+
 /* A ledger from another machine: what it lists stays read, and a file
  * that was there before it was adopted here (it came with the image) is
  * not read; one made after is. */
@@ -280,6 +325,7 @@ static Suite *file_ledger_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_source_resumes_by_inode);
 	tcase_add_test(tc, test_source_changed_is_new);
+	tcase_add_test(tc, test_crash_leaves_claim);
 	tcase_add_test(tc, test_copied_image);
 	suite_add_tcase(s, tc);
 	return s;

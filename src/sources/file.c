@@ -34,6 +34,9 @@ struct file_state {
 	/* The ledger, for a credited regular file (ledger_dir != NULL). */
 	const char *ledger_dir;
 	bool resumed;           /* the ledger was consulted (first read) */
+	enum { RESUME_LOOKUP, RESUME_CHECK, RESUME_SKIP } phase;
+	struct file_ledger_mark found; /* the ledger's entry, while resuming */
+	uint64_t hash_at;       /* resuming: the hash covers [0, hash_at) */
 	gcry_md_hd_t md;        /* SHA-256 of bytes [0, pos) */
 	struct file_ledger_mark id; /* dev and ino */
 	uint64_t pos;           /* bytes of the file read or skipped */
@@ -205,49 +208,91 @@ static int seek_to(struct file_state *st, uint64_t pos)
  * there is no entry or the content changed (new input); the end, unread,
  * for a file that came with a copied image (older than the ledger's
  * adoption on this machine, and not listed).
+ *
+ * Checking a long prefix takes a while (SHA-256 at a few hundred MB/s),
+ * so it is done FILE_RESUME_SLICE bytes per call: -EAGAIN until it is
+ * done, and source_read() looks at its stop flag in between (SIGTERM is
+ * honoured within a second whatever the file's size).
  */
+#define FILE_RESUME_SLICE (32u * 1024u * 1024u)
+
+/* Hash on towards @to, a slice at a time: 1 reached (or EOF), 0 more to
+ * do, -errno. */
+static int hash_towards(struct file_state *st, uint64_t to)
+{
+	uint64_t stop = to - st->hash_at > FILE_RESUME_SLICE
+				? st->hash_at + FILE_RESUME_SLICE
+				: to;
+	int64_t got = hash_range(st, st->hash_at, stop);
+
+	if (got < 0)
+		return (int)got;
+	if ((uint64_t)got < stop) {      /* EOF before @to */
+		st->hash_at = (uint64_t)got;
+		return 1;
+	}
+	st->hash_at = stop;
+	return stop == to;
+}
+
 static int ledger_resume(struct file_state *st)
 {
-	struct file_ledger_mark m;
 	uint8_t now[FILE_LEDGER_HASH_LEN];
 	struct stat sb;
-	int64_t since = 0, got;
+	int64_t since = 0;
 	int r;
 
-	if (fstat(st->fd, &sb) < 0)
-		return -errno;
-	r = file_ledger_lookup(st->ledger_dir, st->id.dev, st->id.ino, &m,
-			       &since);
-	if (r < 0)
-		return r;
-	if (r == 0) {
+	switch (st->phase) {
+	case RESUME_LOOKUP:
+		if (fstat(st->fd, &sb) < 0)
+			return -errno;
+		r = file_ledger_lookup(st->ledger_dir, st->id.dev, st->id.ino,
+				       &st->found, &since);
+		if (r < 0)
+			return r;
+		st->hash_at = 0;
+		if (r == 1) {
+			st->ledger_at = st->found.offset;
+			if (st->found.hashed > (uint64_t)sb.st_size)
+				goto changed;
+			st->phase = RESUME_CHECK;
+			return -EAGAIN;
+		}
 		st->ledger_at = 0;
 		if (since > 0 && sb.st_ctime < since) {
 			/* Not read here, and here before this machine's
 			 * ledger was: a copy from the image's machine. */
 			st->note = "it came with a copied image, not read";
-			got = hash_range(st, 0, (uint64_t)sb.st_size);
-			return got < 0 ? (int)got : seek_to(st, (uint64_t)got);
+			st->found.offset = (uint64_t)sb.st_size;
+			st->phase = RESUME_SKIP;
+			return -EAGAIN;
 		}
 		return seek_to(st, 0);
-	}
-	st->ledger_at = m.offset;
-	got = m.hashed <= (uint64_t)sb.st_size ? hash_range(st, 0, m.hashed)
-					       : 0;
-	if (got < 0)
-		return (int)got;
-	r = digest_now(st, now);
-	if (r < 0)
-		return r;
-	if ((uint64_t)got == m.hashed &&
-	    memcmp(now, m.hash, sizeof(now)) == 0) {
+	case RESUME_CHECK:
+		r = hash_towards(st, st->found.hashed);
+		if (r <= 0)
+			return r < 0 ? r : -EAGAIN;
+		r = digest_now(st, now);
+		if (r < 0)
+			return r;
+		if (st->hash_at != st->found.hashed ||
+		    memcmp(now, st->found.hash, sizeof(now)) != 0)
+			goto changed;
 		/* The same bytes: go on after what was read (or claimed). */
-		got = hash_range(st, m.hashed, m.offset);
-		if (got < 0)
-			return (int)got;
 		st->note = "the file ledger";
-		return seek_to(st, m.offset);
+		st->phase = RESUME_SKIP;
+		return -EAGAIN;
+	case RESUME_SKIP:
+		r = hash_towards(st, st->found.offset);
+		if (r <= 0)
+			return r < 0 ? r : -EAGAIN;
+		/* From where the hash stops: the ledger's offset, or the
+		 * end of the file when that comes first (a claim past the
+		 * end covered nothing that was there). */
+		return seek_to(st, st->hash_at);
 	}
+	return -EINVAL;
+changed:
 	/* Changed since it was read: new input, from byte 0. */
 	gcry_md_reset(st->md);
 	st->note = "changed since the file ledger's record: new input";
