@@ -539,7 +539,7 @@ fi
 # rngfeed on the machine (a service, a test) may hold the hand-over now or
 # may have held it at the start, and writing here would undo its; when
 # none was running at either end, a change is ours.  (tests/run-tests.sh
-# also checks this, and puts the value back.)
+# only notes a change between tests, as the machine's; it writes nothing.)
 if [ -n "$quality0" ]; then
 	q=
 	for _ in $(seq 30); do
