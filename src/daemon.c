@@ -217,6 +217,25 @@ static void file_ledger_up(const struct rngfeed_config *cfg)
 	if (cfg->mode != MODE_DAEMON || !credited_file)
 		return;
 	r = file_ledger_adopt(cfg->state_dir, FILE_LEDGER_MACHINE_ID, other);
+	if (cfg->user[0] || geteuid() == 0) {
+		/* After the drop the readers write it as that user, without
+		 * CAP_DAC_OVERRIDE even as root: theirs, whoever had it. */
+		char why[200];
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+		int c = cfg->user[0] ? privs_lookup_user(cfg->user, &uid, &gid,
+							 why, sizeof(why))
+				     : 0;
+
+		if (c == 0)
+			c = file_ledger_chown(cfg->state_dir, uid, gid);
+		if (c < 0)
+			log_warn("file ledger in %s: cannot give it to %s (%s): "
+				 "a credited regular file will not be read",
+				 cfg->state_dir,
+				 cfg->user[0] ? cfg->user : "this user",
+				 strerror(-c));
+	}
 	if (r == 1)
 		log_notice("file ledger %s/%s was written on machine %s: what "
 			   "it lists stays read; regular files from before now "

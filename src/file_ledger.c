@@ -253,21 +253,21 @@ static int read_machine_id(const char *path, char id[ID_LEN])
 int file_ledger_adopt(const char *dir, const char *machine_id_path,
 		      char *other)
 {
-	char id[ID_LEN];
+	char id[ID_LEN] = "";
 	struct book b;
-	int lock, r;
+	int lock, r, id_err;
 
-	r = read_machine_id(machine_id_path, id);
-	if (r < 0)
-		return r;
+	/* Without a machine id the ledger is still made (and works); only
+	 * a copy from another machine cannot be told. */
+	id_err = read_machine_id(machine_id_path, id);
 	lock = lock_dir(dir, true);
 	if (lock < 0)
 		return lock;
 	r = book_load(dir, &b);
 	if (r < 0)
 		goto out;
-	if (r == 1 && strcmp(b.machine, id) == 0) {
-		r = 0;
+	if (r == 1 && (id_err < 0 || strcmp(b.machine, id) == 0)) {
+		r = id_err < 0 ? id_err : 0;
 		goto out;
 	}
 	if (r == 1 && b.machine[0]) {
@@ -286,6 +286,8 @@ int file_ledger_adopt(const char *dir, const char *machine_id_path,
 
 		if (w < 0)
 			r = w;
+		else if (id_err < 0)
+			r = id_err;
 	}
 out:
 	book_free(&b);
@@ -359,6 +361,23 @@ out:
 	book_free(&b);
 	close(lock);
 	return r;
+}
+
+int file_ledger_chown(const char *dir, uid_t uid, gid_t gid)
+{
+	static const char *const names[] = { FILE_LEDGER_NAME,
+					     FILE_LEDGER_NAME ".lock" };
+	char path[512];
+
+	if (chown(dir, uid, gid) < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (path_in(path, sizeof(path), dir, names[i]) < 0)
+			return -ENAMETOOLONG;
+		if (lchown(path, uid, gid) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
 }
 
 const char *file_ledger_default_dir(char *buf, size_t len)

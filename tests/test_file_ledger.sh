@@ -17,7 +17,10 @@
 #            directory: credited once in all (the old code: every run);
 #   changed  the file rewritten in place (same inode, other bytes): new
 #            input, credited again (the ledger's hash of the prefix);
-#   appended bytes appended to a file read to its end: only they are read.
+#   appended bytes appended to a file read to its end: only they are read;
+#   user     -D nobody: the readers run as nobody and write the ledger
+#            (given to that user at start), and a later run finds the
+#            file read.
 # Each run uses a private state directory (STATE_DIRECTORY, as systemd's
 # StateDirectory= sets it; the old code ignores it, so the same commands
 # show its behaviour).  Exit 0 pass, 1 fail, 77 skip.
@@ -50,12 +53,13 @@ trap cleanup EXIT
 export STATE_DIRECTORY="$tmp/state"
 
 BLOCK=2500 # MONITOR_BLOCK_BYTES: 20,000 bits
+shimdir=$tmp # where the shim writes its counts (writable by the daemon's user)
 
 # Start rngfeed under the shim in the background: $pid.  NAME ARGS...
 start() {
 	local name=$1
 	shift
-	env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$tmp/$name.shim" \
+	env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$shimdir/$name.shim" \
 		"$RNGFEED" -f -v "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null &
 	pid=$!
 }
@@ -73,7 +77,7 @@ credited() { # NAME
 	fi
 	wait "$pid"
 	pid=
-	sed -n 's/.* credited_bits=\([0-9]*\).*final=1.*/\1/p' "$tmp/$1.shim" 2>/dev/null
+	sed -n 's/.* credited_bits=\([0-9]*\).*final=1.*/\1/p' "$shimdir/$1.shim" 2>/dev/null
 }
 
 # Wait until FILE has COUNT lines matching RE (bounded): 0 yes.
@@ -177,6 +181,32 @@ if [ -n "$c" ] && [ "$c" -le "$b2" ] &&
 	ok "appended: only the 5,000 new bytes read: credited $c bits <= $b2"
 else
 	fail "appended: credited '$c' bits (bound $b2): $(grep finished "$tmp/appended.err")"
+fi
+
+# ---- user ----------------------------------------------------------------
+# -D nobody: the ledger is given to the user the readers run as, who
+# writes it; a later run (as root) finds the file read.
+if id nobody >/dev/null 2>&1; then
+	chmod 755 "$tmp"
+	mkdir "$tmp/shim" && chmod 777 "$tmp/shim" # not sticky: the shim renames over its own first record, made as root
+	shimdir=$tmp/shim
+	head -c 25000 /dev/urandom >"$tmp/user"
+	chmod 644 "$tmp/user"
+	start user -c /dev/null -n file -O "file:device=$tmp/user" \
+		-O "file:credit=$CREDIT" -D nobody --bench-fill 2
+	c=$(credited user)
+	start user2 -c /dev/null -n file -O "file:device=$tmp/user" \
+		-O "file:credit=$CREDIT" --bench-fill 2
+	c2=$(credited user2)
+	if [ -n "$c" ] && [ "$c" -gt 0 ] && [ "$c" -le "$b" ] && [ "${c2:-x}" = 0 ] &&
+		grep -q "finished: end of $tmp/user after 25000 bytes" "$tmp/user.err" &&
+		grep -q "finished: end of $tmp/user from byte 25000 (the file ledger) after 0 bytes" "$tmp/user2.err"; then
+		ok "user: read as nobody (-D), credited $c bits <= $b; the next run found it read (0 bits)"
+	else
+		fail "user: credited '$c' as nobody, then '$c2': $(grep -hE 'finished|ledger|failed' "$tmp/user.err" "$tmp/user2.err")"
+	fi
+else
+	say "SKIP: user: no user nobody here"
 fi
 
 if [ $failures -ne 0 ]; then

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define FILE_LEDGER_NAME "file-ledger"
 #define FILE_LEDGER_HASH_LEN 32      /* SHA-256 */
@@ -49,7 +50,8 @@ struct file_ledger_mark {
  * not list whose status last changed before that was in the image, and
  * is not credited here (see file_ledger_lookup()).  Returns 0 this
  * machine's (or new), 1 adopted from another machine (@other gets its id,
- * 33 bytes), -errno.
+ * 33 bytes), -errno; a machine id that cannot be read is its -errno, but
+ * the ledger is made all the same (it works, without that check).
  */
 int file_ledger_adopt(const char *dir, const char *machine_id_path,
 		      char *other);
@@ -71,6 +73,11 @@ int file_ledger_lookup(const char *dir, uint64_t dev, uint64_t ino,
  */
 int file_ledger_record(const char *dir, const struct file_ledger_mark *m,
 		       uint64_t expect_offset, struct file_ledger_mark *now);
+
+/* Give @dir, its ledger and its lock to @uid:@gid (the user rngfeed runs
+ * as after dropping privileges: its readers write the ledger).  0 or
+ * -errno. */
+int file_ledger_chown(const char *dir, uid_t uid, gid_t gid);
 
 /* The ledger directory for this run: $STATE_DIRECTORY's first entry when
  * set (systemd's StateDirectory=), else FILE_LEDGER_DEFAULT_DIR. */
