@@ -320,6 +320,13 @@ int file_ledger_lookup(const char *dir, uint64_t dev, uint64_t ino,
 	if (since)
 		*since = b.since;
 	e = book_find(&b, dev, ino);
+	/* A device number can change between boots (btrfs subvolumes,
+	 * network file systems): the same inode number on another device
+	 * is offered too, and the caller's check of the hashed prefix says
+	 * whether it is the same file. */
+	for (size_t i = 0; !e && i < b.n; i++)
+		if (b.e[i].m.ino == ino)
+			e = &b.e[i];
 	if (e)
 		*out = e->m;
 	book_free(&b);

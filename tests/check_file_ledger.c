@@ -194,6 +194,50 @@ START_TEST(test_source_resumes_by_inode)
 }
 END_TEST
 
+/* The same file after its device number changed (a btrfs subvolume, a
+ * network file system after a reboot): found by its inode and prefix. */
+START_TEST(test_device_number_changed)
+{
+	char path[300], buf[64], ledger[300], line[300];
+	struct source *src;
+	struct stat sb;
+	FILE *f;
+
+	make_dir();
+	path_of(path, sizeof(path), "seed");
+	write_file(path, "0123456789abcdefghij");
+	src = open_file(path, NULL, 0);
+	ck_assert_uint_eq(read_some(src, 10, buf), 10);
+	source_close(src);
+	/* Rewrite the entry's device number. */
+	ck_assert_int_eq(stat(path, &sb), 0);
+	path_of(ledger, sizeof(ledger), FILE_LEDGER_NAME);
+	f = fopen(ledger, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	{
+		char *rest = strchr(line, ' ');
+		char text[400];
+
+		ck_assert_ptr_nonnull(rest);
+		snprintf(text, sizeof(text),
+			 "rngfeed-file-ledger 1 machine=- since=0\n%llu%s",
+			 (unsigned long long)sb.st_dev + 1, rest);
+		write_file(ledger, text);
+	}
+	src = open_file(path, NULL, 0);
+	ck_assert_uint_eq(read_some(src, 64, buf), 10);
+	ck_assert_mem_eq(buf, "abcdefghij", 10);
+	source_close(src);
+	src = open_file(path, NULL, 0);
+	ck_assert_uint_eq(read_some(src, 64, buf), 0);
+	source_close(src);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_source_changed_is_new)
 {
 	char path[300], buf[64], desc[400];
@@ -326,6 +370,7 @@ static Suite *file_ledger_suite(void)
 	tcase_add_test(tc, test_source_resumes_by_inode);
 	tcase_add_test(tc, test_source_changed_is_new);
 	tcase_add_test(tc, test_crash_leaves_claim);
+	tcase_add_test(tc, test_device_number_changed);
 	tcase_add_test(tc, test_copied_image);
 	suite_add_tcase(s, tc);
 	return s;

@@ -57,8 +57,10 @@ int file_ledger_adopt(const char *dir, const char *machine_id_path,
 		      char *other);
 
 /*
- * The entry for (@dev, @ino) in @dir's ledger: 1 with *@out, 0 when there
- * is none (or no ledger yet), -errno (a ledger that cannot be read or
+ * The entry for (@dev, @ino) in @dir's ledger, or else one for @ino on
+ * another device (device numbers can change between boots; the caller
+ * checks the hashed prefix): 1 with *@out, 0 when there is none (or no
+ * ledger yet), -errno (a ledger that cannot be read or
  * parsed: the caller must not credit the file then).  *@since (may be
  * NULL) gets the ledger's adoption time (0: it began on this machine).
  */

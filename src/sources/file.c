@@ -252,7 +252,10 @@ static int ledger_resume(struct file_state *st)
 			return r;
 		st->hash_at = 0;
 		if (r == 1) {
-			st->ledger_at = st->found.offset;
+			/* Another device's entry is not ours to move. */
+			st->ledger_at = st->found.dev == st->id.dev
+						? st->found.offset
+						: 0;
 			if (st->found.hashed > (uint64_t)sb.st_size)
 				goto changed;
 			st->phase = RESUME_CHECK;
