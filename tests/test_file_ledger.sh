@@ -18,6 +18,8 @@
 #   changed  the file rewritten in place (same inode, other bytes): new
 #            input, credited again (the ledger's hash of the prefix);
 #   appended bytes appended to a file read to its end: only they are read;
+#   two      two instances at once on one file and state directory: they
+#            share it (at most its bytes read, its bits credited in all);
 #   user     -D nobody: the readers run as nobody and write the ledger
 #            (given to that user at start), and a later run finds the
 #            file read.
@@ -181,6 +183,31 @@ if [ -n "$c" ] && [ "$c" -le "$b2" ] &&
 	ok "appended: only the 5,000 new bytes read: credited $c bits <= $b2"
 else
 	fail "appended: credited '$c' bits (bound $b2): $(grep finished "$tmp/appended.err")"
+fi
+
+# ---- two -----------------------------------------------------------------
+# Two instances on one file and one state directory at once: each claims
+# what it reads in the ledger first, so they share the file, never both
+# read a byte.
+head -c 500000 /dev/urandom >"$tmp/two"
+start two_a -c /dev/null -n file -O "file:device=$tmp/two" \
+	-O file:min-entropy=8 -O file:credit=1024 --bench-fill 4
+pid_a=$pid
+start two_b -c /dev/null -n file -O "file:device=$tmp/two" \
+	-O file:min-entropy=8 -O file:credit=1024 --bench-fill 4
+c_b=$(credited two_b)
+pid=$pid_a
+c_a=$(credited two_a)
+raw=0
+for x in two_a two_b; do
+	r=$(sed -n 's/^rngfeed:   file: \([0-9]*\) raw bytes.*/\1/p' "$tmp/$x.err")
+	raw=$((raw + ${r:-999999999}))
+done
+b4=$(bound 500000 1024)
+if [ -n "$c_a" ] && [ -n "$c_b" ] && [ $((c_a + c_b)) -le "$b4" ] && [ "$raw" -le 500000 ]; then
+	ok "two: two instances at once read $raw bytes of 500000 in all, credited $c_a + $c_b <= $b4"
+else
+	fail "two: two instances read $raw bytes of 500000, credited '$c_a' + '$c_b' (bound $b4)"
 fi
 
 # ---- user ----------------------------------------------------------------

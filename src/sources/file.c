@@ -330,7 +330,8 @@ static int ledger_claim(struct file_state *st, size_t len)
 
 			if (got < 0)
 				return (int)got;
-			r = seek_to(st, now.offset);
+			/* From where the hash stops (the end, if first). */
+			r = seek_to(st, (uint64_t)got);
 			if (r < 0)
 				return r;
 		}
