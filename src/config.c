@@ -17,6 +17,7 @@
 #include "rngfeed/config.h"
 #include "rngfeed/egd_proto.h"
 #include "rngfeed/egd_server.h"
+#include "rngfeed/file_ledger.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/util.h"
 
@@ -62,6 +63,8 @@ static const struct setting settings[] = {
 	{ "random-device", SET_PATH, FIELD(random_device), 0, 0, "a path", 'o' },
 	{ "metrics", SET_PATH, FIELD(metrics_path), 0, 0, "a path", 0 },
 	{ "pid-file", SET_PATH, FIELD(pid_file), 0, 0, "a path", 'p' },
+	{ "state-dir", SET_PATH, FIELD(state_dir), 0, 0, "an absolute path",
+	  0 },
 	{ "user", SET_USER, FIELD(user), 0, 0, "USER[:GROUP]", 'D' },
 	/* RNDADDENTROPY takes any size; 4096 bounds our buffer. */
 	{ "random-step", SET_INT, FIELD(random_step), 1, 4096,
@@ -183,6 +186,9 @@ void config_usage(FILE *out)
 	      "      --stdout            write conditioned output to stdout instead\n"
 	      "      --metrics FILE      write Prometheus textfile metrics to FILE\n"
 	      "  -p, --pid-file FILE     write the daemon's PID to FILE\n"
+	      "      --state-dir DIR     keep the file ledger (how far each credited\n"
+	      "                          regular file was read) in DIR (default\n"
+	      "                          $STATE_DIRECTORY, else " FILE_LEDGER_DEFAULT_DIR ")\n"
 	      "  -D, --user USER[:GROUP] run as USER, keeping only CAP_SYS_ADMIN\n"
 	      "      --restore-hwrng-quality  after a crash, put back the hw_random\n"
 	      "                          rng_quality that rngfeed recorded in\n"
@@ -284,6 +290,7 @@ static void config_init(struct rngfeed_config *cfg)
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
 				   source_drivers[i]);
+	file_ledger_default_dir(cfg->state_dir, sizeof(cfg->state_dir));
 }
 
 static int parse_min_entropy(const char *s, double *out, char *err,

@@ -16,9 +16,8 @@ static int fail(char *why, size_t len, int err, const char *what)
 	return -err;
 }
 
-/* "USER[:GROUP]" → uid and gid (the user's primary group by default). */
-static int lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
-		       size_t len)
+int privs_lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
+		      size_t len)
 {
 	char name[64], *colon;
 	struct passwd *pw;
@@ -141,7 +140,7 @@ int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	int r;
 
 	if (switching) {
-		r = lookup_user(user_spec, &uid, &gid, why, why_len);
+		r = privs_lookup_user(user_spec, &uid, &gid, why, why_len);
 		if (r < 0)
 			return r;
 	}

@@ -48,6 +48,10 @@ struct reader {
 	/* bulk: each queued block's seed material, when derived[] */
 	uint8_t seed[READER_QUEUE][DRBG_SEEDLEN];
 	bool derived[READER_QUEUE];
+	/* The credit what is open now allows (source_opened_credit()),
+	 * SOURCE_CREDIT_MAX when the credit was the user's or the driver
+	 * cannot say; 0 until something is open. */
+	unsigned int opened_credit;
 	struct reader_stats stats;
 };
 
@@ -333,18 +337,35 @@ static void open_failure_reason(const struct reader *r, int err,
 	snprintf(reason, len, "%s", why);
 }
 
-/* Record what is behind a newly opened source and log it. */
+/*
+ * Record what is behind a newly opened source and log it.  A credit that
+ * was the device's default was decided for the device found when the
+ * slot opened; the first open and every reopen check what was actually
+ * opened, and its blocks are credited at most what that allows.
+ */
 static void opened(struct reader *r, struct source *src)
 {
+	const struct source_config *cfg = &r->p.source;
+	unsigned int cap = SOURCE_CREDIT_MAX;
 	char desc[160];
 
 	source_describe(src, desc, sizeof(desc));
+	if (cfg->credit_from_device) {
+		int c = source_opened_credit(src);
+
+		if (c >= 0)
+			cap = (unsigned int)c;
+	}
 	pthread_mutex_lock(&r->lock);
 	snprintf(r->stats.description, sizeof(r->stats.description), "%s",
 		 desc);
+	r->opened_credit = cap;
 	pthread_mutex_unlock(&r->lock);
-	log_info("%s: opened %s; start-up test", r->p.source.driver->name,
-		 desc);
+	log_info("%s: opened %s; start-up test", cfg->driver->name, desc);
+	if (cfg->credit >= 0 && cap < (unsigned int)cfg->credit)
+		log_warn("%s: %s is not what its credit %d/1024 was decided "
+			 "for: credited at most %u/1024 while it is open",
+			 cfg->driver->name, desc, cfg->credit, cap);
 }
 
 static void *reader_thread(void *arg)
@@ -598,6 +619,16 @@ unsigned int reader_estimate_credit(struct reader *r)
 
 	pthread_mutex_lock(&r->lock);
 	credit = r->stats.estimate.credit;
+	pthread_mutex_unlock(&r->lock);
+	return credit;
+}
+
+unsigned int reader_opened_credit(struct reader *r)
+{
+	unsigned int credit;
+
+	pthread_mutex_lock(&r->lock);
+	credit = r->opened_credit;
 	pthread_mutex_unlock(&r->lock);
 	return credit;
 }

@@ -518,6 +518,13 @@ const char *source_why_failed(struct source *src, int err, char *buf,
 	return strerror(err < 0 ? -err : err);
 }
 
+int source_opened_credit(struct source *src)
+{
+	if (!src->cfg.driver->opened_credit)
+		return -1;
+	return (int)src->cfg.driver->opened_credit(src->state, &src->cfg);
+}
+
 int source_describe(struct source *src, char *buf, size_t len)
 {
 	if (!src->cfg.driver->describe) {

@@ -39,6 +39,7 @@ struct source_set {
 	size_t n_slots, next_take;
 	struct hwrng_gate gate;
 	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
+	char ledger_dir[256];
 	char kernel_line[200];
 	/* One per configured source (the driver table's size), not
 	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
@@ -64,11 +65,15 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		 p->sysfs_dir ? p->sysfs_dir : "");
 	snprintf(s->gate_state, sizeof(s->gate_state), "%s",
 		 p->gate_state ? p->gate_state : "");
+	snprintf(s->ledger_dir, sizeof(s->ledger_dir), "%s",
+		 p->ledger_dir ? p->ledger_dir : "");
 	s->p.sysfs_dir = s->sysfs_dir;
 	s->p.gate_state = s->gate_state;
+	s->p.ledger_dir = s->ledger_dir[0] ? s->ledger_dir : NULL;
 	hwrng_gate_init(&s->gate);
 	for (size_t i = 0; i < n; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
+		s->slots[s->n_slots].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
@@ -244,6 +249,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		 * zeroes what the kernel says of it. */
 		if (sl->cfg.credit < 0 && sl->device_credit < 0)
 			sl->device_credit = (int)source_config_credit(&sl->cfg);
+		sl->cfg.credit_from_device = sl->cfg.credit < 0;
 		if (sl->cfg.credit < 0)
 			sl->cfg.credit = sl->device_credit;
 		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
@@ -253,8 +259,10 @@ static void open_slot(struct source_set *s, struct slot *sl)
 			"%s: unavailable: %s", name, why);
 		if (!s->p.wait_for_source)
 			return;
-		if (sl->cfg.credit < 0)
+		if (sl->cfg.credit < 0) {
+			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
+		}
 	}
 	sl->wanted = true;
 	take_gate(s, sl);
@@ -382,6 +390,7 @@ size_t sourceset_reload(struct source_set *s,
 	 * looked up again, as the kernel sees the device now. */
 	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
 		s->slots[i].cfg = fresh->sources[i];
+		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;
 	}
 	sourceset_open(s);
@@ -497,6 +506,8 @@ unsigned int sourceset_effective_credit(const struct source_set *s, size_t i)
 	if (!s->slots[i].reader)
 		return ceiling;
 	est = reader_estimate_credit(s->slots[i].reader);
+	if (est > reader_opened_credit(s->slots[i].reader))
+		est = reader_opened_credit(s->slots[i].reader);
 	return est < ceiling ? est : ceiling;
 }
 

@@ -10,22 +10,29 @@ set -u
 passed=0 failed=0 skipped=0 failed_names=()
 log=$(mktemp) || exit 2
 # Daemons the tests start record the hw_random hand-over here, never in
-# /run/rngfeed, where a running rngfeed service keeps its own.
+# /run/rngfeed, where a running rngfeed service keeps its own; and keep
+# their file ledger here, never in /var/lib/rngfeed.
 RUNTIME_DIRECTORY=$(mktemp -d) || exit 2
-export RUNTIME_DIRECTORY
-trap 'rm -f "$log"; rm -rf "$RUNTIME_DIRECTORY"' EXIT
-# No test may leave the kernel's hw_random credit changed (a daemon killed
-# before it could hand rng_quality back): checked after each test, put
-# back, and counted as a failure of that test.
-quality=/sys/class/misc/hw_random/rng_quality
-quality0=$(cat "$quality" 2>/dev/null)
-quality_left_changed() { # TEST
+STATE_DIRECTORY=$(mktemp -d) || exit 2
+export RUNTIME_DIRECTORY STATE_DIRECTORY
+trap 'rm -f "$log"; rm -rf "$RUNTIME_DIRECTORY" "$STATE_DIRECTORY"' EXIT
+# The kernel's hw_random credit is the machine's: a rngfeed service may
+# hand it over (0) or back at any time while the tests run.  The harness
+# never writes it; a change it sees between two tests is said once, as the
+# machine's, and fails no test.  The tests that start a daemon on the
+# device check and restore their own daemon's hand-over themselves.
+# (HWRNG_QUALITY_FILE: tests/test_run_tests.sh's stand-in.)
+quality=${HWRNG_QUALITY_FILE:-/sys/class/misc/hw_random/rng_quality}
+quality_seen=$(cat "$quality" 2>/dev/null)
+quality_changes=0
+note_quality_change() { # TEST
 	local q
 	q=$(cat "$quality" 2>/dev/null)
-	[ "$q" = "$quality0" ] && return 1
-	echo "    | FAIL: $1 left $quality at '$q' (was '$quality0'); put back"
-	echo "$quality0" >"$quality" 2>/dev/null
-	return 0
+	[ "$q" = "$quality_seen" ] && return
+	quality_changes=$((quality_changes + 1))
+	[ $quality_changes -eq 1 ] &&
+		echo "    note: $quality changed from '$quality_seen' to '$q' while $1 ran: the machine's (a rngfeed service?), not a test's failure; not written back, said once"
+	quality_seen=$q
 }
 
 for t in "$@"; do
@@ -76,10 +83,10 @@ for t in "$@"; do
 		grep -h '^SKIP: ' "$log" | sed 's/^/    /'
 		;;
 	esac
-	if quality_left_changed "$t"; then
-		failed=$((failed + 1)); failed_names+=("$t")
-	fi
+	note_quality_change "$t"
 done
+[ $quality_changes -le 1 ] ||
+	echo "note: $quality changed $quality_changes times during the run (not written back)"
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"

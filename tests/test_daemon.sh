@@ -53,6 +53,8 @@ command -v strace >/dev/null && have_strace=true
 no_lsan="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 tmp=$(mktemp -d /tmp/test_daemon.XXXXXX) || exit 1
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 
 # A process is alive if it exists and is not a zombie (kill -0 succeeds on
 # a zombie that has not been waited for).

@@ -43,6 +43,8 @@ for f in "$RNGFEED" "$STREAMS"; do
 done
 [ -r "$SHIM" ] || { say "FAIL: $SHIM is not built (make bench/shim.so)"; exit 1; }
 tmp=$(mktemp -d /tmp/test_estimate_credit.XXXXXX) || exit 1
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 pids=()
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {

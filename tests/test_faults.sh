@@ -89,6 +89,8 @@ if [ -z "$HEALTHY" ]; then
 fi
 
 tmp=$(mktemp -d) || exit 1
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 : >"$tmp/pids"
 # Everything started in the background is listed in $tmp/pids and stopped
 # by PID, however the script ends.

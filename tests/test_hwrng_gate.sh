@@ -9,8 +9,10 @@
 #      rngfeed --restore-hwrng-quality (the unit's ExecStopPost=) puts the
 #      value back and removes the record; run again, it has nothing to do.
 # Fails on the code before the hand-over (rng_quality stays 1024).
-# Whatever happens, the EXIT trap kills only the daemon it started and
-# writes the machine's rng_quality back.
+# Whatever happens, the EXIT trap kills only the daemon it started and,
+# if that daemon left its record, restores from it what that daemon
+# changed (rngfeed --restore-hwrng-quality), unless another rngfeed holds
+# the hand-over then: it never writes the value it found (issue 25).
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 SYSFS=/sys/class/misc/hw_random
@@ -57,11 +59,17 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 		{ wait "$pid"; } 2>/dev/null
 	fi
-	# Put the machine back as it was, whatever the daemon did.
-	if [ "$(cat "$QUALITY" 2>/dev/null)" != "$orig" ] &&
-		[ "$(cat $SYSFS/rng_current 2>/dev/null)" = "$cur" ]; then
-		echo "$orig" >"$QUALITY" 2>/dev/null ||
-			echo "WARNING: could not write $orig back to $QUALITY"
+	# Undo only what our own daemon did, from its own record (it is left
+	# only when the daemon was killed before it could), and only while no
+	# other rngfeed holds the hand-over: never a blind write of what the
+	# test found, which would undo a service's 0 taken meanwhile.
+	if [ -s "$RECORD" ]; then
+		if [ -s /run/rngfeed/hwrng-quality ]; then
+			echo "WARNING: another rngfeed holds the hand-over now; our daemon's record ($(tr '\n' ' ' <"$RECORD")) is left unrestored"
+		else
+			"$RNGFEED" -c /dev/null --restore-hwrng-quality >/dev/null 2>&1 ||
+				echo "WARNING: could not restore rng_quality from $RECORD"
+		fi
 	fi
 	rm -rf "$tmp"
 }

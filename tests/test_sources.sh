@@ -11,6 +11,8 @@ set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 failures=0
 tmp=$(mktemp -d) || exit 1
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 bg_pids=()
 cleanup() {
 	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done

@@ -51,6 +51,9 @@ struct rngfeed_config {
 	char random_device[CONFIG_PATH_LEN]; /* -o; the kernel's device */
 	char metrics_path[CONFIG_PATH_LEN]; /* --metrics; "" = none */
 	char pid_file[CONFIG_PATH_LEN];     /* -p; "" = none */
+	/* --state-dir: the file ledger's directory; default
+	 * $STATE_DIRECTORY (systemd's StateDirectory=) or /var/lib/rngfeed */
+	char state_dir[CONFIG_PATH_LEN];
 	char user[64];                      /* -D USER[:GROUP]; "" = stay */
 	long long random_step;      /* -s: bytes per RNDADDENTROPY */
 	long long fill_watermark;   /* -W: bits, kernels before 5.18 */

@@ -9,6 +9,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+
+/* "USER[:GROUP]" → uid and gid (the user's primary group by default).
+ * 0, or -errno with a one-line reason in @why.  Not thread-safe
+ * (getpwnam): call it before any thread exists. */
+int privs_lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
+		      size_t why_len);
 
 /*
  * @user_spec: "USER[:GROUP]" or "" to keep the current user.

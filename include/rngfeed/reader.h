@@ -120,6 +120,10 @@ void reader_discard(struct reader *r);
  * (ONLINE_NO_LIMIT while its window fills, see online_estimate.h).
  * Cheaper than reader_get_stats(), for each take. */
 unsigned int reader_estimate_credit(struct reader *r);
+/* The credit what the reader has open now allows (issue 25: a device
+ * default is re-derived on every open from what was opened, see
+ * source_opened_credit()); SOURCE_CREDIT_MAX when it sets no limit. */
+unsigned int reader_opened_credit(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);
 const struct reader_params *reader_params(const struct reader *r);
 /* Stop and join the thread, wipe and free; NULL is ok. */

@@ -61,6 +61,21 @@ struct source_config {
 	 * gating and keeps the answer.
 	 */
 	int hw_quality;
+	/*
+	 * Not an option either: the directory of the file ledger
+	 * (file_ledger.h) that a credited regular file is read through, so
+	 * that its bytes are read once per machine; NULL = none (nothing is
+	 * credited in that run, or the caller keeps no ledger).  Set by the
+	 * source set; the string outlives every copy of this config.
+	 */
+	const char *ledger_dir;
+	/*
+	 * Not an option: credit holds the device's default (the caller
+	 * filled it in from source_config_credit()), not the user's credit=.
+	 * Such a credit was decided for the device found then; each open
+	 * re-derives it from what was actually opened (opened_credit).
+	 */
+	bool credit_from_device;
 	unsigned int n_options;
 	/* n_options entries "key\0value\0", back to back, in the order
 	 * first set; read them with source_config_get(). */
@@ -89,6 +104,10 @@ struct source_config {
  *        reopening it would only give the same bytes again (a regular
  *        file).  Such a source is read once and never reopened.
  * device_credit (optional): see below; source_config_credit() asks it.
+ * opened_credit (optional): the default credit for what this open
+ *        instance actually opened (hwrng: 0 unless it is the character
+ *        device 10:183, then the rule for the hw_random device current
+ *        when it was opened), checked on every open and reopen.
  */
 struct source_driver {
 	const char *name;
@@ -119,6 +138,8 @@ struct source_driver {
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
 	unsigned int (*device_credit)(const struct source_config *cfg);
+	unsigned int (*opened_credit)(void *state,
+				      const struct source_config *cfg);
 	int (*check_option)(const char *key, const char *value, char *err,
 			    size_t err_len);
 	int (*config_warning)(const struct source_config *cfg, char *buf,
@@ -239,6 +260,9 @@ const char *source_why_failed(struct source *src, int err, char *buf,
 			      size_t len);
 /* Is end of input final for @src (driver's finite op)?  false if unknown. */
 bool source_is_finite(struct source *src);
+/* The driver's default credit for what @src actually opened (its
+ * opened_credit op), or -1 when the driver has none. */
+int source_opened_credit(struct source *src);
 
 /*
  * Helpers shared by fd-based drivers: open a path for unbuffered reading

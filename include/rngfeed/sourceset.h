@@ -36,6 +36,9 @@ struct sourceset_params {
 	bool gate_hwrng;         /* take the kernel's own hw_random credit */
 	const char *sysfs_dir;   /* hw_random's, for the gate */
 	const char *gate_state;  /* where the gate records what it found */
+	const char *ledger_dir;  /* the file ledger's directory (credited
+				  * regular files are read through it), or
+				  * NULL: none (nothing is credited) */
 	bool bulk;               /* blocks absorbed whole, back to back
 				  * (--stdout): reader_params.bulk */
 };

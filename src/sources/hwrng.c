@@ -188,6 +188,22 @@ static void hwrng_close(void *state)
 	free(st);
 }
 
+/*
+ * What this open actually opened: the fd, not the path (which may point
+ * elsewhere by now), must be the hw_random device 10:183, and its credit
+ * follows the device that was current when it was opened.
+ */
+static unsigned int hwrng_opened_credit(void *state,
+					const struct source_config *cfg)
+{
+	struct hwrng_state *st = state;
+	struct stat sb;
+
+	if (fstat(st->fd, &sb) < 0 || !is_hw_random(&sb) || !st->current[0])
+		return 0;
+	return source_hwrandom_credit(cfg, hwrng_sysfs(cfg), st->current);
+}
+
 /* The current hw_random device's credit: see source_hwrandom_credit(). */
 static unsigned int hwrng_device_credit(const struct source_config *cfg)
 {
@@ -254,6 +270,7 @@ const struct source_driver source_hwrng = {
 	.close = hwrng_close,
 	.describe = hwrng_describe,
 	.device_credit = hwrng_device_credit,
+	.opened_credit = hwrng_opened_credit,
 	.check_option = hwrng_check_option,
 	.config_warning = hwrng_config_warning,
 };

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "rngfeed/hwrandom.h"
@@ -181,6 +183,23 @@ static unsigned int virtio_device_credit(const struct source_config *cfg)
 	return source_hwrandom_credit(cfg, dir, name);
 }
 
+/*
+ * What this open actually opened: the open fd must be the hw_random
+ * device 10:183 (the path could name anything by now), and the device it
+ * found current at the open gets its own credit; anything else 0.
+ */
+static unsigned int virtio_opened_credit(void *state,
+					 const struct source_config *cfg)
+{
+	struct virtio_state *st = state;
+	struct stat sb;
+
+	if (fstat(st->fd, &sb) < 0 || !S_ISCHR(sb.st_mode) ||
+	    major(sb.st_rdev) != 10 || minor(sb.st_rdev) != 183)
+		return 0;
+	return source_hwrandom_credit(cfg, virtio_sysfs(cfg), st->name);
+}
+
 static int virtio_check_option(const char *key, const char *value, char *err,
 			       size_t err_len)
 {
@@ -225,5 +244,6 @@ const struct source_driver source_virtio = {
 	.close = virtio_close,
 	.describe = virtio_describe,
 	.device_credit = virtio_device_credit,
+	.opened_credit = virtio_opened_credit,
 	.check_option = virtio_check_option,
 };
