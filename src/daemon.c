@@ -212,6 +212,7 @@ static int sources_up(struct daemon *d)
 		.gate_hwrng = cfg->mode == MODE_DAEMON,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = hwrng_gate_state_path(record, sizeof(record)),
+		.gate_lock = HWRNG_LOCK_PATH,
 		/* --stdout reseeds from whole blocks back to back: the
 		 * readers derive their seed material (issue 20). */
 		.bulk = cfg->mode == MODE_STDOUT,
@@ -558,7 +559,9 @@ static double housekeeping(struct daemon *d, double now)
 		.ready_timeout = d->cfg->ready_timeout,
 	};
 
-	return report_tick(&d->report, &v, &p, &d->service, now);
+	double hw = sourceset_tick(d->set, now);
+
+	return fmin(hw, report_tick(&d->report, &v, &p, &d->service, now));
 }
 
 static int timeout_ms(double wait_s)

@@ -143,7 +143,7 @@ static int run_restore_hwrng(void)
 	char msg[HWRNG_GATE_MSG_LEN], path[256];
 	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR,
 				   hwrng_gate_state_path(path, sizeof(path)),
-				   msg, sizeof(msg));
+				   HWRNG_LOCK_PATH, msg, sizeof(msg));
 
 	if (r < 0) {
 		log_err("%s", msg);

@@ -28,6 +28,9 @@ struct slot {
 				      * -1 = not looked up */
 	bool wanted;                 /* opened, or waiting (wait_for_source) */
 	bool gated;                  /* reads the device the gate holds */
+	int held_back_credit;        /* its credit while another instance
+				      * owns the hand-over (it counts 0
+				      * meanwhile); -1 = none held back */
 	bool used;                   /* a reader was started at some point */
 	char finished[256];          /* the input it read to its end: data
 				      * read once is credited once, so a
@@ -38,7 +41,9 @@ struct source_set {
 	struct sourceset_params p;
 	size_t n_slots, next_take;
 	struct hwrng_gate gate;
-	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
+	char sysfs_dir[256], gate_state[256], gate_lock[256]; /* the
+					      * params' strings, kept */
+	double next_tick;            /* when sourceset_tick() looks again */
 	char kernel_line[200];
 	/* One per configured source (the driver table's size), not
 	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
@@ -65,10 +70,14 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 	snprintf(s->gate_state, sizeof(s->gate_state), "%s",
 		 p->gate_state ? p->gate_state : "");
 	s->p.sysfs_dir = s->sysfs_dir;
+	snprintf(s->gate_lock, sizeof(s->gate_lock), "%s",
+		 p->gate_lock ? p->gate_lock : "");
 	s->p.gate_state = s->gate_state;
+	s->p.gate_lock = s->gate_lock;
 	hwrng_gate_init(&s->gate);
 	for (size_t i = 0; i < n; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
+		s->slots[s->n_slots].held_back_credit = -1;
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
@@ -165,42 +174,113 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 	return true;
 }
 
-/*
- * The kernel credits the current hw_random device itself, untested; while
- * a slot reads that device, the kernel's credit is handed over to the
- * health tests (rng_quality 0) and given back at stop.
- */
-static void take_gate(struct source_set *s, struct slot *sl)
+static void describe_kernel(struct source_set *s)
 {
-	char why[300] = "";
-	int r;
+	hwrng_gate_describe_kernel(s->p.sysfs_dir, s->kernel_line,
+				   sizeof(s->kernel_line));
+}
 
-	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
-		return;
-	sl->gated = true;
-	if (hwrng_gate_held(&s->gate))
-		return;
-	r = hwrng_gate_take(&s->gate, s->p.sysfs_dir, s->p.gate_state, why,
-			    sizeof(why));
-	if (r < 0)
-		log_warn("%s: the kernel keeps crediting %s itself: %s",
-			 sl->cfg.driver->name, source_config_device(&sl->cfg),
-			 why);
-	if (r == 1 && sl->device_credit >= 0 && sl->cfg.hw_quality < 0) {
-		/* rng_quality read 0 because an earlier run's record was
-		 * adopted: the device's credit follows what that run found. */
+/*
+ * The gate was taken (or taken over) while slot @sl reads its device:
+ * the credit follows what the gate found, not the 0 that rng_quality
+ * reads now (an earlier run's record adopted, or another instance's).
+ */
+static void credit_from_gate(struct source_set *s, struct slot *sl)
+{
+	if (sl->held_back_credit >= 0) {
+		sl->cfg.credit = sl->held_back_credit;
+		sl->held_back_credit = -1;
+	}
+	if (sl->device_credit >= 0 && sl->cfg.hw_quality < 0) {
 		sl->cfg.credit = -1;
 		sl->cfg.hw_quality = (int)s->gate.original;
 		sl->device_credit = (int)source_config_credit(&sl->cfg);
 		sl->cfg.credit = sl->device_credit;
 	}
-	if (r == 1 && why[0])
-		log_info("%s: %s", sl->cfg.driver->name, why);
-	else if (r == 1)
-		log_info("%s: the kernel's own credit for %s (rng_quality %u) "
-			 "is handed over to the health tests until rngfeed "
-			 "stops",
-			 sl->cfg.driver->name, s->gate.device, s->gate.original);
+}
+
+/*
+ * The kernel credits the current hw_random device itself, untested; while
+ * a slot reads that device, the kernel's credit is handed over to the
+ * health tests (rng_quality 0) and given back at stop.  One instance per
+ * machine owns the hand-over: while another does, this one credits the
+ * device 0 (the kernel may credit it untested again the moment the other
+ * hands it back) and takes over when the other stops (sourceset_tick()).
+ */
+static void take_gate(struct source_set *s, struct slot *sl)
+{
+	const char *name = sl->cfg.driver->name;
+	char why[HWRNG_GATE_MSG_LEN] = "";
+	int r;
+
+	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
+		return;
+	sl->gated = true;
+	if (hwrng_gate_waiting(&s->gate)) {
+		sl->held_back_credit = sl->cfg.credit;
+		sl->cfg.credit = 0;
+		return;
+	}
+	if (hwrng_gate_held(&s->gate))
+		return;
+	r = hwrng_gate_take(&s->gate, s->p.sysfs_dir, s->p.gate_state,
+			    s->p.gate_lock, why, sizeof(why));
+	if (r < 0)
+		log_warn("%s: the kernel keeps crediting %s itself: %s", name,
+			 source_config_device(&sl->cfg), why);
+	else if (r == HWRNG_GATE_FOUND_ZERO)
+		log_warn("%s: %s", name, why);
+	else if (r == HWRNG_GATE_WAITING) {
+		log_notice("%s: %s", name, why);
+		sl->held_back_credit = sl->cfg.credit;
+		sl->cfg.credit = 0;
+	} else if (r == HWRNG_GATE_TAKEN) {
+		credit_from_gate(s, sl);
+		log_info("%s: %s", name, why);
+	}
+}
+
+/*
+ * The housekeeping tick: a gate that waits for another instance takes
+ * the hand-over over once that instance stops.  Seconds until the next
+ * look.
+ */
+double sourceset_tick(struct source_set *s, double now)
+{
+	char msg[HWRNG_GATE_MSG_LEN] = "";
+	int r;
+
+	if (!hwrng_gate_waiting(&s->gate))
+		return 3600;
+	if (now < s->next_tick)
+		return s->next_tick - now;
+	/* Half a second: a take-over within 1 s of the owner's stop. */
+	s->next_tick = now + 0.5;
+	r = hwrng_gate_tick(&s->gate, msg, sizeof(msg));
+	if (r == HWRNG_GATE_NONE)
+		return 0.5;
+	for (size_t i = 0; i < s->n_slots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (!sl->gated)
+			continue;
+		if (r == HWRNG_GATE_TAKEN) {
+			credit_from_gate(s, sl);
+		} else if (sl->held_back_credit >= 0) {
+			/* Nothing to take over: the device is read as if
+			 * no gate had been asked for. */
+			sl->cfg.credit = sl->held_back_credit;
+			sl->held_back_credit = -1;
+		}
+	}
+	if (r == HWRNG_GATE_TAKEN)
+		log_notice("hwrng: the other rngfeed stopped; %s", msg);
+	else if (r == HWRNG_GATE_FOUND_ZERO)
+		log_warn("hwrng: the other rngfeed stopped; %s", msg);
+	else
+		log_warn("hwrng: taking the hand-over over: %s", msg);
+	describe_kernel(s);
+	return 0.5;
 }
 
 static void release_gate(struct source_set *s)
@@ -216,18 +296,14 @@ static void release_gate(struct source_set *s)
 		any = true;
 		failed |= sl->base.state == READER_DISABLED;
 		sl->gated = false;
+		sl->held_back_credit = -1;
 	}
-	if (!any || !hwrng_gate_held(&s->gate))
+	if (!any || (!hwrng_gate_held(&s->gate) &&
+		     !hwrng_gate_waiting(&s->gate)))
 		return;
 	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
 	if (msg[0])
 		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
-}
-
-static void describe_kernel(struct source_set *s)
-{
-	hwrng_gate_describe_kernel(s->p.sysfs_dir, s->kernel_line,
-				   sizeof(s->kernel_line));
 }
 
 static void open_slot(struct source_set *s, struct slot *sl)

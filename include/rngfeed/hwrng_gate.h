@@ -32,6 +32,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rngfeed/hwrng_lock.h"
+
 /* /run/rngfeed is the unit's RuntimeDirectory= (kept with
  * RuntimeDirectoryPreserve=yes, and still there while ExecStopPost=
  * runs); outside systemd the gate creates it. */
@@ -57,6 +59,19 @@ struct hwrng_gate {
 	bool selected;         /* rng_selected read 1 before: the device was
 				* chosen explicitly, chosen again on release */
 	char sysfs_dir[128];   /* where rng_current and rng_selected are */
+	struct hwrng_lock lock; /* one owner per machine (hwrng_lock.h) */
+	bool waiting;          /* another instance owns the hand-over: fd
+				* is kept for the take-over, nothing taken */
+};
+
+/* hwrng_gate_take()'s and hwrng_gate_tick()'s answers (or -errno). */
+enum {
+	HWRNG_GATE_NONE = 0,       /* nothing to take (@why says why) */
+	HWRNG_GATE_TAKEN = 1,      /* taken (or taken over) */
+	HWRNG_GATE_WAITING = 2,    /* another instance owns it: not taken;
+				    * credit the device 0 meanwhile */
+	HWRNG_GATE_FOUND_ZERO = 3, /* rng_quality already 0 and no record
+				    * says why: a warning for the user */
 };
 
 void hwrng_gate_init(struct hwrng_gate *g);
@@ -73,22 +88,37 @@ void hwrng_gate_init(struct hwrng_gate *g);
  * reads 0 (a crash without ExecStopPost=, or a device that failed in an
  * earlier run), is adopted: its value is what release puts back.
  *
- * Returns 1 taken (with a note in @why when something is worth saying),
- * 0 nothing to take (@why says why: no rng_quality file, kernel before
- * 5.18; no current device; already 0 and no record), or -errno with @why.
+ * One owner per machine: the lock file at @lock_path (HWRNG_LOCK_PATH;
+ * NULL or "" = no lock, for a fixture that wants none).  When another
+ * instance owns it, nothing is taken: the gate waits (hwrng_gate_tick()
+ * takes it over when the owner stops, without a hand-back in between).
+ * A record is adopted only while the lock is ours: its owner is gone.
+ *
+ * Returns HWRNG_GATE_TAKEN (with a note in @why when something is worth
+ * saying), HWRNG_GATE_WAITING, HWRNG_GATE_NONE (@why says why: no
+ * rng_quality file, kernel before 5.18; no current device),
+ * HWRNG_GATE_FOUND_ZERO (already 0 and no record: @why names the two
+ * possible causes), or -errno with @why.
  * Keeps rng_quality (and the record) open so that release works after
  * the daemon dropped root: call it before the privilege drop.
  */
 int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
-		    const char *state_path, char *why, size_t why_len);
+		    const char *state_path, const char *lock_path, char *why,
+		    size_t why_len);
 
-/* Is the gate held? */
+/* Is the gate held (owned, rng_quality 0 by this instance)? */
 bool hwrng_gate_held(const struct hwrng_gate *g);
+/* Does it wait for another instance to stop? */
+bool hwrng_gate_waiting(const struct hwrng_gate *g);
 
 /*
  * Put back what was found, if the current device is still the one it was
  * taken for and rng_quality still reads 0 (otherwise someone else changed
- * it: left as it is), empty and remove the record, close.
+ * it: left as it is), empty and remove the record, close.  When another
+ * instance waits for the hand-over, nothing is put back: the lock's
+ * record stays for it to take over.  A waiting gate only closes (and
+ * puts back what an owner left it, if that owner is gone and nobody
+ * else waits).
  *
  * @failed: the device failed its health tests permanently in this run.
  * Policy: it is not handed back.  rng_quality stays 0 (the kernel credits
@@ -106,14 +136,26 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 			size_t msg_len);
 
 /*
+ * The daemon's housekeeping tick (about once a second): a waiting gate
+ * tries the lock; when the owner has stopped it takes the hand-over over
+ * (adopting the owner's record: rng_quality stays 0 throughout).
+ * Returns HWRNG_GATE_TAKEN (@msg says so), HWRNG_GATE_NONE (nothing
+ * changed), HWRNG_GATE_FOUND_ZERO (the lock came free but there was
+ * nothing to take over: @msg says why), or -errno.
+ */
+int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len);
+
+/*
  * After a crash (the unit's ExecStopPost=): put back what the record in
- * @state_path says, if it is there, not marked failed, the device is still
- * current and its rng_quality reads 0; then remove the record.  A failed
+ * @state_path (or else the lock's, @lock_path) says, if it is there, not
+ * marked failed, the device is still current and its rng_quality reads 0;
+ * then remove the record.  Nothing is done while another instance owns or
+ * waits for the lock at @lock_path (the record is theirs).  A failed
  * record is left in place (with a message).  Returns 0 (@msg says what
  * was done, or is empty when there was no record), or -errno with @msg.
  */
 int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
-		       char *msg, size_t msg_len);
+		       const char *lock_path, char *msg, size_t msg_len);
 
 /*
  * One line saying what the kernel credits by itself now, e.g. "the kernel

@@ -36,6 +36,8 @@ struct sourceset_params {
 	bool gate_hwrng;         /* take the kernel's own hw_random credit */
 	const char *sysfs_dir;   /* hw_random's, for the gate */
 	const char *gate_state;  /* where the gate records what it found */
+	const char *gate_lock;   /* the machine's one-owner lock (and the
+				  * record other instances read) */
 	bool bulk;               /* blocks absorbed whole, back to back
 				  * (--stdout): reader_params.bulk */
 };
@@ -58,6 +60,11 @@ void sourceset_stop(struct source_set *s);
  * start again.  The number started. */
 size_t sourceset_reload(struct source_set *s,
 			const struct rngfeed_config *fresh, int notify_fd);
+
+/* The housekeeping tick (main thread, never blocks): the hand-over of
+ * hw_random follows the machine (a gate that waits for another instance
+ * takes over when it stops).  Seconds until it wants to look again. */
+double sourceset_tick(struct source_set *s, double now);
 
 /* A tested block from the next reader that has one, round robin: true
  * with @block, the slot and its credit. */
