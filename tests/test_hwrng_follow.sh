@@ -1,0 +1,122 @@
+#!/bin/bash
+# Issue 26: the hand-over follows hw_random devices that register, leave
+# and become current after start-up.  The daemon reads the real /dev/hwrng
+# but its hw_random directory is a fixture (-O hwrng:sysfs=DIR: rng_current,
+# rng_available, rng_quality as files), so the machine's rng_quality is
+# never touched and the test plays the kernel:
+#   1. started with no device (and without --wait-for-source), it keeps
+#      the hwrng source and waits for one;
+#   2. a device registers and becomes current: its rng_quality reads 0
+#      soon (the tick looks twice a second; the test waits 5 s and
+#      prints how long it took), and the log says so once;
+#   3. another becomes current (a TPM): taken, the first kept
+#      at 0 while not current; the log says both;
+#   4. the current device leaves: said, nothing written;
+#   5. one registers again: taken;
+#   6. the kernel sets its quality again (6.2-6.10 on a select, any kernel
+#      on a new registration): 0 again;
+#   7. SIGTERM: its value is put back, the lock beside the fixture gone.
+# Fails on the code before (the gate was taken once, at start-up).
+set -u
+RNGFEED=${RNGFEED:-./rngfeed}
+SCALE=${TEST_TIME_SCALE:-1}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+fail() {
+	echo "FAIL: $*"
+	[ -s "${log:-}" ] && sed 's/^/    /' "$log"
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || skip "reading /dev/hwrng needs root"
+[ -c /dev/hwrng ] || skip "no /dev/hwrng (no hw_random core)"
+head -c 16 /dev/hwrng >/dev/null 2>&1 || skip "/dev/hwrng cannot be read (no hw_random device)"
+
+tmp=$(mktemp -d) || exit 1
+fx=$tmp/sysfs
+mkdir "$fx"
+log=$tmp/log
+pid=''
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill -KILL "$pid" 2>/dev/null
+		{ wait "$pid"; } 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The kernel, played: what it shows after a change.
+kernel() { # CURRENT AVAILABLE [QUALITY]
+	[ $# -ge 3 ] && echo "$3" >"$fx/rng_quality"
+	echo "$2" >"$fx/rng_available"
+	echo "$1" >"$fx/rng_current"
+}
+echo 0 >"$fx/rng_selected"
+kernel none "none " 0
+
+# Wait until $1 holds (checked every 50 ms) for at most $2 s (scaled);
+# the seconds it took in $took.
+within() {
+	local start end
+	start=$(date +%s.%N)
+	for _ in $(seq $((${2%.*} * 20 * SCALE))); do
+		if eval "$1"; then
+			end=$(date +%s.%N)
+			took=$(echo "$end - $start" | bc)
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+q() { cat "$fx/rng_quality"; }
+
+RUNTIME_DIRECTORY=$tmp/run "$RNGFEED" -f -v -n hwrng -O "hwrng:sysfs=$fx" \
+	--interval 1 2>"$log" &
+pid=$!
+within 'grep -q "hwrng: .*looking for it" "$log"' 10 ||
+	fail "1: no 'looking for it' from the hwrng source"
+kill -0 "$pid" 2>/dev/null || fail "1: the daemon stopped with no hw_random device"
+echo "ok: 1. started with no hw_random device, it waits for one"
+
+kernel virtio_rng.0 "virtio_rng.0 none " 1000
+within '[ "$(q)" = 0 ]' 5 || fail "2: a device registered, rng_quality reads $(q) after 5 s"
+echo "ok: 2. virtio_rng.0 arrived: handed over in $took s"
+within 'grep -q "handed over" "$log"' 5 || fail "2: the log does not say it"
+
+kernel tpm-rng-0 "virtio_rng.0 tpm-rng-0 none " 64
+within '[ "$(q)" = 0 ]' 5 || fail "3: the TPM became current, rng_quality reads $(q) after 5 s"
+echo "ok: 3. tpm-rng-0 became current: handed over in $took s"
+within 'grep -q "virtio_rng.0 is no longer current.*now tpm-rng-0" "$log"' 5 ||
+	fail "3: the log does not say the device changed"
+[ "$(grep -c "virtio_rng.0 is no longer current" "$log")" = 1 ] ||
+	fail "3: the change is logged more than once"
+
+kernel none "virtio_rng.0 none "
+within 'grep -q "tpm-rng-0 left" "$log"' 1 || fail "4: the TPM left, nothing said within 5 s"
+echo "ok: 4. tpm-rng-0 left: said in $took s"
+
+kernel virtio_rng.1 "virtio_rng.0 virtio_rng.1 none " 1000
+within '[ "$(q)" = 0 ]' 5 || fail "5: a device registered again, rng_quality reads $(q) after 5 s"
+echo "ok: 5. virtio_rng.1 arrived: handed over in $took s"
+
+echo 900 >"$fx/rng_quality"
+within '[ "$(q)" = 0 ]' 5 || fail "6: the kernel reset the quality, it reads $(q) after 5 s"
+within 'grep -q "set the quality of virtio_rng.1 to 900 again" "$log"' 5 ||
+	fail "6: the log does not say the kernel reset it"
+echo "ok: 6. the kernel set virtio_rng.1's quality again: 0 again in $took s"
+
+kill -TERM "$pid"
+{ wait "$pid"; } 2>/dev/null
+rc=$?
+pid=''
+[ "$rc" = 0 ] || fail "7: the daemon exited $rc after SIGTERM"
+[ "$(q)" = 900 ] || fail "7: after SIGTERM rng_quality reads $(q), not 900"
+[ ! -e "$fx/rngfeed-hwrng.lock" ] || fail "7: the lock is still there"
+grep -q "virtio_rng.1 handed back" "$log" || fail "7: the hand-back is not said"
+echo "ok: 7. stopped: virtio_rng.1 handed back at 900"
+echo "PASS: the hand-over follows devices that register, leave and become current after start-up"
