@@ -445,16 +445,20 @@ static void open_slot(struct source_set *s, struct slot *sl)
 static void choose_best_device(struct source_set *s)
 {
 	char best[HWRANDOM_NAME_LEN], cur[HWRANDOM_NAME_LEN];
-	bool any = false;
+	const struct slot *reader = NULL;
 
-	for (size_t i = 0; i < s->n_slots; i++)
-		any |= s->slots[i].cfg.enabled &&
-		       reads_hw_random(&s->slots[i].cfg);
-	if (!any || !s->p.gate_hwrng || hwrng_selected(s->p.sysfs_dir) ||
-	    hwrandom_current(s->p.sysfs_dir, cur, sizeof(cur)) < 0 ||
-	    hwrandom_best(s->p.sysfs_dir, best, sizeof(best)) != 1)
+	for (size_t i = 0; i < s->n_slots && !reader; i++)
+		if (s->slots[i].cfg.enabled &&
+		    reads_hw_random(&s->slots[i].cfg))
+			reader = &s->slots[i];
+	if (!reader || !s->p.gate_hwrng)
 		return;
-	if (hwrandom_select(s->p.sysfs_dir, best) == 0)
+	gate_paths(s, reader);
+	if (hwrng_selected(s->gate_sysfs) ||
+	    hwrandom_current(s->gate_sysfs, cur, sizeof(cur)) < 0 ||
+	    hwrandom_best(s->gate_sysfs, best, sizeof(best)) != 1)
+		return;
+	if (hwrandom_select(s->gate_sysfs, best) == 0)
 		log_notice("hw_random: %s made current instead of %s: a "
 			   "TPM's generator is slow and the tpm source reads "
 			   "it directly",

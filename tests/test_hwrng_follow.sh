@@ -15,7 +15,9 @@
 #   5. one registers again: taken;
 #   6. the kernel sets its quality again (6.2-6.10 on a select, any kernel
 #      on a new registration): 0 again;
-#   7. SIGTERM: its value is put back, the lock beside the fixture gone.
+#   7. SIGTERM: its value is put back, the lock beside the fixture gone;
+#   8. a TPM current and a virtio-rng registered at start: the virtio-rng
+#      is made current, unless rng_selected says the TPM was chosen.
 # Fails on the code before (the gate was taken once, at start-up).
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
@@ -119,4 +121,28 @@ pid=''
 [ ! -e "$fx/rngfeed-hwrng.lock" ] || fail "7: the lock is still there"
 grep -q "virtio_rng.1 handed back" "$log" || fail "7: the hand-back is not said"
 echo "ok: 7. stopped: virtio_rng.1 handed back at 900"
+
+# 8. Two devices at start, a TPM current (6.12 gives it 1024 against
+# virtio's 1000): the other is made current, unless chosen explicitly.
+two_devices() { # RNG_SELECTED
+	rm -f "$log"
+	echo "$1" >"$fx/rng_selected"
+	kernel tpm-rng-0 "tpm-rng-0 virtio_rng.0 none " 1024
+	RUNTIME_DIRECTORY=$tmp/run "$RNGFEED" -f -v -n hwrng -O "hwrng:sysfs=$fx" \
+		--interval 1 2>"$log" &
+	pid=$!
+	within 'grep -qE "hwrng: (using it|.*looking for it)" "$log"' 20 ||
+		fail "8: the daemon did not start on hwrng"
+	kill -TERM "$pid"
+	{ wait "$pid"; } 2>/dev/null
+	pid=''
+}
+two_devices 0
+[ "$(cat "$fx/rng_current")" = virtio_rng.0 ] ||
+	fail "8: with a TPM current and virtio_rng.0 registered, rng_current is $(cat "$fx/rng_current")"
+grep -q "virtio_rng.0 made current instead of tpm-rng-0" "$log" || fail "8: the choice is not said"
+two_devices 1
+[ "$(cat "$fx/rng_current")" = tpm-rng-0 ] ||
+	fail "8: the administrator chose tpm-rng-0 (rng_selected 1), rng_current is $(cat "$fx/rng_current")"
+echo "ok: 8. a TPM and virtio_rng.0: virtio_rng.0 made current; left alone when chosen explicitly"
 echo "PASS: the hand-over follows devices that register, leave and become current after start-up"
