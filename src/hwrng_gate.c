@@ -663,6 +663,11 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 		cur[0] = '\0';
 	else if (r < 0)
 		return r;
+	/* A device it declined (found at 0 with no record) is not asked
+	 * again every tick: only a change is news. */
+	if (!g->device[0] && cur[0] && strcmp(cur, g->declined) == 0)
+		return HWRNG_GATE_NONE;
+	g->declined[0] = '\0';
 	if (strcmp(cur, g->device) == 0) {
 		if (!cur[0])
 			return HWRNG_GATE_NONE;
@@ -685,8 +690,10 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 	r = HWRNG_GATE_NONE;
 	if (cur[0]) {
 		r = own_take(g, cur, false, why, sizeof(why));
-		if (r != HWRNG_GATE_TAKEN)
+		if (r != HWRNG_GATE_TAKEN) {
 			g->device[0] = '\0';
+			snprintf(g->declined, sizeof(g->declined), "%s", cur);
+		}
 	}
 	say(msg, msg_len, "hw_random: %s %s; %s%s%s",
 	    was[0] ? was : "no device",

@@ -766,6 +766,38 @@ START_TEST(strict_mode_zero_is_not_a_warning)
 }
 END_TEST
 
+/* A new device found at 0 with no record is said once, not every tick,
+ * and taken when it changes. */
+START_TEST(declined_device_is_said_once)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ck_assert_str_eq(g.device, "");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.0 virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "virtio_rng.1");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("hwrng_gate");
@@ -803,6 +835,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, takes_again_a_quality_the_kernel_reset);
 	tcase_add_test(tc, pre_5_18_current_quality_parameter);
 	tcase_add_test(tc, strict_mode_zero_is_not_a_warning);
+	tcase_add_test(tc, declined_device_is_said_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

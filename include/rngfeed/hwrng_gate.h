@@ -77,6 +77,8 @@ struct hwrng_gate {
 				* is kept for the take-over, nothing taken */
 	struct hwrng_gate_parked parked[HWRNG_GATE_MAX_PARKED];
 	size_t n_parked;
+	char declined[64];     /* current device found at 0 with no record:
+				* not taken, not asked again until a change */
 };
 
 /* hwrng_gate_take()'s and hwrng_gate_tick()'s answers (or -errno). */
