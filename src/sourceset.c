@@ -4,6 +4,7 @@
  * own hw_random credit.  See include/rngfeed/sourceset.h.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,24 @@ static bool reads_hw_random(const struct source_config *cfg)
 	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
 	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
 	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
+}
+
+/*
+ * The hwrng source on its default path before the kernel made it: with
+ * rng_core a module, /dev/hwrng appears only when the first hw_random
+ * driver loads, often after rngfeed started.  Only the hwrng source waits
+ * for it by default (the virtio source is the same device's other door:
+ * two readers would split it).
+ */
+static bool hw_random_later(const struct source_config *cfg)
+{
+	const char *dev = source_config_device(cfg);
+	struct stat st;
+
+	return strcmp(cfg->driver->name, "hwrng") == 0 && dev &&
+	       cfg->driver->default_device &&
+	       strcmp(dev, cfg->driver->default_device) == 0 &&
+	       stat(dev, &st) < 0 && errno == ENOENT;
 }
 
 /*
@@ -251,7 +270,8 @@ static void take_gate(struct source_set *s, struct slot *sl)
 	char why[HWRNG_GATE_MSG_LEN] = "";
 	int r;
 
-	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
+	if (!s->p.gate_hwrng ||
+	    !(reads_hw_random(&sl->cfg) || hw_random_later(&sl->cfg)))
 		return;
 	sl->gated = true;
 	if (hwrng_gate_waiting(&s->gate)) {
@@ -305,30 +325,43 @@ static void tick_idle(struct source_set *s)
  * The housekeeping tick: the hand-over follows the machine within a
  * second (hwrng_gate_tick(): a waiter takes over from an owner that
  * stopped; a held gate follows rng_current; an idle one takes a device
- * that registers).  Seconds until the next look.
+ * that registers).
+ *
+ * When: a device registers or leaves with a driver's bind or unbind, and
+ * the kernel says so on its uevent socket, which the daemon has open
+ * anyway (vmgenid): any uevent makes the next tick look at once
+ * (sourceset_devices_changed()), and otherwise the tick looks whenever
+ * the loop wakes anyway, at most twice a second, so an idle daemon does
+ * not wake more for it.  Without uevents (@told false), and while
+ * another instance owns the hand-over (its stop sends none), it looks
+ * every second by itself.  Not a udev rule: the unit starts before udev
+ * has run its rules (an initramfs may have no udev at all), and a rule
+ * would have to reach a sandboxed daemon.  Seconds until it wants to
+ * look by itself.
  */
-double sourceset_tick(struct source_set *s, double now)
+double sourceset_tick(struct source_set *s, double now, bool told)
 {
 	char msg[HWRNG_GATE_MSG_LEN] = "";
 	bool any = false;
+	double again;
 	int r;
 
 	for (size_t i = 0; i < s->n_slots; i++)
 		any |= s->slots[i].gated;
 	if (!any)
 		return 3600;
+	again = told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
 	if (now < s->next_tick)
-		return s->next_tick - now;
-	/* Half a second: a change is seen within 1 s. */
+		return fmin(again, s->next_tick - now);
 	s->next_tick = now + 0.5;
 	if (!hwrng_gate_held(&s->gate) && !hwrng_gate_waiting(&s->gate)) {
 		tick_idle(s);
 		describe_kernel(s);
-		return 0.5;
+		return again;
 	}
 	r = hwrng_gate_tick(&s->gate, msg, sizeof(msg));
 	if (r == HWRNG_GATE_NONE)
-		return 0.5;
+		return again;
 	snprintf(s->gate_seen, sizeof(s->gate_seen), "%s", s->gate.device);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
@@ -354,7 +387,12 @@ double sourceset_tick(struct source_set *s, double now)
 	else
 		log_warn("hw_random: following the current device: %s", msg);
 	describe_kernel(s);
-	return 0.5;
+	return told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
+}
+
+void sourceset_devices_changed(struct source_set *s)
+{
+	s->next_tick = 0;
 }
 
 static void release_gate(struct source_set *s)
@@ -400,7 +438,8 @@ static bool waits_for(const struct source_set *s, const struct slot *sl,
 	if (s->p.wait_for_source)
 		return true;
 	return s->p.gate_hwrng && (err == -ENODEV || err == -ENOENT) &&
-	       reads_hw_random(cfg);
+	       strcmp(cfg->driver->name, "hwrng") == 0 &&
+	       (reads_hw_random(cfg) || hw_random_later(cfg));
 }
 
 static void open_slot(struct source_set *s, struct slot *sl)

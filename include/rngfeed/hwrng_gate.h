@@ -158,8 +158,8 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 			size_t msg_len);
 
 /*
- * The daemon's housekeeping tick (twice a second): the gate follows the
- * machine.  A waiting gate tries the lock; when the owner has stopped it
+ * The daemon's housekeeping tick (on uevents, at most twice a second):
+ * the gate follows the machine.  A waiting gate tries the lock; when the owner has stopped it
  * takes the hand-over over (adopting the owner's record: rng_quality
  * stays 0 throughout).  A held gate looks at rng_current: a device that
  * left is forgotten (its quality goes with it), one that is registered
