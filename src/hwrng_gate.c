@@ -355,6 +355,7 @@ int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 		say(why, why_len, "%s/rng_current: %s", sysfs_dir, strerror(-r));
 		return r;
 	}
+	g->admin_choice = hwrng_selected(sysfs_dir);
 	r = hwrng_quality_open(sysfs_dir, O_RDWR, &g->param);
 	if (r == -ENOENT) {
 		say(why, why_len,
@@ -663,6 +664,20 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 		cur[0] = '\0';
 	else if (r < 0)
 		return r;
+	/* A TPM that registered later and won the election (6.12 gives it
+	 * 1024): the device read before stays current (hwrandom_best()),
+	 * unless the administrator chose one. */
+	if (cur[0] && !g->admin_choice &&
+	    hwrandom_best(g->sysfs_dir, was, sizeof(was)) == 1 &&
+	    strcmp(was, g->device) == 0 &&
+	    hwrandom_select(g->sysfs_dir, was) == 0) {
+		say(msg, msg_len,
+		    "hw_random: %s became current; %s made current again (a "
+		    "TPM's generator is slow and the tpm source reads it "
+		    "directly)",
+		    cur, was);
+		return HWRNG_GATE_CHANGED;
+	}
 	/* A device it declined (found at 0 with no record) is not asked
 	 * again every tick: only a change is news. */
 	if (!g->device[0] && cur[0] && strcmp(cur, g->declined) == 0)
@@ -695,16 +710,12 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 			snprintf(g->declined, sizeof(g->declined), "%s", cur);
 		}
 	}
-	say(msg, msg_len, "hw_random: %s %s; %s%s%s",
+	say(msg, msg_len, "hw_random: %s %s; %s%s%s%s",
 	    was[0] ? was : "no device",
 	    !was[0] ? "was current" : left ? "left or is not read any more"
 		    : "is no longer current (kept at 0 until rngfeed stops)",
-	    cur[0] ? "now " : "no device is current", cur, why[0] ? ": " : "");
-	if (why[0]) {
-		size_t n = strlen(msg);
-
-		snprintf(msg + n, msg_len - n, "%s", why);
-	}
+	    cur[0] ? "now " : "no device is current", cur, why[0] ? ": " : "",
+	    why);
 	return r < 0 ? r : HWRNG_GATE_CHANGED;
 }
 

@@ -594,8 +594,9 @@ END_TEST
 
 /* ---- following the machine after start-up (issue 26) ----------------- */
 
-/* A second device registers and becomes current: the gate takes it (its
- * own identity and quality), and parks the first at 0 (not current: the
+/* A second device registers and becomes current (not a TPM: that one is
+ * the next test's): the gate takes it (its own identity and quality), and
+ * parks the first at 0 (not current: the
  * kernel reads only the current device) to put back at release. */
 START_TEST(follows_a_switch_to_a_new_device)
 {
@@ -606,21 +607,21 @@ START_TEST(follows_a_switch_to_a_new_device)
 			 HWRNG_GATE_TAKEN);
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
-	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
-	put("rng_current", "tpm-rng-0\n");
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
 	put("rng_quality", "64\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
 	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 is no longer current"));
-	ck_assert_ptr_nonnull(strstr(why, "now tpm-rng-0"));
-	ck_assert_str_eq(g.device, "tpm-rng-0");
+	ck_assert_ptr_nonnull(strstr(why, "now amd-rng"));
+	ck_assert_str_eq(g.device, "amd-rng");
 	ck_assert_uint_eq(g.original, 64);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	ck_assert_uint_eq(g.n_parked, 1);
 	ck_assert_str_eq(g.parked[0].device, "virtio_rng.0");
 	ck_assert_uint_eq(g.parked[0].original, 1024);
 	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
-				     "device=tpm-rng-0\nquality=64\n"));
+				     "device=amd-rng\nquality=64\n"));
 	/* Logged once: the next tick has nothing to say. */
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
@@ -634,11 +635,11 @@ START_TEST(follows_a_switch_to_a_new_device)
 	ck_assert_str_eq(g.device, "virtio_rng.0");
 	ck_assert_uint_eq(g.original, 1024);
 	ck_assert_uint_eq(g.n_parked, 1);
-	ck_assert_str_eq(g.parked[0].device, "tpm-rng-0");
+	ck_assert_str_eq(g.parked[0].device, "amd-rng");
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	/* (The fixture has one rng_quality file for both devices: only
 	 * the current one's value can be checked here.) */
-	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "tpm-rng-0");
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "amd-rng");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 }
 END_TEST
@@ -775,8 +776,8 @@ START_TEST(declined_device_is_said_once)
 
 	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
 			 HWRNG_GATE_TAKEN);
-	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
-	put("rng_current", "tpm-rng-0\n");
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
 	put("rng_quality", "0\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
@@ -795,6 +796,43 @@ START_TEST(declined_device_is_said_once)
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* A TPM that registers later and wins the kernel's election (6.12 gives
+ * it 1024): the virtio-rng read before is made current again, unless the
+ * administrator had chosen a device. */
+START_TEST(late_tpm_does_not_displace_the_device_read)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 made current again"));
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.n_parked, 0);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+
+	/* Chosen by the administrator: followed, not overruled. */
+	put("rng_available", "virtio_rng.0 none \n");
+	put("rng_selected", "1\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "64\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "tpm-rng-0");
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "tpm-rng-0\n");
+	crash(&g);
 }
 END_TEST
 
@@ -836,6 +874,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, pre_5_18_current_quality_parameter);
 	tcase_add_test(tc, strict_mode_zero_is_not_a_warning);
 	tcase_add_test(tc, declined_device_is_said_once);
+	tcase_add_test(tc, late_tpm_does_not_displace_the_device_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

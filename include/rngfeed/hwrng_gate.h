@@ -77,6 +77,9 @@ struct hwrng_gate {
 				* is kept for the take-over, nothing taken */
 	struct hwrng_gate_parked parked[HWRNG_GATE_MAX_PARKED];
 	size_t n_parked;
+	bool admin_choice;     /* rng_selected read 1 at the take: the
+				* administrator chose; no device is chosen
+				* for them */
 	char declined[64];     /* current device found at 0 with no record:
 				* not taken, not asked again until a change */
 };
