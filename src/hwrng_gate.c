@@ -666,11 +666,13 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 		return r;
 	/* A TPM that registered later and won the election (6.12 gives it
 	 * 1024): the device read before stays current (hwrandom_best()),
-	 * unless the administrator chose one. */
-	if (cur[0] && !g->admin_choice &&
+	 * unless the administrator chose one; once per TPM (on 6.2-6.10 a
+	 * choice resets the quality, and the 0 again re-elects the TPM). */
+	if (cur[0] && !g->admin_choice && strcmp(cur, g->overruled) != 0 &&
 	    hwrandom_best(g->sysfs_dir, was, sizeof(was)) == 1 &&
 	    strcmp(was, g->device) == 0 &&
 	    hwrandom_select(g->sysfs_dir, was) == 0) {
+		snprintf(g->overruled, sizeof(g->overruled), "%s", cur);
 		say(msg, msg_len,
 		    "hw_random: %s became current; %s made current again (a "
 		    "TPM's generator is slow and the tpm source reads it "

@@ -80,6 +80,7 @@ struct hwrng_gate {
 	bool admin_choice;     /* rng_selected read 1 at the take: the
 				* administrator chose; no device is chosen
 				* for them */
+	char overruled[64];    /* the TPM made not current once */
 	char declined[64];     /* current device found at 0 with no record:
 				* not taken, not asked again until a change */
 };
