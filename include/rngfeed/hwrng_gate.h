@@ -23,6 +23,13 @@
  * a small record file, so that the service's ExecStopPost= can put it back
  * after a crash (rngfeed --restore-hwrng-quality).
  *
+ * One instance per machine owns the hand-over (hwrng_lock.h); another
+ * waits and takes it over.  After start-up the gate follows the machine
+ * (hwrng_gate_tick()): devices register, leave and become current, and
+ * the kernel sets a quality again when it initialises a device.  Before
+ * 5.18 the same is done with rng_core's current_quality parameter
+ * (hwrng_quality.h).
+ *
  * Functions take the sysfs directory (HWRANDOM_SYSFS_DIR) so tests can use
  * a fixture.  No logging: messages come back to the caller.
  */
