@@ -265,6 +265,7 @@ static int sources_up(struct daemon *d)
 		.gate_state = hwrng_gate_state_path(record, sizeof(record)),
 		/* Only what feeds the kernel spends a file's bytes. */
 		.ledger_dir = cfg->mode == MODE_DAEMON ? cfg->state_dir : NULL,
+		.gate_lock = HWRNG_LOCK_PATH,
 		/* --stdout reseeds from whole blocks back to back: the
 		 * readers derive their seed material (issue 20). */
 		.bulk = cfg->mode == MODE_STDOUT,
@@ -614,7 +615,9 @@ static double housekeeping(struct daemon *d, double now)
 		.ready_timeout = d->cfg->ready_timeout,
 	};
 
-	return report_tick(&d->report, &v, &p, &d->service, now);
+	double hw = sourceset_tick(d->set, now, d->genfd >= 0);
+
+	return fmin(hw, report_tick(&d->report, &v, &p, &d->service, now));
 }
 
 static int timeout_ms(double wait_s)
@@ -657,6 +660,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	if (pfd[2].revents && vmgenid_drain(d->genfd) > 0)
 		discard_state(d, "VM generation changed (snapshot restored "
 				 "or VM cloned)");
+	/* Any uevent may be a hw_random driver that bound or unbound. */
+	if (pfd[2].revents)
+		sourceset_devices_changed(d->set);
 	if (pfd[3].revents & POLLOUT) {
 		d->out.waiting_pollout = false;
 		feeder_kernel_asks(&d->out.feeder);

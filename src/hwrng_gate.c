@@ -3,15 +3,9 @@
  * The hand-over of the kernel's own hw_random credit (see hwrng_gate.h for
  * what the kernel does with rng_quality).
  *
- * The record is a few "key=value" lines:
- *
- *   device=virtio_rng.0
- *   quality=1024
- *   selected=0
- *   state=held            (or "failed": not to be handed back)
- *
- * It is written before rng_quality is set to 0, so a crash at any point
- * leaves either the original value or a record that puts it back.
+ * The record (hwrng_record.h) is written before rng_quality is set to 0,
+ * so a crash at any point leaves either the original value or a record
+ * that puts it back; the lock (hwrng_lock.h) makes one instance the owner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,14 +18,10 @@
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
+#include "rngfeed/hwrng_quality.h"
+#include "rngfeed/hwrng_record.h"
 #include "rngfeed/util.h"
-
-struct record {
-	char device[HWRANDOM_NAME_LEN];
-	unsigned int quality;
-	bool selected;
-	bool failed;
-};
 
 static void say(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -47,218 +37,58 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int sysfs_path(char *path, size_t len, const char *dir,
-		      const char *file)
+/* ---- the machine-wide record and lock (hwrng_lock.h) ------------------ */
+
+/* Write @rec to the runtime record (if kept) and the lock's.  The runtime
+ * record failing is a note in @note; the lock's is the one other
+ * instances read, and failing it is an error. */
+static int records_write(struct hwrng_gate *g, const struct hwrng_record *rec,
+			 char *note, size_t note_len)
 {
-	if ((size_t)snprintf(path, len, "%s/%s", dir, file) >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
+	char text[256];
+	int r = hwrng_record_format(rec, text, sizeof(text));
 
-/* ---- rng_quality through a kept fd ------------------------------------ */
-
-/* A sysfs attribute is read from offset 0 each time. */
-static int fd_read_quality(int fd, unsigned int *q)
-{
-	char buf[16];
-	long long v = 0;
-	ssize_t n;
-
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (parse_ll(buf, 0, 1024, &v) < 0)
-		return -EBADMSG;
-	*q = (unsigned int)v;
-	return 0;
-}
-
-/* ftruncate() is a no-op on sysfs and keeps a test fixture exact. */
-static int fd_write_quality(int fd, unsigned int q)
-{
-	char buf[16];
-	int n = snprintf(buf, sizeof(buf), "%u\n", q);
-
-	if (ftruncate(fd, 0) < 0 && errno != EINVAL && errno != EPERM)
-		return -errno;
-	if (pwrite(fd, buf, (size_t)n, 0) != n)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-static int open_quality(const char *sysfs_dir, int flags)
-{
-	char path[512];
-	int fd, r;
-
-	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_quality");
 	if (r < 0)
 		return r;
-	fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	return fd;
+	if (g->lock.fd >= 0) {
+		r = hwrng_lock_write(&g->lock, text);
+		if (r < 0)
+			return r;
+	}
+	if (g->state_path[0] && g->state_fd < 0) {
+		r = hwrng_record_open(g->state_path);
+		if (r >= 0)
+			g->state_fd = r;
+	}
+	r = g->state_fd >= 0 ? hwrng_record_write_fd(g->state_fd, rec) : r;
+	if (r < 0 && g->state_path[0]) {
+		say(note, note_len,
+		    "; warning: could not record it in %s (%s): after a crash "
+		    "only the next rngfeed puts it back",
+		    g->state_path, strerror(-r));
+		if (g->state_fd >= 0)
+			close(g->state_fd);
+		g->state_fd = -1;
+		g->state_path[0] = '\0';
+	}
+	return 0;
 }
 
-/* rng_selected, 0 when the kernel has none (it came with 5.5). */
-static bool read_selected(const char *sysfs_dir)
+/* A record left for @device by an owner that is gone: the lock's first
+ * (any runtime directory), then this instance's own.  0 or -ENOENT. */
+static int find_record(const struct hwrng_gate *g, const char *device,
+		       struct hwrng_record *rec)
 {
-	char path[512], buf[8];
+	char text[256];
 
-	if (sysfs_path(path, sizeof(path), sysfs_dir, "rng_selected") < 0 ||
-	    read_text_file(path, buf, sizeof(buf)) < 0)
-		return false;
-	return strcmp(buf, "1") == 0;
-}
-
-/* Is @device the current hw_random device?  0 no, 1 yes, -errno. */
-static int is_current(const char *sysfs_dir, const char *device, char *cur,
-		      size_t cur_len)
-{
-	int r = hwrandom_current(sysfs_dir, cur, cur_len);
-
-	if (r == -ENODEV) {
-		snprintf(cur, cur_len, "none");
+	if (g->lock.fd >= 0 && hwrng_lock_read(&g->lock, text,
+					       sizeof(text)) > 0 &&
+	    hwrng_record_parse(text, rec) == 0 && strcmp(rec->device, device) == 0)
 		return 0;
-	}
-	if (r < 0)
-		return r;
-	return strcmp(cur, device) == 0;
-}
-
-/* ---- the record ------------------------------------------------------- */
-
-static int record_format(const struct record *rec, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "device=%s\nquality=%u\nselected=%d\nstate=%s\n",
-			 rec->device, rec->quality, rec->selected,
-			 rec->failed ? "failed" : "held");
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : n;
-}
-
-static int record_write_fd(int fd, const struct record *rec)
-{
-	char buf[256];
-	int n = record_format(rec, buf, sizeof(buf));
-
-	if (n < 0)
-		return n;
-	if (ftruncate(fd, 0) < 0)
-		return -errno;
-	if (pwrite(fd, buf, (size_t)n, 0) != n)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-/* Parse a record.  -ENODATA for an empty one (a record released after a
- * privilege drop that kept it from being removed), -EBADMSG for one that
- * is not ours. */
-static int record_parse(char *text, struct record *rec)
-{
-	char *save = NULL, *line;
-	unsigned int seen = 0;
-	long long v = 0;
-
-	*rec = (struct record){ 0 };
-	if (!*text)
-		return -ENODATA;
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-
-		if (!eq)
-			return -EBADMSG;
-		*eq++ = '\0';
-		if (strcmp(line, "device") == 0) {
-			if (!*eq || strlen(eq) >= sizeof(rec->device) ||
-			    strchr(eq, ' ') || strcmp(eq, "none") == 0)
-				return -EBADMSG;
-			strcpy(rec->device, eq);
-			seen |= 1;
-		} else if (strcmp(line, "quality") == 0) {
-			/* 0 is never recorded: there was nothing to take. */
-			if (parse_ll(eq, 1, 1024, &v) < 0)
-				return -EBADMSG;
-			rec->quality = (unsigned int)v;
-			seen |= 2;
-		} else if (strcmp(line, "selected") == 0) {
-			if (strcmp(eq, "0") && strcmp(eq, "1"))
-				return -EBADMSG;
-			rec->selected = eq[0] == '1';
-			seen |= 4;
-		} else if (strcmp(line, "state") == 0) {
-			if (strcmp(eq, "held") && strcmp(eq, "failed"))
-				return -EBADMSG;
-			rec->failed = strcmp(eq, "failed") == 0;
-			seen |= 8;
-		} else {
-			return -EBADMSG;
-		}
-	}
-	return seen == 15 ? 0 : -EBADMSG;
-}
-
-/* Read the record at @path.  0, -ENOENT (none), -ENODATA (empty),
- * -EBADMSG, or -errno. */
-static int record_read(const char *path, struct record *rec)
-{
-	char buf[256];
-	ssize_t n;
-	int fd, r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		return r;
-	if ((size_t)n == sizeof(buf) - 1)
-		return -EBADMSG;
-	buf[n] = '\0';
-	return record_parse(buf, rec);
-}
-
-/* Open (creating it, and its directory outside systemd) the record. */
-static int record_open(const char *path)
-{
-	int fd;
-
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == ENOENT) {
-		char dir[256], *slash;
-
-		if (strlen(path) >= sizeof(dir))
-			return -ENAMETOOLONG;
-		strcpy(dir, path);
-		slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			return -ENOENT;
-		*slash = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			  0600);
-	}
-	if (fd < 0)
-		return -errno;
-	return fd;
-}
-
-/* Empty, then remove, the record.  Emptying works through the kept fd
- * after the privilege drop; removing may not, and need not: an empty
- * record is no record.  0 if either worked. */
-static int record_clear(int fd, const char *path)
-{
-	int r = fd >= 0 ? ftruncate(fd, 0) : -1;
-
-	if (path && *path && unlink(path) == 0)
-		r = 0;
-	return r < 0 ? -errno : 0;
+	if (g->state_path[0] && hwrng_record_read(g->state_path, rec) == 0 &&
+	    strcmp(rec->device, device) == 0)
+		return 0;
+	return -ENOENT;
 }
 
 /* ---- take / release / restore ----------------------------------------- */
@@ -266,21 +96,29 @@ static int record_clear(int fd, const char *path)
 void hwrng_gate_init(struct hwrng_gate *g)
 {
 	*g = (struct hwrng_gate){ .fd = -1, .state_fd = -1 };
+	hwrng_lock_init(&g->lock);
 }
 
 bool hwrng_gate_held(const struct hwrng_gate *g)
 {
-	return g->fd >= 0;
+	return g->fd >= 0 && !g->waiting;
 }
 
-static void gate_close(struct hwrng_gate *g)
+bool hwrng_gate_waiting(const struct hwrng_gate *g)
+{
+	return g->waiting;
+}
+
+static void gate_close(struct hwrng_gate *g, bool remove_lock)
 {
 	if (g->fd >= 0)
 		close(g->fd);
 	if (g->state_fd >= 0)
 		close(g->state_fd);
+	hwrng_lock_close(&g->lock, remove_lock);
 	g->fd = -1;
 	g->state_fd = -1;
+	g->waiting = false;
 }
 
 /*
@@ -295,7 +133,7 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 	unsigned int q = 0;
 	int r;
 
-	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
+	r = hwrng_is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
 	if (r != 0)
 		return r < 0 ? r : 0;
 	r = hwrandom_select(g->sysfs_dir, g->device);
@@ -306,11 +144,11 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 		    g->device, cur, g->device, strerror(-r));
 		return r;
 	}
-	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
+	r = hwrng_is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
 	if (r < 0)
 		return r;
 	if (r == 1) {
-		r = fd_read_quality(g->fd, &q);
+		r = hwrng_quality_read(g->fd, &q);
 		if (r < 0)
 			return r;
 		if (q == 0)
@@ -324,303 +162,460 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 	return -EBUSY;
 }
 
-int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
-		    const char *state_path, char *why, size_t why_len)
+/* ---- devices that are no longer current ------------------------------- */
+
+static void park(struct hwrng_gate *g)
 {
-	struct record rec = { 0 }, old = { 0 };
-	char cur[HWRANDOM_NAME_LEN], note[160] = "";
+	struct hwrng_gate_parked *p;
+
+	if (g->n_parked == HWRNG_GATE_MAX_PARKED)
+		return; /* more than four devices: the oldest keeps 0 */
+	p = &g->parked[g->n_parked++];
+	snprintf(p->device, sizeof(p->device), "%s", g->device);
+	p->original = g->original;
+	p->selected = g->selected;
+}
+
+/* @device was parked: take it out, as a record.  0 or -ENOENT. */
+static int unpark(struct hwrng_gate *g, const char *device,
+		  struct hwrng_record *rec)
+{
+	for (size_t i = 0; i < g->n_parked; i++) {
+		struct hwrng_gate_parked *p = &g->parked[i];
+
+		if (strcmp(p->device, device) != 0)
+			continue;
+		*rec = (struct hwrng_record){ .quality = p->original,
+					      .selected = p->selected };
+		snprintf(rec->device, sizeof(rec->device), "%s", p->device);
+		g->parked[i] = g->parked[--g->n_parked];
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Put back the parked devices that are still registered: each is chosen
+ * for a moment to reach its rng_quality (it belongs to the current
+ * device only); writing it makes the kernel elect the best device again,
+ * and @keep (the device that was current, chosen explicitly) is chosen
+ * again after.  Called after the readers stopped.
+ */
+static void put_back_parked(struct hwrng_gate *g, const char *keep)
+{
+	char cur[HWRANDOM_NAME_LEN];
+	unsigned int q = 0;
+
+	for (size_t i = 0; i < g->n_parked; i++) {
+		const struct hwrng_gate_parked *p = &g->parked[i];
+
+		if (hwrandom_listed(g->sysfs_dir, p->device) != 1 ||
+		    hwrandom_select(g->sysfs_dir, p->device) < 0 ||
+		    hwrng_is_current(g->sysfs_dir, p->device, cur, sizeof(cur)) != 1 ||
+		    hwrng_quality_read(g->fd, &q) < 0 || q != 0)
+			continue;
+		hwrng_quality_write(g->fd, p->original);
+	}
+	if (g->n_parked && keep && *keep)
+		hwrandom_select(g->sysfs_dir, keep);
+	g->n_parked = 0;
+}
+
+/*
+ * The owner's part of the take, for the current device @cur with
+ * rng_quality open in g->fd and the lock (if any) owned.
+ */
+static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
+		    char *why, size_t why_len)
+{
+	struct hwrng_record rec = { 0 }, old = { 0 };
+	char note[200] = "";
 	bool adopted = false;
 	unsigned int q = 0;
 	int r;
 
-	hwrng_gate_init(g);
-	say(why, why_len, "%s", "");
-	if (strlen(sysfs_dir) >= sizeof(g->sysfs_dir))
-		return -ENAMETOOLONG;
-	strcpy(g->sysfs_dir, sysfs_dir);
-	if (state_path && strlen(state_path) >= sizeof(g->state_path))
-		return -ENAMETOOLONG;
-
-	r = hwrandom_current(sysfs_dir, cur, sizeof(cur));
-	if (r == -ENODEV || r == -ENOENT) {
-		say(why, why_len, "no hw_random device");
-		return 0;
-	}
+	r = hwrng_quality_read(g->fd, &q);
 	if (r < 0) {
-		say(why, why_len, "%s/rng_current: %s", sysfs_dir, strerror(-r));
+		say(why, why_len, "%s/rng_quality: %s", g->sysfs_dir,
+		    strerror(-r));
 		return r;
 	}
-	r = open_quality(sysfs_dir, O_RDWR);
-	if (r == -ENOENT) {
-		say(why, why_len,
-		    "no rng_quality (kernel before 5.18): the kernel's own "
-		    "credit for %s cannot be handed over",
-		    cur);
-		return 0;
-	}
-	if (r < 0) {
-		say(why, why_len, "%s/rng_quality: %s", sysfs_dir, strerror(-r));
-		return r;
-	}
-	g->fd = r;
-	r = fd_read_quality(g->fd, &q);
-	if (r < 0) {
-		say(why, why_len, "%s/rng_quality: %s", sysfs_dir, strerror(-r));
-		goto fail;
-	}
-	if (q == 0) {
-		/* Ours from an earlier run, or someone else's 0? */
-		if (state_path && *state_path &&
-		    record_read(state_path, &old) == 0 &&
-		    strcmp(old.device, cur) == 0) {
-			rec = old;
-			adopted = true;
+	if (q == 0 && unpark(g, cur, &old) == 0) {
+		rec = old;
+		adopted = true;
+		snprintf(note, sizeof(note),
+			 "; it was set to 0 when current before (was %u)",
+			 old.quality);
+	} else if (q == 0) {
+		/* The lock is ours: a record is its gone owner's. */
+		if (find_record(g, cur, &old) < 0 &&
+		    hwrng_strict_mode(g->sysfs_dir)) {
+			say(why, why_len,
+			    "rng_quality of %s is 0 from "
+			    "rng_core.default_quality=0 (strict mode): the "
+			    "kernel credits nothing from it itself",
+			    cur);
+			return HWRNG_GATE_NONE;
+		}
+		if (find_record(g, cur, &old) < 0) {
+			say(why, why_len,
+			    "rng_quality of %s is already 0 and no rngfeed "
+			    "record says why: another feeder (rngd, or an "
+			    "rngfeed that does not share %s) or the "
+			    "administrator (echo 0 > rng_quality, or "
+			    "rng_core.default_quality=0) set it; the kernel "
+			    "credits nothing from it itself",
+			    cur, g->lock.fd >= 0 ? g->lock.path : "the lock");
+			return HWRNG_GATE_FOUND_ZERO;
+		}
+		rec = old;
+		adopted = true;
+		if (take_over)
+			snprintf(note, sizeof(note),
+				 "; taken over from the rngfeed that owned it, "
+				 "with no hand-back in between (was %u)",
+				 old.quality);
+		else
 			snprintf(note, sizeof(note),
 				 "; kept from an earlier run%s, which set it "
 				 "to 0 (was %u)",
-				 old.failed ? " in which it failed its tests" : "",
+				 old.failed ? " in which it failed its tests"
+					    : "",
 				 old.quality);
-		} else {
-			say(why, why_len,
-			    "rng_quality of %s is already 0: the kernel "
-			    "credits nothing from it itself",
-			    cur);
-			gate_close(g);
-			return 0;
-		}
 	} else {
 		snprintf(rec.device, sizeof(rec.device), "%s", cur);
 		rec.quality = q;
-		rec.selected = read_selected(sysfs_dir);
+		rec.selected = hwrng_selected(g->sysfs_dir);
 	}
 	rec.failed = false;
 	strcpy(g->device, rec.device);
 	g->original = rec.quality;
 	g->selected = rec.selected;
 
-	if (state_path && *state_path) {
-		strcpy(g->state_path, state_path);
-		r = record_open(state_path);
-		if (r >= 0) {
-			g->state_fd = r;
-			r = record_write_fd(g->state_fd, &rec);
-		}
-		if (r < 0) {
-			snprintf(note, sizeof(note),
-				 "; warning: could not record it in %s (%s): "
-				 "after a crash it stays 0",
-				 state_path, strerror(-r));
-			if (g->state_fd >= 0) {
-				close(g->state_fd);
-				g->state_fd = -1;
-			}
-			g->state_path[0] = '\0';
-		}
+	/* Recorded before the 0 is written: a crash at any point leaves the
+	 * original or a record that puts it back. */
+	r = records_write(g, &rec, note + strlen(note),
+			  sizeof(note) - strlen(note));
+	if (r < 0) {
+		say(why, why_len, "recording rng_quality %u of %s in %s: %s",
+		    rec.quality, cur, g->lock.path, strerror(-r));
+		return r;
 	}
 	if (!adopted) {
-		r = fd_write_quality(g->fd, 0);
+		r = hwrng_quality_write(g->fd, 0);
 		if (r < 0) {
 			say(why, why_len, "setting %s/rng_quality to 0: %s",
-			    sysfs_dir, strerror(-r));
+			    g->sysfs_dir, strerror(-r));
 			goto fail_record;
 		}
 	}
 	r = keep_current(g, why, why_len);
 	if (r < 0)
 		goto fail_restore;
-	say(why, why_len, "the kernel's own credit for %s (rng_quality %u) is "
+	say(why, why_len, "the kernel's own credit for %s (%s %u) is "
 	    "handed over: 0 while rngfeed tests it%s",
-	    g->device, g->original, note);
-	return 1;
+	    g->device, g->param ? "rng_core current_quality" : "rng_quality",
+	    g->original, note);
+	return HWRNG_GATE_TAKEN;
 
 fail_restore:
 	/* Put back what was there; the kernel re-elects as before. */
-	if (fd_write_quality(g->fd, g->original) == 0 && g->selected)
-		hwrandom_select(sysfs_dir, g->device);
+	if (hwrng_quality_write(g->fd, g->original) == 0 && g->selected)
+		hwrandom_select(g->sysfs_dir, g->device);
 fail_record:
-	if (g->state_fd >= 0)
-		record_clear(g->state_fd, g->state_path);
-fail:
-	gate_close(g);
+	hwrng_record_clear(g->state_fd, g->state_path);
+	if (g->lock.owner)
+		hwrng_lock_clear(&g->lock);
 	return r;
 }
 
-void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
-			size_t msg_len)
+int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
+		    const char *state_path, const char *lock_path, char *why,
+		    size_t why_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
 	unsigned int q = 0;
 	int r;
 
-	say(msg, msg_len, "%s", "");
-	if (g->fd < 0)
-		return;
-	if (failed) {
-		struct record rec = { .quality = g->original,
-				      .selected = g->selected,
-				      .failed = true };
+	hwrng_gate_init(g);
+	say(why, why_len, "%s", "");
+	if (strlen(sysfs_dir) >= sizeof(g->sysfs_dir) ||
+	    (state_path && strlen(state_path) >= sizeof(g->state_path)))
+		return -ENAMETOOLONG;
+	strcpy(g->sysfs_dir, sysfs_dir);
+	if (state_path)
+		strcpy(g->state_path, state_path);
 
-		strcpy(rec.device, g->device);
-		r = g->state_fd >= 0 ? record_write_fd(g->state_fd, &rec) : 0;
-		say(msg, msg_len,
-		    "%s failed its health tests: not handed back to the "
-		    "kernel's own crediting, its rng_quality stays 0 (it was "
-		    "%u)%s; to hand it back: echo %u > %s/rng_quality",
-		    g->device, g->original,
-		    r < 0 ? " (marking the record failed did not work: "
-			    "ExecStopPost= will hand it back)" : "",
-		    g->original, g->sysfs_dir);
-		goto out;
+	r = hwrandom_current(sysfs_dir, cur, sizeof(cur));
+	if (r == -ENODEV || r == -ENOENT) {
+		say(why, why_len, "no hw_random device");
+		return HWRNG_GATE_NONE;
 	}
-	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
+	if (r < 0) {
+		say(why, why_len, "%s/rng_current: %s", sysfs_dir, strerror(-r));
+		return r;
+	}
+	g->admin_choice = hwrng_selected(sysfs_dir);
+	r = hwrng_quality_open(sysfs_dir, O_RDWR, &g->param);
+	if (r == -ENOENT) {
+		say(why, why_len,
+		    "no rng_quality (kernel before 5.18) and no rng_core "
+		    "current_quality: the kernel's own credit for %s cannot "
+		    "be handed over",
+		    cur);
+		return HWRNG_GATE_NONE;
+	}
+	if (r < 0) {
+		say(why, why_len, "%s/rng_quality: %s", sysfs_dir, strerror(-r));
+		return r;
+	}
+	g->fd = r;
+	if (lock_path && *lock_path) {
+		r = hwrng_lock_open(&g->lock, lock_path);
+		if (r >= 0)
+			r = hwrng_lock_try_own(&g->lock);
+		if (r == 0)
+			r = hwrng_lock_wait(&g->lock);
+		if (r < 0) {
+			say(why, why_len, "the hand-over's lock %s: %s",
+			    lock_path, strerror(-r));
+			goto fail;
+		}
+		if (!g->lock.owner) {
+			/* Kept open: rng_quality for the take-over, which may
+			 * come after the privilege drop. */
+			g->waiting = true;
+			strcpy(g->device, cur);
+			hwrng_quality_read(g->fd, &q);
+			say(why, why_len,
+			    "another rngfeed owns the hand-over of %s "
+			    "(rng_quality reads %u; lock %s): not taken, and "
+			    "its credit here is 0 until that instance stops, "
+			    "then this one takes the hand-over over",
+			    cur, q, lock_path);
+			return HWRNG_GATE_WAITING;
+		}
+	}
+	r = own_take(g, cur, false, why, why_len);
+	if (r == HWRNG_GATE_TAKEN)
+		return r;
+	if (r == HWRNG_GATE_FOUND_ZERO) {
+		gate_close(g, true);
+		return r;
+	}
+fail:
+	gate_close(g, true);
+	return r;
+}
+
+/* Put @original back for @device through @fd if it is still current and
+ * reads 0.  @msg says what was done.  0 done, 1 left as it is, -errno. */
+static int put_back(const char *sysfs_dir, int fd, const char *device,
+		    unsigned int original, bool selected, char *msg,
+		    size_t msg_len)
+{
+	char cur[HWRANDOM_NAME_LEN];
+	unsigned int q = 0;
+	int r;
+
+	r = hwrng_is_current(sysfs_dir, device, cur, sizeof(cur));
 	if (r == 0) {
 		say(msg, msg_len,
 		    "the current hw_random device is now %s, not %s: %s's "
 		    "rng_quality not put back to %u (it keeps 0 until it "
 		    "registers again)",
-		    cur, g->device, g->device, g->original);
-		goto clear;
+		    cur, device, device, original);
+		return 1;
 	}
 	if (r > 0)
-		r = fd_read_quality(g->fd, &q);
+		r = hwrng_quality_read(fd, &q);
 	if (r < 0) {
 		say(msg, msg_len, "reading the hw_random state: %s; %s's "
-		    "rng_quality not put back to %u", strerror(-r), g->device,
-		    g->original);
-		goto clear;
+		    "rng_quality not put back to %u", strerror(-r), device,
+		    original);
+		return r;
 	}
 	if (q != 0) {
 		say(msg, msg_len,
 		    "rng_quality of %s is %u, not 0: changed by someone else "
 		    "(or the device registered again), left as it is",
-		    g->device, q);
-		goto clear;
+		    device, q);
+		return 1;
 	}
-	r = fd_write_quality(g->fd, g->original);
+	r = hwrng_quality_write(fd, original);
 	if (r < 0) {
 		say(msg, msg_len, "putting back rng_quality %u of %s: %s",
-		    g->original, g->device, strerror(-r));
-		goto clear;
+		    original, device, strerror(-r));
+		return r;
 	}
 	/* Writing rng_quality forgets an explicit choice of device. */
-	if (g->selected)
-		hwrandom_select(g->sysfs_dir, g->device);
+	if (selected)
+		hwrandom_select(sysfs_dir, device);
 	say(msg, msg_len,
 	    "%s handed back to the kernel's own crediting at rng_quality %u",
-	    g->device, g->original);
-clear:
-	record_clear(g->state_fd, g->state_path);
-out:
-	gate_close(g);
+	    device, original);
+	return 0;
+}
+
+/*
+ * A waiter stops: if the owner has gone meanwhile and nobody else waits,
+ * what the owner left at 0 for this waiter is put back now (it would
+ * otherwise stay 0 with no rngfeed reading it).
+ */
+static void waiter_release(struct hwrng_gate *g, char *msg, size_t msg_len)
+{
+	struct hwrng_record rec;
+	char cur[HWRANDOM_NAME_LEN];
+
+	if (hwrng_lock_try_own(&g->lock) == 1 &&
+	    hwrng_lock_others_wait(&g->lock) == 0 &&
+	    hwrandom_current(g->sysfs_dir, cur, sizeof(cur)) > 0 &&
+	    find_record(g, cur, &rec) == 0 && !rec.failed &&
+	    put_back(g->sysfs_dir, g->fd, rec.device, rec.quality,
+		     rec.selected, msg, msg_len) >= 0) {
+		hwrng_lock_clear(&g->lock);
+		gate_close(g, true);
+		return;
+	}
+	gate_close(g, false);
+}
+
+void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
+			size_t msg_len)
+{
+	say(msg, msg_len, "%s", "");
+	if (g->fd < 0)
+		return;
+	if (g->waiting) {
+		waiter_release(g, msg, msg_len);
+		return;
+	}
+	if (failed) {
+		struct hwrng_record rec = { .quality = g->original,
+				      .selected = g->selected,
+				      .failed = true };
+		char note[8] = "";
+		int r;
+
+		strcpy(rec.device, g->device);
+		r = records_write(g, &rec, note, sizeof(note));
+		put_back_parked(g, g->device);
+		say(msg, msg_len,
+		    "%s failed its health tests: not handed back to the "
+		    "kernel's own crediting, its rng_quality stays 0 (it was "
+		    "%u)%s; to hand it back: echo %u > %s/rng_quality",
+		    g->device, g->original,
+		    r < 0 || note[0] ? " (marking the record failed did not "
+				       "work: ExecStopPost= will hand it back)"
+				     : "",
+		    g->original, g->sysfs_dir);
+		gate_close(g, false);
+		return;
+	}
+	if (hwrng_lock_others_wait(&g->lock) == 1) {
+		/* The lock's record stays for the waiter, which adopts it:
+		 * no hand-back in between. */
+		say(msg, msg_len,
+		    "%s: rng_quality stays 0, handed over to another rngfeed "
+		    "that waits for it (it was %u)",
+		    g->device, g->original);
+		hwrng_record_clear(g->state_fd, g->state_path);
+		gate_close(g, false);
+		return;
+	}
+	if (g->device[0])
+		put_back(g->sysfs_dir, g->fd, g->device, g->original,
+			 g->selected, msg, msg_len);
+	put_back_parked(g, g->selected ? g->device : NULL);
+	hwrng_record_clear(g->state_fd, g->state_path);
+	if (g->lock.owner)
+		hwrng_lock_clear(&g->lock);
+	gate_close(g, true);
 }
 
 int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
-		       char *msg, size_t msg_len)
+		       const char *lock_path, char *msg, size_t msg_len)
 {
+	struct hwrng_gate g;
+	struct hwrng_record rec = { 0 };
 	char cur[HWRANDOM_NAME_LEN];
-	struct record rec = { 0 };
-	unsigned int q = 0;
-	int fd = -1, r;
+	int r = 0;
 
 	say(msg, msg_len, "%s", "");
-	r = record_read(state_path, &rec);
+	hwrng_gate_init(&g);
+	if (strlen(sysfs_dir) >= sizeof(g.sysfs_dir))
+		return -ENAMETOOLONG;
+	strcpy(g.sysfs_dir, sysfs_dir);
+	if (lock_path && *lock_path) {
+		r = hwrng_lock_open(&g.lock, lock_path);
+		if (r >= 0)
+			r = hwrng_lock_try_own(&g.lock);
+		if (r < 0) {
+			say(msg, msg_len, "the hand-over's lock %s: %s",
+			    lock_path, strerror(-r));
+			goto out;
+		}
+		if (r == 0 || hwrng_lock_others_wait(&g.lock) == 1) {
+			/* Its record, if any, is theirs now. */
+			say(msg, msg_len,
+			    "another rngfeed %s the hand-over of hw_random "
+			    "(lock %s): nothing put back",
+			    r == 0 ? "owns" : "waits to take over", lock_path);
+			r = 0;
+			goto out;
+		}
+	}
+	r = hwrng_record_read(state_path, &rec);
+	if (r == -ENODATA)
+		unlink(state_path);
+	if ((r == -ENOENT || r == -ENODATA) &&
+	    hwrandom_current(sysfs_dir, cur, sizeof(cur)) > 0)
+		r = find_record(&g, cur, &rec);
 	if (r == -ENOENT || r == -ENODATA) {
-		if (r == -ENODATA)
-			unlink(state_path);
 		say(msg, msg_len,
 		    "no hand-over record in %s: nothing to put back (a clean "
 		    "stop leaves none)",
 		    state_path);
-		return 0;
+		r = 0;
+		goto out_remove;
 	}
 	if (r < 0) {
 		say(msg, msg_len, "%s: %s", state_path,
 		    r == -EBADMSG ? "not a record of rngfeed's" : strerror(-r));
-		return r;
+		goto out;
 	}
 	if (rec.failed) {
 		say(msg, msg_len,
 		    "%s failed its health tests: rng_quality not put back to "
 		    "%u; to hand it back: echo %u > %s/rng_quality",
 		    rec.device, rec.quality, rec.quality, sysfs_dir);
-		return 0;
+		goto out;
 	}
-	r = is_current(sysfs_dir, rec.device, cur, sizeof(cur));
-	if (r == 0) {
-		say(msg, msg_len,
-		    "the current hw_random device is %s, not %s: nothing put "
-		    "back", cur, rec.device);
-		goto clear;
-	}
-	if (r > 0) {
-		fd = open_quality(sysfs_dir, O_RDWR);
-		r = fd;
-	}
-	if (r >= 0)
-		r = fd_read_quality(fd, &q);
-	if (r < 0) {
+	g.fd = hwrng_quality_open(sysfs_dir, O_RDWR, &g.param);
+	if (g.fd < 0 && hwrng_is_current(sysfs_dir, rec.device, cur,
+				   sizeof(cur)) == 1) {
+		r = g.fd;
 		say(msg, msg_len, "%s/rng_quality: %s", sysfs_dir, strerror(-r));
 		goto out;
 	}
-	if (q != 0) {
-		say(msg, msg_len,
-		    "rng_quality of %s is %u, not 0: nothing to put back",
-		    rec.device, q);
-		goto clear;
-	}
-	r = fd_write_quality(fd, rec.quality);
-	if (r < 0) {
-		say(msg, msg_len, "putting back rng_quality %u of %s: %s",
-		    rec.quality, rec.device, strerror(-r));
+	r = put_back(sysfs_dir, g.fd, rec.device, rec.quality, rec.selected,
+		     msg, msg_len);
+	if (r < 0)
 		goto out;
-	}
-	if (rec.selected)
-		hwrandom_select(sysfs_dir, rec.device);
-	say(msg, msg_len, "%s: rng_quality put back to %u", rec.device,
-	    rec.quality);
-clear:
+	if (r == 0)
+		say(msg, msg_len, "%s: rng_quality put back to %u", rec.device,
+		    rec.quality);
 	r = 0;
 	if (unlink(state_path) < 0 && errno != ENOENT)
 		r = -errno;
-out:
-	if (fd >= 0)
-		close(fd);
+	if (g.lock.owner)
+		hwrng_lock_clear(&g.lock);
+out_remove:
+	gate_close(&g, true);
 	return r;
-}
-
-void hwrng_gate_describe_kernel(const char *sysfs_dir, char *buf, size_t len)
-{
-	char cur[HWRANDOM_NAME_LEN];
-	unsigned int q = 0;
-	int fd, r;
-
-	r = hwrandom_current(sysfs_dir, cur, sizeof(cur));
-	if (r == -ENODEV || r == -ENOENT) {
-		say(buf, len, "no hw_random device");
-		return;
-	}
-	if (r < 0) {
-		say(buf, len, "hw_random: %s/rng_current: %s", sysfs_dir,
-		    strerror(-r));
-		return;
-	}
-	fd = open_quality(sysfs_dir, O_RDONLY);
-	r = fd < 0 ? fd : fd_read_quality(fd, &q);
-	if (fd >= 0)
-		close(fd);
-	if (r == -ENOENT)
-		say(buf, len,
-		    "the kernel may credit %s itself (no rng_quality: kernel "
-		    "before 5.18)",
-		    cur);
-	else if (r < 0)
-		say(buf, len, "%s: rng_quality: %s", cur, strerror(-r));
-	else if (q == 0)
-		say(buf, len,
-		    "the kernel credits nothing itself from %s (rng_quality 0)",
-		    cur);
-	else
-		say(buf, len, "the kernel credits %s itself at %u/1024", cur, q);
+out:
+	gate_close(&g, false);
+	return r;
 }
 
 const char *hwrng_gate_state_path(char *buf, size_t len)
@@ -632,4 +627,127 @@ const char *hwrng_gate_state_path(char *buf, size_t len)
 	    (size_t)snprintf(buf, len, "%.*s/hwrng-quality", (int)n, dir) >= len)
 		snprintf(buf, len, "%s", HWRNG_GATE_STATE_PATH);
 	return buf;
+}
+
+/* The kernel set the held device's quality again: 0 again, and what it
+ * set is what release puts back. */
+static int retake(struct hwrng_gate *g, unsigned int q, char *msg,
+		  size_t msg_len)
+{
+	struct hwrng_record rec = { .quality = q, .selected = g->selected };
+	char note[160] = "";
+	int r;
+
+	snprintf(rec.device, sizeof(rec.device), "%s", g->device);
+	g->original = q;
+	r = records_write(g, &rec, note, sizeof(note));
+	if (r >= 0)
+		r = hwrng_quality_write(g->fd, 0);
+	if (r < 0) {
+		say(msg, msg_len, "%s: setting %s to 0 again: %s", g->device,
+		    g->param ? "current_quality" : "rng_quality", strerror(-r));
+		return r;
+	}
+	say(msg, msg_len,
+	    "the kernel set the quality of %s to %u again (it initialised "
+	    "the device again): set to 0 again%s",
+	    g->device, q, note);
+	return HWRNG_GATE_RETAKEN;
+}
+
+/* A held gate: has the current device or its quality changed? */
+static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
+{
+	char cur[HWRANDOM_NAME_LEN], was[HWRANDOM_NAME_LEN], why[300] = "";
+	unsigned int q = 0;
+	bool left;
+	int r;
+
+	r = hwrandom_current(g->sysfs_dir, cur, sizeof(cur));
+	if (r == -ENODEV)
+		cur[0] = '\0';
+	else if (r < 0)
+		return r;
+	/* A TPM that registered later and won the election (6.12 gives it
+	 * 1024): the device read before stays current (hwrandom_best()),
+	 * unless the administrator chose one; once per TPM (on 6.2-6.10 a
+	 * choice resets the quality, and the 0 again re-elects the TPM). */
+	if (cur[0] && !g->admin_choice && strcmp(cur, g->overruled) != 0 &&
+	    hwrandom_best(g->sysfs_dir, was, sizeof(was)) == 1 &&
+	    strcmp(was, g->device) == 0 &&
+	    hwrandom_select(g->sysfs_dir, was) == 0) {
+		snprintf(g->overruled, sizeof(g->overruled), "%s", cur);
+		say(msg, msg_len,
+		    "hw_random: %s became current; %s made current again (a "
+		    "TPM's generator is slow and the tpm source reads it "
+		    "directly)",
+		    cur, was);
+		return HWRNG_GATE_CHANGED;
+	}
+	/* A device it declined (found at 0 with no record) is not asked
+	 * again every tick: only a change is news. */
+	if (!g->device[0] && cur[0] && strcmp(cur, g->declined) == 0)
+		return HWRNG_GATE_NONE;
+	g->declined[0] = '\0';
+	if (strcmp(cur, g->device) == 0) {
+		if (!cur[0])
+			return HWRNG_GATE_NONE;
+		r = hwrng_quality_read(g->fd, &q);
+		if (r < 0 || q == 0)
+			return r < 0 ? r : HWRNG_GATE_NONE;
+		return retake(g, q, msg, msg_len);
+	}
+	snprintf(was, sizeof(was), "%s", g->device);
+	/* Before 5.18 the one parameter is set again by the kernel for
+	 * the new device: nothing of the old one to put back. */
+	left = !was[0] || g->param || hwrandom_listed(g->sysfs_dir, was) != 1;
+	if (!left)
+		park(g);
+	g->device[0] = '\0';
+	/* Emptied, not removed: the kept fd writes the next device's. */
+	hwrng_record_clear(g->state_fd, NULL);
+	if (g->lock.owner)
+		hwrng_lock_clear(&g->lock);
+	r = HWRNG_GATE_NONE;
+	if (cur[0]) {
+		r = own_take(g, cur, false, why, sizeof(why));
+		if (r != HWRNG_GATE_TAKEN) {
+			g->device[0] = '\0';
+			snprintf(g->declined, sizeof(g->declined), "%s", cur);
+		}
+	}
+	say(msg, msg_len, "hw_random: %s %s; %s%s%s%s",
+	    was[0] ? was : "no device",
+	    !was[0] ? "was current" : left ? "left or is not read any more"
+		    : "is no longer current (kept at 0 until rngfeed stops)",
+	    cur[0] ? "now " : "no device is current", cur, why[0] ? ": " : "",
+	    why);
+	return r < 0 ? r : HWRNG_GATE_CHANGED;
+}
+
+int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len)
+{
+	char cur[HWRANDOM_NAME_LEN];
+	int r;
+
+	say(msg, msg_len, "%s", "");
+	if (g->fd >= 0 && !g->waiting)
+		return follow(g, msg, msg_len);
+	if (!g->waiting)
+		return HWRNG_GATE_NONE;
+	r = hwrng_lock_try_own(&g->lock);
+	if (r <= 0)
+		return r;
+	/* The owner stopped (or died) and left its record to the waiters:
+	 * adopting it takes the hand-over over with no hand-back. */
+	g->waiting = false;
+	r = hwrandom_current(g->sysfs_dir, cur, sizeof(cur));
+	if (r >= 0)
+		r = own_take(g, cur, true, msg, msg_len);
+	else
+		say(msg, msg_len, "taking the hand-over over: %s/rng_current: "
+		    "%s", g->sysfs_dir, strerror(-r));
+	if (r != HWRNG_GATE_TAKEN)
+		gate_close(g, true);
+	return r < 0 || r == HWRNG_GATE_TAKEN ? r : HWRNG_GATE_FOUND_ZERO;
 }

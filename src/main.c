@@ -85,6 +85,8 @@ static int run_list(struct rngfeed_config *cfg)
 	struct sourceset_params p = {
 		.wait_for_source = cfg->wait_for_source,
 		.sources_named = cfg->sources_named,
+		/* As the daemon would: it waits for a hw_random device. */
+		.gate_hwrng = true,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = HWRNG_GATE_STATE_PATH,
 	};
@@ -167,7 +169,7 @@ static int run_restore_hwrng(void)
 	char msg[HWRNG_GATE_MSG_LEN], path[256];
 	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR,
 				   hwrng_gate_state_path(path, sizeof(path)),
-				   msg, sizeof(msg));
+				   HWRNG_LOCK_PATH, msg, sizeof(msg));
 
 	if (r < 0) {
 		log_err("%s", msg);

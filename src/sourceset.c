@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The source set: slots, their readers, and the hand-over of the kernel's
- * own hw_random credit.  See include/rngfeed/sourceset.h.
+ * The source set: slots and their readers.  The hand-over of the kernel's
+ * own hw_random credit is in sourceset_hwrng.c.  See
+ * include/rngfeed/sourceset.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,35 +18,7 @@
 #include "rngfeed/ledger.h"
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
-
-struct slot {
-	struct source_config cfg;
-	struct source *opened;       /* opened, not yet handed to a reader */
-	struct reader *reader;       /* NULL when not started */
-	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
-	int device_credit;           /* the device's default, looked up once
-				      * before the gate zeroes rng_quality;
-				      * -1 = not looked up */
-	bool wanted;                 /* opened, or waiting (wait_for_source) */
-	bool gated;                  /* reads the device the gate holds */
-	bool used;                   /* a reader was started at some point */
-	char finished[256];          /* the input it read to its end: data
-				      * read once is credited once, so a
-				      * reload does not read it again */
-};
-
-struct source_set {
-	struct sourceset_params p;
-	size_t n_slots, next_take;
-	struct hwrng_gate gate;
-	char sysfs_dir[256], gate_state[256]; /* the params' strings, kept */
-	char ledger_dir[256];
-	char kernel_line[200];
-	/* One per configured source (the driver table's size), not
-	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
-	 * (issue 20). */
-	struct slot slots[];
-};
+#include "sourceset_internal.h"
 
 int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		  const struct sourceset_params *p)
@@ -68,53 +41,20 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 	snprintf(s->ledger_dir, sizeof(s->ledger_dir), "%s",
 		 p->ledger_dir ? p->ledger_dir : "");
 	s->p.sysfs_dir = s->sysfs_dir;
+	snprintf(s->gate_lock, sizeof(s->gate_lock), "%s",
+		 p->gate_lock ? p->gate_lock : "");
 	s->p.gate_state = s->gate_state;
 	s->p.ledger_dir = s->ledger_dir[0] ? s->ledger_dir : NULL;
+	s->p.gate_lock = s->gate_lock;
 	hwrng_gate_init(&s->gate);
 	for (size_t i = 0; i < n; i++) {
 		s->slots[s->n_slots].cfg = cfg->sources[i];
 		s->slots[s->n_slots].cfg.ledger_dir = s->p.ledger_dir;
+		s->slots[s->n_slots].held_back_credit = -1;
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
 	return 0;
-}
-
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-static bool reads_hw_random(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
-	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
-	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
-}
-
-/*
- * The same through two doors: slot @i reads /dev/hwrng while its current
- * device is a kernel driver over a generator that a later source reads
- * directly (s390x's PRNO TRNG through "s390-trng"); the later source's
- * name, or NULL.
- */
-static const char *later_twin_of_hw_random(const struct source_set *s,
-					   size_t i)
-{
-	char cur[HWRANDOM_NAME_LEN];
-
-	if (!reads_hw_random(&s->slots[i].cfg) ||
-	    hwrandom_current(s->p.sysfs_dir, cur, sizeof(cur)) < 0)
-		return NULL;
-	for (size_t j = i + 1; j < s->n_slots; j++) {
-		const struct source_config *b = &s->slots[j].cfg;
-		const char *t = b->driver->hw_random_twin;
-		char why[SOURCE_WHY_LEN];
-
-		if (b->enabled && t && strncmp(cur, t, strlen(t)) == 0 &&
-		    b->driver->probe(b, why, sizeof(why)) == 0)
-			return b->driver->name;
-	}
-	return NULL;
 }
 
 /*
@@ -128,7 +68,7 @@ static const char *later_reader_of_device(const struct source_set *s,
 {
 	const struct source_config *a = &s->slots[i].cfg;
 	struct stat sa, sb;
-	const char *other = later_twin_of_hw_random(s, i);
+	const char *other = sourceset_hw_twin(s, i);
 
 	*twin = other != NULL;
 	if (other)
@@ -170,71 +110,6 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 	return true;
 }
 
-/*
- * The kernel credits the current hw_random device itself, untested; while
- * a slot reads that device, the kernel's credit is handed over to the
- * health tests (rng_quality 0) and given back at stop.
- */
-static void take_gate(struct source_set *s, struct slot *sl)
-{
-	char why[300] = "";
-	int r;
-
-	if (!s->p.gate_hwrng || !reads_hw_random(&sl->cfg))
-		return;
-	sl->gated = true;
-	if (hwrng_gate_held(&s->gate))
-		return;
-	r = hwrng_gate_take(&s->gate, s->p.sysfs_dir, s->p.gate_state, why,
-			    sizeof(why));
-	if (r < 0)
-		log_warn("%s: the kernel keeps crediting %s itself: %s",
-			 sl->cfg.driver->name, source_config_device(&sl->cfg),
-			 why);
-	if (r == 1 && sl->device_credit >= 0 && sl->cfg.hw_quality < 0) {
-		/* rng_quality read 0 because an earlier run's record was
-		 * adopted: the device's credit follows what that run found. */
-		sl->cfg.credit = -1;
-		sl->cfg.hw_quality = (int)s->gate.original;
-		sl->device_credit = (int)source_config_credit(&sl->cfg);
-		sl->cfg.credit = sl->device_credit;
-	}
-	if (r == 1 && why[0])
-		log_info("%s: %s", sl->cfg.driver->name, why);
-	else if (r == 1)
-		log_info("%s: the kernel's own credit for %s (rng_quality %u) "
-			 "is handed over to the health tests until rngfeed "
-			 "stops",
-			 sl->cfg.driver->name, s->gate.device, s->gate.original);
-}
-
-static void release_gate(struct source_set *s)
-{
-	bool failed = false, any = false;
-	char msg[300] = "";
-
-	for (size_t i = 0; i < s->n_slots; i++) {
-		struct slot *sl = &s->slots[i];
-
-		if (!sl->gated)
-			continue;
-		any = true;
-		failed |= sl->base.state == READER_DISABLED;
-		sl->gated = false;
-	}
-	if (!any || !hwrng_gate_held(&s->gate))
-		return;
-	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
-	if (msg[0])
-		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
-}
-
-static void describe_kernel(struct source_set *s)
-{
-	hwrng_gate_describe_kernel(s->p.sysfs_dir, s->kernel_line,
-				   sizeof(s->kernel_line));
-}
-
 static void open_slot(struct source_set *s, struct slot *sl)
 {
 	const char *name = sl->cfg.driver->name;
@@ -244,6 +119,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	r = sl->cfg.driver->probe(&sl->cfg, why, sizeof(why));
 	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
 		log_warn("%s: %s", name, why);
+	sl->credit_follows_device = sl->cfg.credit < 0;
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
 		 * zeroes what the kernel says of it. */
@@ -257,21 +133,23 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r < 0) {
 		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
 			"%s: unavailable: %s", name, why);
-		if (!s->p.wait_for_source)
+		if (!sourceset_waits_for(s, sl, r))
 			return;
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
+			sl->device_credit = sl->cfg.credit;
 		}
 	}
 	sl->wanted = true;
-	take_gate(s, sl);
+	sourceset_take_gate(s, sl);
 }
 
 size_t sourceset_open(struct source_set *s)
 {
 	size_t n = 0;
 
+	sourceset_choose_best_device(s);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
 
@@ -287,7 +165,7 @@ size_t sourceset_open(struct source_set *s)
 		open_slot(s, sl);
 		n += sl->wanted;
 	}
-	describe_kernel(s);
+	sourceset_describe_kernel(s);
 	return n;
 }
 
@@ -376,7 +254,7 @@ void sourceset_stop(struct source_set *s)
 		sl->opened = NULL;
 		sl->wanted = false;
 	}
-	release_gate(s);
+	sourceset_release_gate(s);
 }
 
 size_t sourceset_reload(struct source_set *s,
@@ -581,8 +459,11 @@ void sourceset_plan(const struct source_set *s, size_t i,
 			 source_config_device(cfg), other);
 		return;
 	}
-	if (!out->available && !s->p.wait_for_source) {
-		snprintf(out->why_not, sizeof(out->why_not), "unavailable");
+	if (!out->available && !sourceset_waits_for(s, &s->slots[i], r)) {
+		snprintf(out->why_not, sizeof(out->why_not), "%s",
+			 s->p.wait_for_source ? "unavailable, and cannot "
+						"appear here"
+					      : "unavailable");
 		return;
 	}
 	out->use = true;

@@ -16,7 +16,7 @@
 
 #include "rngfeed/hwrng_gate.h"
 
-static char dir[64], state[128];
+static char dir[64], state[128], lock[128];
 
 static void put(const char *file, const char *text)
 {
@@ -67,6 +67,8 @@ static void setup(void)
 	strcpy(dir, "/tmp/rngfeed-gate-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(state, sizeof(state), "%s/run/hwrng-quality", dir);
+	/* The machine-wide lock's stand-in: apart from the service's. */
+	snprintf(lock, sizeof(lock), "%s/lock/hwrng.lock", dir);
 	put("rng_current", "virtio_rng.0\n");
 	put("rng_available", "virtio_rng.0 none \n");
 	put("rng_quality", "1024\n");
@@ -84,6 +86,9 @@ static void crash(struct hwrng_gate *g)
 	close(g->fd);
 	if (g->state_fd >= 0)
 		close(g->state_fd);
+	/* The kernel drops a dead process's locks with its fds. */
+	if (g->lock.fd >= 0)
+		close(g->lock.fd);
 }
 
 START_TEST(take_sets_zero_and_records)
@@ -91,7 +96,7 @@ START_TEST(take_sets_zero_and_records)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert(hwrng_gate_held(&g));
 	ck_assert_str_eq(g.device, "virtio_rng.0");
 	ck_assert_uint_eq(g.original, 1024);
@@ -110,7 +115,7 @@ START_TEST(release_puts_back_and_removes_record)
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "1000\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert(!hwrng_gate_held(&g));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
@@ -128,7 +133,7 @@ START_TEST(release_failed_keeps_zero_and_marks_record)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	hwrng_gate_release(&g, true, why, sizeof(why));
 	ck_assert(!hwrng_gate_held(&g));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
@@ -137,7 +142,7 @@ START_TEST(release_failed_keeps_zero_and_marks_record)
 	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
 	ck_assert_ptr_nonnull(strstr(why, "echo 1024 >"));
 	/* ExecStopPost= does not hand it back either. */
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	ck_assert_int_eq(access(state, F_OK), 0);
 	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
@@ -150,16 +155,16 @@ START_TEST(restore_after_crash)
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "512\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	crash(&g);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
 	ck_assert_ptr_nonnull(strstr(why, "put back to 512"));
 	/* A second run (ExecStopPost= after a clean stop) has nothing to
 	 * do, and says where it looked. */
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "no hand-over record in "));
 	ck_assert_ptr_nonnull(strstr(why, state));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
@@ -171,7 +176,7 @@ START_TEST(restore_without_record_does_nothing)
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(strstr(why, "nothing to put back"));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 }
@@ -182,12 +187,12 @@ START_TEST(restore_other_device_leaves_it)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	crash(&g);
 	/* Another device is current now; its quality is not ours. */
 	put("rng_current", "tpm-rng-0\n");
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	ck_assert_ptr_nonnull(strstr(why, "tpm-rng-0, not virtio_rng.0"));
 	ck_assert_int_eq(access(state, F_OK), -1);
@@ -199,7 +204,7 @@ START_TEST(release_device_changed_leaves_it)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	put("rng_current", "tpm-rng-0\n");
 	put("rng_quality", "64\n");
 	hwrng_gate_release(&g, false, why, sizeof(why));
@@ -214,7 +219,7 @@ START_TEST(release_quality_changed_leaves_it)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	put("rng_quality", "700\n");
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "700\n");
@@ -229,7 +234,7 @@ START_TEST(no_rng_quality_file)
 
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 0);
 	ck_assert(!hwrng_gate_held(&g));
 	ck_assert_ptr_nonnull(strstr(why, "before 5.18"));
 	ck_assert_int_eq(access(state, F_OK), -1);
@@ -245,9 +250,14 @@ START_TEST(already_zero_takes_nothing)
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_FOUND_ZERO);
 	ck_assert(!hwrng_gate_held(&g));
 	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	/* The warning names both possible causes. */
+	ck_assert_ptr_nonnull(strstr(why, "another feeder"));
+	ck_assert_ptr_nonnull(strstr(why, "administrator"));
+	ck_assert_int_eq(access(lock, F_OK), -1);
 	ck_assert_int_eq(access(state, F_OK), -1);
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
@@ -260,11 +270,11 @@ START_TEST(no_device_takes_nothing)
 	char why[HWRNG_GATE_MSG_LEN];
 
 	put("rng_current", "none\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "no hw_random device");
 	hwrng_gate_describe_kernel(dir, why, sizeof(why));
 	ck_assert_str_eq(why, "no hw_random device");
-	ck_assert_int_eq(hwrng_gate_take(&g, "/nonexistent", state, why,
+	ck_assert_int_eq(hwrng_gate_take(&g, "/nonexistent", state, lock, why,
 					 sizeof(why)), 0);
 }
 END_TEST
@@ -276,9 +286,9 @@ START_TEST(adopts_record_of_earlier_run)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	crash(&g);
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert_uint_eq(g.original, 1024);
 	ck_assert_ptr_nonnull(strstr(why, "earlier run"));
 	hwrng_gate_release(&g, false, why, sizeof(why));
@@ -294,15 +304,15 @@ START_TEST(failed_record_handed_back_only_after_clean_run)
 	struct hwrng_gate g;
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	hwrng_gate_release(&g, true, why, sizeof(why));
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert_ptr_nonnull(strstr(why, "failed its tests"));
 	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
 				     "state=held\n"));
 	hwrng_gate_release(&g, true, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
 }
@@ -322,7 +332,8 @@ START_TEST(record_of_other_device_not_adopted)
 	fputs("device=tpm-rng-0\nquality=64\nselected=0\nstate=held\n", f);
 	fclose(f);
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_FOUND_ZERO);
 	ck_assert_ptr_nonnull(strstr(why, "already 0"));
 }
 END_TEST
@@ -333,14 +344,14 @@ START_TEST(unwritable_record_is_a_warning)
 	char why[HWRNG_GATE_MSG_LEN], buf[256], deep[200];
 
 	snprintf(deep, sizeof(deep), "%s/no/such/dir/state", dir);
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, deep, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, deep, lock, why, sizeof(why)), 1);
 	ck_assert_ptr_nonnull(strstr(why, "warning: could not record"));
 	ck_assert_str_eq(g.state_path, "");
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
 	/* No record at all is fine too. */
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, NULL, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, NULL, lock, why, sizeof(why)), 1);
 	ck_assert_str_eq(g.state_path, "");
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
@@ -353,7 +364,7 @@ START_TEST(explicit_choice_is_recorded)
 	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_selected", "1\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, why, sizeof(why)), 1);
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert(g.selected);
 	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
 				     "selected=1\n"));
@@ -386,7 +397,7 @@ START_TEST(malformed_record_is_refused)
 		ck_assert_ptr_nonnull(f);
 		fputs(bad[i], f);
 		fclose(f);
-		ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)),
+		ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
 				 -EBADMSG);
 		ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	}
@@ -404,7 +415,7 @@ START_TEST(empty_record_is_no_record)
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, why, sizeof(why)), 0);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
@@ -421,6 +432,409 @@ START_TEST(describe_says_what_the_kernel_credits)
 	hwrng_gate_describe_kernel(dir, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "the kernel credits nothing itself from "
 			      "virtio_rng.0 (rng_quality 0)");
+}
+END_TEST
+
+/* ---- one owner per machine (issue 25 item 4) -------------------------- */
+
+/* Two instances (two gates: OFD locks conflict between two opens of one
+ * process as between two processes), with different runtime records. */
+START_TEST(second_instance_waits_and_takes_nothing)
+{
+	struct hwrng_gate a, b;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+
+	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
+	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_take(&b, dir, state_b, lock, why,
+					 sizeof(why)),
+			 HWRNG_GATE_WAITING);
+	ck_assert(!hwrng_gate_held(&b));
+	ck_assert(hwrng_gate_waiting(&b));
+	ck_assert_ptr_nonnull(strstr(why, "another rngfeed owns"));
+	ck_assert_int_eq(access(state_b, F_OK), -1);
+	/* B stops first: A's 0 stays, A's records stay. */
+	hwrng_gate_release(&b, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "quality=1024"));
+	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+				     "quality=1024"));
+	hwrng_gate_release(&a, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+	ck_assert_int_eq(access(state, F_OK), -1);
+}
+END_TEST
+
+/* A stops while B waits: no hand-back in between; B takes over at its
+ * tick with A's original and hands that back at its own stop. */
+static void take_over(bool same_runtime_dir, bool owner_crashes)
+{
+	struct hwrng_gate a, b;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+
+	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_take(&b, dir,
+					 same_runtime_dir ? state : state_b,
+					 lock, why, sizeof(why)),
+			 HWRNG_GATE_WAITING);
+	/* Nothing changes while A runs. */
+	ck_assert_int_eq(hwrng_gate_tick(&b, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	if (owner_crashes) {
+		crash(&a);
+		/* The unit's ExecStopPost= for A: B waits, so it is B's. */
+		ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why,
+						    sizeof(why)), 0);
+		ck_assert_ptr_nonnull(strstr(why, "waits to take over"));
+	} else {
+		hwrng_gate_release(&a, false, why, sizeof(why));
+		ck_assert_ptr_nonnull(strstr(why, "handed over to another"));
+	}
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&b, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert(hwrng_gate_held(&b));
+	ck_assert_uint_eq(b.original, 1000);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(same_runtime_dir ? state : state_b,
+					   buf, sizeof(buf)),
+				     "quality=1000"));
+	hwrng_gate_release(&b, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+}
+
+START_TEST(owner_stops_waiter_takes_over)
+{
+	take_over(false, false);
+}
+END_TEST
+
+START_TEST(owner_stops_waiter_takes_over_same_dir)
+{
+	take_over(true, false);
+}
+END_TEST
+
+START_TEST(owner_crashes_waiter_takes_over)
+{
+	take_over(false, true);
+}
+END_TEST
+
+/* A record is a crash record only when its owner's lock is free: with the
+ * same runtime directory, B must not adopt A's live record, and B's stop
+ * (or its ExecStopPost=) must not put 1024 back under A. */
+START_TEST(live_record_is_not_adopted)
+{
+	struct hwrng_gate a, b;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_take(&b, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_WAITING);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
+			 0);
+	ck_assert_ptr_nonnull(strstr(why, "another rngfeed owns"));
+	hwrng_gate_release(&b, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "quality=1024"));
+	hwrng_gate_release(&a, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+}
+END_TEST
+
+/* The owner died with no waiter and no ExecStopPost=: a start with
+ * another runtime directory finds the record in the lock file. */
+START_TEST(crash_record_found_from_other_runtime_dir)
+{
+	struct hwrng_gate a, b;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+
+	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
+	put("rng_quality", "700\n");
+	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	crash(&a);
+	ck_assert_int_eq(hwrng_gate_take(&b, dir, state_b, lock, why,
+					 sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_uint_eq(b.original, 700);
+	ck_assert_ptr_nonnull(strstr(why, "earlier run"));
+	hwrng_gate_release(&b, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "700\n");
+}
+END_TEST
+
+/* A waiter whose owner left it the 0 stops before its tick: it puts the
+ * owner's value back rather than leave 0 with nobody reading. */
+START_TEST(waiter_stopping_after_owner_puts_back)
+{
+	struct hwrng_gate a, b;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_take(&b, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_WAITING);
+	hwrng_gate_release(&a, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	hwrng_gate_release(&b, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ck_assert_ptr_nonnull(strstr(why, "handed back"));
+	ck_assert_int_eq(access(lock, F_OK), -1);
+}
+END_TEST
+
+/* ---- following the machine after start-up (issue 26) ----------------- */
+
+/* A second device registers and becomes current (not a TPM: that one is
+ * the next test's): the gate takes it (its own identity and quality), and
+ * parks the first at 0 (not current: the
+ * kernel reads only the current device) to put back at release. */
+START_TEST(follows_a_switch_to_a_new_device)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
+	put("rng_quality", "64\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 is no longer current"));
+	ck_assert_ptr_nonnull(strstr(why, "now amd-rng"));
+	ck_assert_str_eq(g.device, "amd-rng");
+	ck_assert_uint_eq(g.original, 64);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_uint_eq(g.n_parked, 1);
+	ck_assert_str_eq(g.parked[0].device, "virtio_rng.0");
+	ck_assert_uint_eq(g.parked[0].original, 1024);
+	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+				     "device=amd-rng\nquality=64\n"));
+	/* Logged once: the next tick has nothing to say. */
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_str_eq(why, "");
+	/* The first one becomes current again (at the 0 it kept): adopted
+	 * from the parked list, not found "already 0". */
+	put("rng_current", "virtio_rng.0\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.original, 1024);
+	ck_assert_uint_eq(g.n_parked, 1);
+	ck_assert_str_eq(g.parked[0].device, "amd-rng");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	/* (The fixture has one rng_quality file for both devices: only
+	 * the current one's value can be checked here.) */
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "amd-rng");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+}
+END_TEST
+
+/* The device read leaves (hot-unplug): forgotten, nothing written; a
+ * device that arrives later is taken at the next tick. */
+START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "none \n");
+	put("rng_current", "none\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 left"));
+	ck_assert_ptr_nonnull(strstr(why, "no device is current"));
+	ck_assert_str_eq(g.device, "");
+	ck_assert_uint_eq(g.n_parked, 0);
+	ck_assert_str_eq(slurp(state, buf, sizeof(buf)), ""); /* no record */
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "now virtio_rng.1"));
+	ck_assert_str_eq(g.device, "virtio_rng.1");
+	ck_assert_uint_eq(g.original, 1000);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "device=virtio_rng.1\nquality=1000\n"));
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* Kernels 6.2 to 6.10 reset rng_quality when a device is chosen again;
+ * any kernel when the device registers again: 0 again at the tick, and
+ * the new value is what goes back. */
+START_TEST(takes_again_a_quality_the_kernel_reset)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_RETAKEN);
+	ck_assert_ptr_nonnull(strstr(why, "set to 0 again"));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_uint_eq(g.original, 1000);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* Before 5.18: rng_core's current_quality is the kernel's credit for the
+ * current device: taken, taken again when the kernel sets it again on a
+ * device change, put back at release and after a crash. */
+START_TEST(pre_5_18_current_quality_parameter)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], path[160];
+
+	snprintf(path, sizeof(path), "%s/rng_quality", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	put("rng_core.current_quality", "1000\n");
+	hwrng_gate_describe_kernel(dir, why, sizeof(why));
+	ck_assert_str_eq(why, "the kernel credits virtio_rng.0 itself at "
+			      "1000/1024 (rng_core current_quality, kernel "
+			      "before 5.18)");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert(g.param);
+	ck_assert_ptr_nonnull(strstr(why, "current_quality 1000"));
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	/* A device change: the kernel sets the parameter from the new
+	 * device; the old one has nothing of its own to put back. */
+	put("rng_available", "virtio_rng.0 virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_core.current_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_uint_eq(g.n_parked, 0);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	/* The same device initialised again. */
+	put("rng_core.current_quality", "700\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_RETAKEN);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	crash(&g);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
+			 0);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "700\n");
+}
+END_TEST
+
+/* Strict mode (rng_core.default_quality=0): a 0 with no record is the
+ * administrator's choice, said as such, not a warning. */
+START_TEST(strict_mode_zero_is_not_a_warning)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "0\n");
+	put("rng_core.default_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_ptr_nonnull(strstr(why, "strict mode"));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+	/* Not strict: the same 0 is a warning. */
+	put("rng_core.default_quality", "1024\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_FOUND_ZERO);
+}
+END_TEST
+
+/* A new device found at 0 with no record is said once, not every tick,
+ * and taken when it changes. */
+START_TEST(declined_device_is_said_once)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ck_assert_str_eq(g.device, "");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.0 virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "virtio_rng.1");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* A TPM that registers later and wins the kernel's election (6.12 gives
+ * it 1024): the virtio-rng read before is made current again, unless the
+ * administrator had chosen a device. */
+START_TEST(late_tpm_does_not_displace_the_device_read)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 made current again"));
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.n_parked, 0);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+
+	/* Chosen by the administrator: followed, not overruled. */
+	put("rng_available", "virtio_rng.0 none \n");
+	put("rng_selected", "1\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "64\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "tpm-rng-0");
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "tpm-rng-0\n");
+	crash(&g);
 }
 END_TEST
 
@@ -449,6 +863,20 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, malformed_record_is_refused);
 	tcase_add_test(tc, empty_record_is_no_record);
 	tcase_add_test(tc, describe_says_what_the_kernel_credits);
+	tcase_add_test(tc, second_instance_waits_and_takes_nothing);
+	tcase_add_test(tc, owner_stops_waiter_takes_over);
+	tcase_add_test(tc, owner_stops_waiter_takes_over_same_dir);
+	tcase_add_test(tc, owner_crashes_waiter_takes_over);
+	tcase_add_test(tc, live_record_is_not_adopted);
+	tcase_add_test(tc, crash_record_found_from_other_runtime_dir);
+	tcase_add_test(tc, waiter_stopping_after_owner_puts_back);
+	tcase_add_test(tc, follows_a_switch_to_a_new_device);
+	tcase_add_test(tc, follows_a_device_that_leaves_and_one_that_arrives);
+	tcase_add_test(tc, takes_again_a_quality_the_kernel_reset);
+	tcase_add_test(tc, pre_5_18_current_quality_parameter);
+	tcase_add_test(tc, strict_mode_zero_is_not_a_warning);
+	tcase_add_test(tc, declined_device_is_said_once);
+	tcase_add_test(tc, late_tpm_does_not_displace_the_device_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -45,6 +45,8 @@ orig=$(cat "$QUALITY") || skip "cannot read $QUALITY"
 # daemon that ran as another user empties it and cannot remove it.)
 [ ! -s /run/rngfeed/hwrng-quality ] ||
 	skip "/run/rngfeed/hwrng-quality is there: another rngfeed holds the hand-over"
+[ ! -s /run/rngfeed/hwrng.lock ] ||
+	skip "/run/rngfeed/hwrng.lock holds a record: another rngfeed owns the hand-over"
 "$RNGFEED" --list 2>/dev/null | grep -qE '^hwrng +available' ||
 	skip "the hwrng source is not usable here: $("$RNGFEED" --list 2>&1 | grep '^hwrng')"
 
@@ -54,6 +56,10 @@ tmp=$(mktemp -d) || exit 1
 export RUNTIME_DIRECTORY=$tmp/run
 RECORD=$RUNTIME_DIRECTORY/hwrng-quality
 pid=''
+# The one-owner lock is machine-wide (/run/rngfeed/hwrng.lock, shared
+# with a service); its directory goes again if this test made it.
+had_run_dir=0
+[ -d /run/rngfeed ] && had_run_dir=1
 cleanup() {
 	if [ -n "$pid" ]; then
 		kill -KILL "$pid" 2>/dev/null
@@ -71,6 +77,7 @@ cleanup() {
 				echo "WARNING: could not restore rng_quality from $RECORD"
 		fi
 	fi
+	[ "$had_run_dir" = 1 ] || rmdir /run/rngfeed 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

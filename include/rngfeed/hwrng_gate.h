@@ -23,6 +23,13 @@
  * a small record file, so that the service's ExecStopPost= can put it back
  * after a crash (rngfeed --restore-hwrng-quality).
  *
+ * One instance per machine owns the hand-over (hwrng_lock.h); another
+ * waits and takes it over.  After start-up the gate follows the machine
+ * (hwrng_gate_tick()): devices register, leave and become current, and
+ * the kernel sets a quality again when it initialises a device.  Before
+ * 5.18 the same is done with rng_core's current_quality parameter
+ * (hwrng_quality.h).
+ *
  * Functions take the sysfs directory (HWRANDOM_SYSFS_DIR) so tests can use
  * a fixture.  No logging: messages come back to the caller.
  */
@@ -32,11 +39,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rngfeed/hwrng_lock.h"
+
 /* /run/rngfeed is the unit's RuntimeDirectory= (kept with
  * RuntimeDirectoryPreserve=yes, and still there while ExecStopPost=
  * runs); outside systemd the gate creates it. */
 #define HWRNG_GATE_STATE_PATH "/run/rngfeed/hwrng-quality"
 #define HWRNG_GATE_MSG_LEN 384
+
 
 /*
  * Where this instance records what it found: hwrng-quality in
@@ -44,6 +54,16 @@
  * it lists several, else HWRNG_GATE_STATE_PATH.  Returns @buf.
  */
 const char *hwrng_gate_state_path(char *buf, size_t len);
+
+/* A device the gate set to 0 that is registered but no longer current:
+ * the kernel reads only the current device, so it credits nothing from
+ * it; its value is put back at release. */
+struct hwrng_gate_parked {
+	char device[64];
+	unsigned int original;
+	bool selected;
+};
+#define HWRNG_GATE_MAX_PARKED 4
 
 /* Public so it can live inside another struct; touch it only through
  * the functions below. */
@@ -57,6 +77,34 @@ struct hwrng_gate {
 	bool selected;         /* rng_selected read 1 before: the device was
 				* chosen explicitly, chosen again on release */
 	char sysfs_dir[128];   /* where rng_current and rng_selected are */
+	struct hwrng_lock lock; /* one owner per machine (hwrng_lock.h) */
+	bool param;            /* fd is rng_core's current_quality (before
+				* 5.18), not rng_quality */
+	bool waiting;          /* another instance owns the hand-over: fd
+				* is kept for the take-over, nothing taken */
+	struct hwrng_gate_parked parked[HWRNG_GATE_MAX_PARKED];
+	size_t n_parked;
+	bool admin_choice;     /* rng_selected read 1 at the take: the
+				* administrator chose; no device is chosen
+				* for them */
+	char overruled[64];    /* the TPM made not current once */
+	char declined[64];     /* current device found at 0 with no record:
+				* not taken, not asked again until a change */
+};
+
+/* hwrng_gate_take()'s and hwrng_gate_tick()'s answers (or -errno). */
+enum {
+	HWRNG_GATE_NONE = 0,       /* nothing to take (@why says why) */
+	HWRNG_GATE_TAKEN = 1,      /* taken (or taken over) */
+	HWRNG_GATE_WAITING = 2,    /* another instance owns it: not taken;
+				    * credit the device 0 meanwhile */
+	HWRNG_GATE_FOUND_ZERO = 3, /* rng_quality already 0 and no record
+				    * says why: a warning for the user */
+	HWRNG_GATE_CHANGED = 4,    /* the current device changed (tick):
+				    * the gate follows it; device "" = none
+				    * now */
+	HWRNG_GATE_RETAKEN = 5,    /* the kernel set the quality again (it
+				    * initialised the device): 0 again */
 };
 
 void hwrng_gate_init(struct hwrng_gate *g);
@@ -73,22 +121,37 @@ void hwrng_gate_init(struct hwrng_gate *g);
  * reads 0 (a crash without ExecStopPost=, or a device that failed in an
  * earlier run), is adopted: its value is what release puts back.
  *
- * Returns 1 taken (with a note in @why when something is worth saying),
- * 0 nothing to take (@why says why: no rng_quality file, kernel before
- * 5.18; no current device; already 0 and no record), or -errno with @why.
+ * One owner per machine: the lock file at @lock_path (HWRNG_LOCK_PATH;
+ * NULL or "" = no lock, for a fixture that wants none).  When another
+ * instance owns it, nothing is taken: the gate waits (hwrng_gate_tick()
+ * takes it over when the owner stops, without a hand-back in between).
+ * A record is adopted only while the lock is ours: its owner is gone.
+ *
+ * Returns HWRNG_GATE_TAKEN (with a note in @why when something is worth
+ * saying), HWRNG_GATE_WAITING, HWRNG_GATE_NONE (@why says why: no
+ * rng_quality file, kernel before 5.18; no current device),
+ * HWRNG_GATE_FOUND_ZERO (already 0 and no record: @why names the two
+ * possible causes), or -errno with @why.
  * Keeps rng_quality (and the record) open so that release works after
  * the daemon dropped root: call it before the privilege drop.
  */
 int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
-		    const char *state_path, char *why, size_t why_len);
+		    const char *state_path, const char *lock_path, char *why,
+		    size_t why_len);
 
-/* Is the gate held? */
+/* Is the gate held (owned, rng_quality 0 by this instance)? */
 bool hwrng_gate_held(const struct hwrng_gate *g);
+/* Does it wait for another instance to stop? */
+bool hwrng_gate_waiting(const struct hwrng_gate *g);
 
 /*
  * Put back what was found, if the current device is still the one it was
  * taken for and rng_quality still reads 0 (otherwise someone else changed
- * it: left as it is), empty and remove the record, close.
+ * it: left as it is), empty and remove the record, close.  When another
+ * instance waits for the hand-over, nothing is put back: the lock's
+ * record stays for it to take over.  A waiting gate only closes (and
+ * puts back what an owner left it, if that owner is gone and nobody
+ * else waits).
  *
  * @failed: the device failed its health tests permanently in this run.
  * Policy: it is not handed back.  rng_quality stays 0 (the kernel credits
@@ -106,14 +169,32 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 			size_t msg_len);
 
 /*
+ * The daemon's housekeeping tick (on uevents, at most twice a second):
+ * the gate follows the machine.  A waiting gate tries the lock; when the owner has stopped it
+ * takes the hand-over over (adopting the owner's record: rng_quality
+ * stays 0 throughout).  A held gate looks at rng_current: a device that
+ * left is forgotten (its quality goes with it), one that is registered
+ * but no longer current is parked at 0 and put back at release, and the
+ * new current device is taken (identity and quality read again); a
+ * quality the kernel set again (a device initialised again: before 5.18
+ * on every device change, on 6.2 to 6.10 on a select) is set to 0 again.
+ * Returns HWRNG_GATE_TAKEN, _CHANGED or _RETAKEN (@msg says what, once),
+ * HWRNG_GATE_NONE (nothing changed), HWRNG_GATE_FOUND_ZERO (nothing to
+ * take: @msg says why), or -errno.
+ */
+int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len);
+
+/*
  * After a crash (the unit's ExecStopPost=): put back what the record in
- * @state_path says, if it is there, not marked failed, the device is still
- * current and its rng_quality reads 0; then remove the record.  A failed
+ * @state_path (or else the lock's, @lock_path) says, if it is there, not
+ * marked failed, the device is still current and its rng_quality reads 0;
+ * then remove the record.  Nothing is done while another instance owns or
+ * waits for the lock at @lock_path (the record is theirs).  A failed
  * record is left in place (with a message).  Returns 0 (@msg says what
  * was done, or is empty when there was no record), or -errno with @msg.
  */
 int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
-		       char *msg, size_t msg_len);
+		       const char *lock_path, char *msg, size_t msg_len);
 
 /*
  * One line saying what the kernel credits by itself now, e.g. "the kernel
