@@ -60,7 +60,7 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-tests/check_%: tests/check_%.c $(LIB) $(HEADERS)
+tests/check_%: tests/check_%.c $(LIB) $(HEADERS) $(wildcard tests/*.h)
 	$(CC) $(CPPFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) $(LDLIBS)
 
 tests/helper_%: tests/helper_%.c $(LIB) $(HEADERS)
