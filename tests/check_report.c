@@ -496,8 +496,6 @@ int main(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("report");
-	SRunner *sr;
-	int failed;
 
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
@@ -514,12 +512,5 @@ int main(void)
 	tcase_add_test(tc, test_metrics_file);
 	tcase_add_test(tc, test_rates_and_summary);
 	suite_add_tcase(s, tc);
-	if (!td_base_make(base, sizeof(base), "report"))
-		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	td_tree_remove(base);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run_suite(s, base, sizeof(base), "report");
 }

@@ -609,8 +609,6 @@ int main(void)
 {
 	Suite *s = suite_create("sourceset");
 	TCase *tc = tcase_create("sourceset");
-	SRunner *sr;
-	int failed;
 
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
@@ -631,12 +629,5 @@ int main(void)
 	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
 	tcase_add_test(tc, test_gate_off_leaves_hwrng);
 	suite_add_tcase(s, tc);
-	if (!td_base_make(base, sizeof(base), "sourceset"))
-		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	td_tree_remove(base);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run_suite(s, base, sizeof(base), "sourceset");
 }

@@ -4,9 +4,9 @@
  * each check_*.c holds only what it tests:
  *  - source drivers that read the kernel's random bytes (getrandom) and
  *    never touch hardware, and TD_DRIVER to declare one;
- *  - a directory per test run (td_base_make, td_base_remove) and per test
- *    (td_dir_make, td_tree_remove), and files in it (td_put, td_get):
- *    a fake sysfs, state files;
+ *  - a directory per test run (td_run_suite makes and removes it around
+ *    the suite) and per test (td_dir_make, td_tree_remove), and files in
+ *    it (td_put, td_get): a fake sysfs, state files;
  *  - waiting for an event with a generous deadline (TD_WAIT_UNTIL): a
  *    test asserts what happens, never how fast a loaded machine is.
  * Header-only (static inline): each check program is one .c file.
@@ -108,6 +108,24 @@ static inline bool td_base_make(char *base, size_t len, const char *name)
 {
 	snprintf(base, len, "/tmp/rngfeed-check-%s-XXXXXX", name);
 	return mkdtemp(base) != NULL;
+}
+
+/* main()'s end: the run's directory made in @base, suite @s run, the
+ * directory removed.  Returns main()'s exit status. */
+static inline int td_run_suite(Suite *s, char *base, size_t len,
+			       const char *name)
+{
+	SRunner *sr;
+	int failed;
+
+	if (!td_base_make(base, len, name))
+		return EXIT_FAILURE;
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	td_tree_remove(base);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 /* A fresh directory below @base for one test (its setup). */
