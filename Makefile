@@ -188,14 +188,16 @@ uninstall:
 # uids alike, and LSan makes the process dumpable for the check); a process
 # strace already traces does, so test_daemon.sh turns leak checks off for
 # its strace runs only.  ASan makes mlock() a no-op, so test_security.sh
-# skips its locked-memory part when RNGFEED_SANITIZED is set.
+# skips its locked-memory part when RNGFEED_SANITIZED is set.  The scripts'
+# time bounds stretch by TEST_TIME_SCALE=2 (ASan's 2-3x cost on a loaded
+# machine), as make valgrind's and make tsan's do by 4.
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer -O1 -g
 SAN_DIR     := build/sanitize
 SAN_REPORTS := $(CURDIR)/$(SAN_DIR)/reports
 SAN_ENV     := ASAN_OPTIONS=log_path=$(SAN_REPORTS)/asan:detect_stack_use_after_return=1:strict_string_checks=1 \
                UBSAN_OPTIONS=log_path=$(SAN_REPORTS)/ubsan:print_stacktrace=1 \
-               RNGFEED_SANITIZED=1
+               RNGFEED_SANITIZED=1 TEST_TIME_SCALE=2
 
 # make valgrind: the normal build under valgrind's memcheck.  The unit tests
 # with CK_FORK=no (so the checks run in the process valgrind watches), and
