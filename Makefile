@@ -200,7 +200,8 @@ SAN_ENV     := ASAN_OPTIONS=log_path=$(SAN_REPORTS)/asan:detect_stack_use_after_
                RNGFEED_SANITIZED=1 TEST_TIME_SCALE=2
 
 # make valgrind: the normal build under valgrind's memcheck.  The unit tests
-# with CK_FORK=no (so the checks run in the process valgrind watches), and
+# with CK_FORK=no (so the checks run in the process valgrind watches) and
+# RNGFEED_VALGRIND=1 (a check that times code skips, with the reason), and
 # the scripts that drive the daemon, with RNGFEED=tests/valgrind-rngfeed.
 # TEST_TIME_SCALE stretches the scripts' waits.  Left out: test_faults.sh
 # (35 daemons at once on second-scale deadlines, and it asserts each uses
@@ -296,7 +297,7 @@ valgrind: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 	@rm -rf $(VG_DIR) && mkdir -p $(VG_DIR)
 	@rc=0; for t in $(UNIT_TESTS); do \
 		n=$${t##*/}; \
-		CK_FORK=no $(VG) --log-file=$(VG_DIR)/$$n.%p.log ./$$t >$(VG_DIR)/$$n.out 2>&1 || rc=1; \
+		CK_FORK=no RNGFEED_VALGRIND=1 $(VG) --log-file=$(VG_DIR)/$$n.%p.log ./$$t >$(VG_DIR)/$$n.out 2>&1 || rc=1; \
 		printf '%-44s %s\n' "$$t" "$$(grep -E '^[0-9]+%: Checks' $(VG_DIR)/$$n.out || echo 'no Check summary')"; \
 	done; \
 	RNGFEED=tests/valgrind-rngfeed RNGFEED_VG_LOGS=$(CURDIR)/$(VG_DIR) \
