@@ -4,7 +4,8 @@
  * and "[source NAME]" sections for a source's keys, read with limits
  * (line length, control characters, UTF-8, a regular file only) and with
  * every error naming the file and line.  Each key goes through the same
- * setter as its command-line option (config_set(), source_config_set()).
+ * setter as its command-line option: a section's to source_config_set(),
+ * the others to the target's set() (config.c passes config_set()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "rngfeed/config.h"
+#include "rngfeed/conffile.h"
 #include "rngfeed/util.h"
 
 /* Longest config line, newline excluded. */
@@ -37,7 +38,7 @@ static bool split_key_value(char *line, char **key, char **value)
 	return true;
 }
 
-static int load_line(struct rngfeed_config *cfg, char *line,
+static int load_line(const struct conffile_target *t, char *line,
 		     struct source_config **section, char *msg, size_t len)
 {
 	char *key, *value, *end;
@@ -61,7 +62,7 @@ static int load_line(struct rngfeed_config *cfg, char *line,
 		    line[strcspn(line, "]") + 1] != '\0')
 			return set_error(msg, len,
 				    "malformed section (expected [source NAME])");
-		*section = config_source(cfg, name);
+		*section = t->source(t->ctx, name);
 		if (!*section)
 			return set_error(msg, len, "unknown source '%s'", name);
 		return 0;
@@ -76,7 +77,7 @@ static int load_line(struct rngfeed_config *cfg, char *line,
 			       : 0;
 	if (strcmp(key, "config") == 0)
 		return set_error(msg, len, "config cannot be set in a config file");
-	r = config_set(cfg, key, value, msg, len);
+	r = t->set(t->ctx, key, value, msg, len);
 	if (r == -ENOENT)
 		return set_error(msg, len, "unknown key '%s'", key);
 	return r;
@@ -151,8 +152,8 @@ static bool valid_utf8(const unsigned char *s, size_t len)
 	return true;
 }
 
-int config_load_file(struct rngfeed_config *cfg, const char *path,
-		     char *err, size_t err_len)
+int conffile_load(const char *path, const struct conffile_target *target,
+		  char *err, size_t err_len)
 {
 	struct source_config *section = NULL;
 	char line[CONFIG_LINE_MAX + 2], msg[400];
@@ -206,7 +207,7 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 				 lineno);
 			break;
 		}
-		if (load_line(cfg, line, &section, msg, sizeof(msg)) < 0) {
+		if (load_line(target, line, &section, msg, sizeof(msg)) < 0) {
 			r = set_error(err, err_len, "%s:%u: %s", path, lineno, msg);
 			break;
 		}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "rngfeed/conffile.h"
 #include "rngfeed/config.h"
 #include "rngfeed/egd_proto.h"
 #include "rngfeed/egd_server.h"
@@ -698,4 +699,29 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 	if (r == 0 && err_len)
 		err[0] = '\0';
 	return r;
+}
+
+/* ---- the config file: conffile.c reads it into these two ---------------- */
+
+static struct source_config *file_source(void *cfg, const char *name)
+{
+	return config_source(cfg, name);
+}
+
+static int file_set(void *cfg, const char *key, const char *value, char *err,
+		    size_t err_len)
+{
+	return config_set(cfg, key, value, err, err_len);
+}
+
+int config_load_file(struct rngfeed_config *cfg, const char *path,
+		     char *err, size_t err_len)
+{
+	const struct conffile_target target = {
+		.ctx = cfg,
+		.source = file_source,
+		.set = file_set,
+	};
+
+	return conffile_load(path, &target, err, err_len);
 }

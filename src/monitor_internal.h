@@ -189,10 +189,6 @@ struct fips_counts {
 	bool cont;             /* a 32-bit word equal to the one before */
 };
 
-/* rngtest-5's counting of runs; returns the extra poker count for nibble 15. */
-unsigned fips_rngtest5_runs(fips_runs_t n, unsigned first, unsigned prev_last,
-			    unsigned last, unsigned last_bucket);
-
 /*
  * The fused scan of one block (monitor_scan.c): fills @fc with what the
  * FIPS 140-2 verdicts need, and returns the failure bits it finds sample

@@ -17,13 +17,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +31,7 @@
 #include "rngfeed/output.h"
 #include "rngfeed/reader.h"
 #include "rngfeed/sourceset.h"
+#include "test_doubles.h"
 
 #define T0 1000.0
 #define MAX_FEEDS 4096
@@ -115,51 +114,13 @@ static const struct kernel_ops kops = {
 	.get_additional = fake_get_additional,
 };
 
-/* ---- test doubles for the source set -------------------------------------- */
+/* ---- test doubles for the source set (test_doubles.h) ------------------- */
 
-static int d_probe(const struct source_config *cfg, char *why, size_t len)
-{
-	(void)cfg;
-	(void)why;
-	(void)len;
-	return 0;
-}
-
-static int d_open(const struct source_config *cfg, void **state, char *why,
-		  size_t len)
-{
-	(void)cfg;
-	(void)why;
-	(void)len;
-	*state = malloc(1);
-	return *state ? 0 : -ENOMEM;
-}
-
-static ssize_t d_read(void *state, void *buf, size_t len)
-{
-	ssize_t n;
-
-	(void)state;
-	n = getrandom(buf, len, 0);
-	return n < 0 ? -errno : n;
-}
-
-static void d_close(void *state)
-{
-	free(state);
-}
-
-static const struct source_driver credited = {
-	.name = "credited", .description = "test double",
-	.default_credit = 512, .sample_bits = 8, .min_entropy = 6.0,
-	.probe = d_probe, .open = d_open, .read = d_read, .close = d_close,
-};
+TD_DRIVER(credited, 512, td_probe, td_open, td_read);
 
 /* ---- the loop -------------------------------------------------------------- */
 
-/* One directory for the whole run, removed by main(): a test that fails
- * ends its process before its teardown runs. */
-static char base[64];
+static char base[64]; /* the run's directory (main) */
 static char dir[80];
 static struct rngfeed_config cfg;
 static struct source_set *set;
@@ -181,19 +142,9 @@ static double fake_now(void)
 
 static const struct conditioner_env env = { .now = fake_now };
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_dir_make(dir, sizeof(dir), base);
 	memset(&fk, 0, sizeof(fk));
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mode = MODE_DAEMON;
@@ -218,7 +169,7 @@ static void teardown(void)
 	set = NULL;
 	conditioner_free(cond);
 	cond = NULL;
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 /*
@@ -696,8 +647,6 @@ int main(void)
 {
 	Suite *s = suite_create("output");
 	TCase *tc = tcase_create("output");
-	SRunner *sr;
-	int failed;
 
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
@@ -714,13 +663,5 @@ int main(void)
 	tcase_add_test(tc, test_test_mode);
 	tcase_add_test(tc, test_ops_for);
 	suite_add_tcase(s, tc);
-	strcpy(base, "/tmp/rngfeed-check-output-XXXXXX");
-	if (!mkdtemp(base))
-		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run_suite(s, base, sizeof(base), "output");
 }

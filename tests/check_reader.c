@@ -25,8 +25,8 @@
 #include "rngfeed/monitor.h"
 #include "rngfeed/reader.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
-#define DEADLINE_S 60.0
 #define DEVICE "/dev/test-double"
 
 /* ---- the test doubles ---------------------------------------------------- */
@@ -176,21 +176,6 @@ static void reset_ctl(void)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
 static void params_for(struct reader_params *p, const struct source_driver *d,
 		       double retry, int notify_fd)
 {
@@ -223,47 +208,19 @@ static enum reader_state state_of(struct reader *r)
 	return st.state;
 }
 
-/* Poll until the reader is in @s; false at the deadline. */
-static bool wait_state(struct reader *r, enum reader_state s)
-{
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		if (state_of(r) == s)
-			return true;
-		nap();
-	}
-	return false;
-}
-
 #define ASSERT_STATE(r, s)                                                  \
-	ck_assert_msg(wait_state(r, s), "state %s, never %s",               \
+	ck_assert_msg(TD_WAIT_UNTIL(state_of(r) == (s)), "state %s, never %s", \
 		      reader_state_name(state_of(r)), reader_state_name(s))
 
 /* Request blocks and take one; false at the deadline. */
 static bool take_one(struct reader *r, uint8_t *block)
 {
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		reader_request_block(r);
-		if (reader_take(r, block))
-			return true;
-		nap();
-	}
-	return false;
+	return TD_WAIT_UNTIL((reader_request_block(r), reader_take(r, block)));
 }
 
 static bool wait_count(atomic_int *c, int want)
 {
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		if (atomic_load(c) >= want)
-			return true;
-		nap();
-	}
-	return false;
+	return TD_WAIT_UNTIL(atomic_load(c) >= want);
 }
 
 /* ---- request, take, discard, stop ---------------------------------------- */
@@ -288,7 +245,7 @@ START_TEST(test_request_take)
 	reader_get_stats(r, &st);
 	passed = st.blocks_passed;
 	for (int i = 0; i < 30; i++)
-		nap();
+		td_nap();
 	reader_get_stats(r, &st);
 	ck_assert_uint_le(st.blocks_passed, passed + 1);
 	ck_assert_uint_eq(st.raw_bytes % MONITOR_BLOCK_BYTES, 0);
@@ -306,15 +263,15 @@ START_TEST(test_discard)
 	static uint8_t block[MONITOR_BLOCK_BYTES];
 	struct reader_stats st;
 	struct reader *r;
-	double end = now_s() + DEADLINE_S;
+	double end = td_now() + TD_DEADLINE_S;
 
 	reset_ctl();
 	r = start(&good, 0.05);
 	reader_request_block(r);
 	do {
 		reader_get_stats(r, &st);
-		nap();
-	} while (st.blocks_passed < 1 && now_s() < end);
+		td_nap();
+	} while (st.blocks_passed < 1 && td_now() < end);
 	ck_assert_uint_ge(st.blocks_passed, 1);
 	/* A block is waiting; a discard drops it. */
 	reader_discard(r);
@@ -339,7 +296,7 @@ START_TEST(test_stop_blocked_read)
 	/* Let the thread reach the blocking read (not needed for the stop
 	 * to work, only for the test to test it). */
 	for (int i = 0; i < 20; i++)
-		nap();
+		td_nap();
 	/* Returns only once the thread has ended (else the test times out). */
 	reader_stop(r);
 	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
@@ -373,7 +330,7 @@ START_TEST(test_notify_on_change)
 	ck_assert_int_eq(reader_start(&r, &p), 0);
 	ck_assert(take_one(r, block));
 	pfd = (struct pollfd){ .fd = efd, .events = POLLIN };
-	ck_assert_int_eq(poll(&pfd, 1, (int)(DEADLINE_S * 1000)), 1);
+	ck_assert_int_eq(poll(&pfd, 1, (int)(TD_DEADLINE_S * 1000)), 1);
 	ck_assert_int_eq(read(efd, &n, sizeof(n)), sizeof(n));
 	ck_assert_uint_ge(n, 1);
 	reader_stop(r);
@@ -411,17 +368,17 @@ START_TEST(test_eof_not_finite_reopens)
 	static uint8_t block[MONITOR_BLOCK_BYTES];
 	struct reader *r;
 	struct reader_stats st;
-	double end = now_s() + DEADLINE_S;
+	double end = td_now() + TD_DEADLINE_S;
 
 	reset_ctl();
 	atomic_store(&ctl.eof_after, 3 * MONITOR_BLOCK_BYTES + 100);
 	r = start(&eof, 0.05);
 	ck_assert(take_one(r, block));
 	/* Keep asking, so that it reads on to the end and beyond. */
-	while (atomic_load(&ctl.opens) < 2 && now_s() < end) {
+	while (atomic_load(&ctl.opens) < 2 && td_now() < end) {
 		reader_request_block(r);
 		reader_take(r, block);
-		nap();
+		td_nap();
 	}
 	ck_assert_int_ge(atomic_load(&ctl.opens), 2);
 	reader_get_stats(r, &st);
@@ -442,16 +399,16 @@ START_TEST(test_finite_finishes_once)
 	struct reader_stats st;
 	struct reader *r;
 	unsigned int taken = 0;
-	double end = now_s() + DEADLINE_S;
+	double end = td_now() + TD_DEADLINE_S;
 
 	reset_ctl();
 	atomic_store(&ctl.eof_after, size);
 	atomic_store(&ctl.finite, true);
 	r = start(&eof, 0.01);
-	while (state_of(r) != READER_FINISHED && now_s() < end) {
+	while (state_of(r) != READER_FINISHED && td_now() < end) {
 		reader_request_block(r);
 		taken += (unsigned int)reader_take(r, block);
-		nap();
+		td_nap();
 	}
 	ASSERT_STATE(r, READER_FINISHED);
 	/* Blocks that were waiting can still be taken. */
@@ -469,7 +426,7 @@ START_TEST(test_finite_finishes_once)
 	for (int i = 0; i < 50; i++) {
 		reader_request_block(r);
 		ck_assert_int_eq(reader_take(r, block), 0);
-		nap();
+		td_nap();
 	}
 	ck_assert_int_eq(atomic_load(&ctl.opens), 1);
 	ck_assert_int_eq(atomic_load(&ctl.closes), 1);
@@ -518,12 +475,12 @@ START_TEST(test_disabled_retests_same_source)
 	 * reopened. */
 	ck_assert(wait_count(&ctl.open_attempts, 1));
 	{
-		double end = now_s() + DEADLINE_S;
+		double end = td_now() + TD_DEADLINE_S;
 
 		do {
 			reader_get_stats(r, &st);
-			nap();
-		} while (st.disables < 3 && now_s() < end);
+			td_nap();
+		} while (st.disables < 3 && td_now() < end);
 		ck_assert_uint_ge(st.disables, 3);
 	}
 	atomic_store(&ctl.good_data, true);
@@ -603,7 +560,7 @@ START_TEST(test_reopen_refused_says_user)
 	struct reader_params p;
 	struct reader_stats st;
 	struct reader *r = NULL;
-	double end = now_s() + DEADLINE_S;
+	double end = td_now() + TD_DEADLINE_S;
 	const char *fork_mode = getenv("CK_FORK");
 
 	if (geteuid() != 0 || (fork_mode && strcmp(fork_mode, "no") == 0)) {
@@ -623,8 +580,8 @@ START_TEST(test_reopen_refused_says_user)
 	reader_request_block(r);
 	do {
 		reader_get_stats(r, &st);
-		nap();
-	} while (!strstr(st.reason, "reopen") && now_s() < end);
+		td_nap();
+	} while (!strstr(st.reason, "reopen") && td_now() < end);
 	ck_assert_msg(strstr(st.reason, "cannot reopen " DEVICE " as user ") &&
 			      strstr(st.reason, strerror(EACCES)),
 		      "reason: %s", st.reason);
@@ -654,14 +611,14 @@ START_TEST(test_absent_rechecked_each_second)
 	reset_ctl();
 	ck_assert_int_ge(efd, 0);
 	params_for(&p, &absent, 30.0, efd);
-	t0 = now_s();
+	t0 = td_now();
 	ck_assert_int_eq(reader_start(&r, &p), 0);
 	ck_assert(wait_count(&ctl.open_attempts, 2));
 	/* Said once: the main loop is not woken at every look. */
 	ck_assert_int_eq(read(efd, &pokes, sizeof(pokes)), sizeof(pokes));
 	ck_assert(wait_count(&ctl.open_attempts, 4));
 	ck_assert_int_lt(read(efd, &pokes, sizeof(pokes)), 0);
-	waited = now_s() - t0;
+	waited = td_now() - t0;
 	attempts = atomic_load(&ctl.open_attempts);
 	/* A loaded machine only makes it slower, never more often. */
 	ck_assert_msg(attempts <= waited / READER_ABSENT_RECHECK_S + 2,
@@ -672,10 +629,10 @@ START_TEST(test_absent_rechecked_each_second)
 		      st.reason);
 	/* Said (counted) once, not once a second. */
 	ck_assert_uint_eq(st.errors, 1);
-	t0 = now_s();
+	t0 = td_now();
 	atomic_store(&ctl.present, true);
 	ck_assert(take_one(r, block));
-	waited = now_s() - t0;
+	waited = td_now() - t0;
 	/* Not the 30 s back-off (generous: 20 s on a loaded machine). */
 	ck_assert_msg(waited < 20.0, "found after %.1f s", waited);
 	ck_assert_int_eq(atomic_load(&ctl.opens), 1);

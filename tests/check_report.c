@@ -8,17 +8,12 @@
  * lines.  The hw_random sysfs is a fixture in a temporary directory.
  */
 #include <check.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/conditioner.h"
@@ -27,70 +22,20 @@
 #include "rngfeed/reader.h"
 #include "rngfeed/report.h"
 #include "rngfeed/sourceset.h"
+#include "test_doubles.h"
 
-#define DEADLINE_S 60.0
 #define KERNEL_LINE "the kernel credits virtio_rng.0 itself at 1024/1024"
 
-/* ---- the test doubles ---------------------------------------------------- */
+/* ---- the test doubles (test_doubles.h) ------------------------------------ */
 
-static int d_probe(const struct source_config *cfg, char *why, size_t len)
-{
-	(void)cfg;
-	(void)why;
-	(void)len;
-	return 0;
-}
-
-static int d_open(const struct source_config *cfg, void **state, char *why,
-		  size_t len)
-{
-	(void)cfg;
-	(void)why;
-	(void)len;
-	*state = malloc(1);
-	return *state ? 0 : -ENOMEM;
-}
-
-static ssize_t d_read(void *state, void *buf, size_t len)
-{
-	ssize_t n;
-
-	(void)state;
-	n = getrandom(buf, len, 0);
-	return n < 0 ? -errno : n;
-}
-
-static ssize_t d_read_fails(void *state, void *buf, size_t len)
-{
-	(void)state;
-	(void)buf;
-	(void)len;
-	return -EIO;
-}
-
-static void d_close(void *state)
-{
-	free(state);
-}
-
-#define DOUBLE(id, credit, readf)                                           \
-	static const struct source_driver id = {                            \
-		.name = #id, .description = "test double",                  \
-		.default_credit = credit, .sample_bits = 8,                 \
-		.min_entropy = 6.0, .probe = d_probe, .open = d_open,       \
-		.read = readf, .close = d_close,                            \
-	}
-
-DOUBLE(credited, 512, d_read);
-DOUBLE(zero, 0, d_read);
-DOUBLE(failing, 512, d_read_fails);
-DOUBLE(idle, 768, d_read); /* configured, never started */
+TD_DRIVER(credited, 512, td_probe, td_open, td_read);
+TD_DRIVER(zero, 0, td_probe, td_open, td_read);
+TD_DRIVER(failing, 512, td_probe, td_open, td_read_fails);
+TD_DRIVER(idle, 768, td_probe, td_open, td_read); /* configured, never started */
 
 /* ---- fixture ------------------------------------------------------------- */
 
-/* One directory for the whole run, removed by main(): a test that fails
- * ends its process before its teardown runs. */
-static char base[64];
+static char base[64]; /* the run's directory (main) */
 static char dir[80], sysfs[96];
 static struct rngfeed_config cfg;
 static struct source_set *set;
@@ -98,39 +43,17 @@ static struct conditioner *cond;
 static struct feeder feeder;
 static struct report rep;
 
-static void put(const char *file, const char *text)
-{
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", sysfs, file);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void setup(void)
 {
 	static const struct feeder_params fp = {
 		.modern_kernel = true, .interval_s = 60, .step = 64,
 	};
 
-	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_dir_make(dir, sizeof(dir), base);
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs", dir);
 	ck_assert_int_eq(mkdir(sysfs, 0700), 0);
-	put("rng_current", "virtio_rng.0\n");
-	put("rng_quality", "1024\n");
+	td_put(sysfs, "rng_current", "virtio_rng.0\n");
+	td_put(sysfs, "rng_quality", "1024\n");
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mode = MODE_DAEMON;
 	set = NULL;
@@ -145,27 +68,12 @@ static void teardown(void)
 	set = NULL;
 	conditioner_free(cond);
 	cond = NULL;
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 static void add(const struct source_driver *d)
 {
 	source_config_init(&cfg.sources[cfg.n_sources++], d);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-	nanosleep(&ts, NULL);
 }
 
 static enum reader_state state_of(size_t i)
@@ -176,20 +84,8 @@ static enum reader_state state_of(size_t i)
 	return st.state;
 }
 
-static bool wait_state(size_t i, enum reader_state s)
-{
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		if (state_of(i) == s)
-			return true;
-		nap();
-	}
-	return false;
-}
-
 #define ASSERT_STATE(i, s)                                                 \
-	ck_assert_msg(wait_state(i, s), "slot %d: %s, never %s", (int)(i), \
+	ck_assert_msg(TD_WAIT_UNTIL(state_of(i) == (s)), "slot %d: %s, never %s", (int)(i), \
 		      reader_state_name(state_of(i)), reader_state_name(s))
 
 /* Open every configured source, start @n_start of them (the first ones:
@@ -224,11 +120,11 @@ static void take_from(unsigned int want)
 {
 	static uint8_t block[MONITOR_BLOCK_BYTES];
 	unsigned int idx = 99, credit;
-	double end = now_s() + DEADLINE_S;
+	double end = td_now() + TD_DEADLINE_S;
 
 	/* Only credited sources are asked when the wanted one has a
 	 * credit: the others stay in their start-up test. */
-	while (now_s() < end) {
+	while (td_now() < end) {
 		sourceset_request(set, sourceset_credit(set, want) > 0);
 		if (sourceset_take(set, block, &idx, &credit)) {
 			conditioner_hold(cond, idx, credit, block);
@@ -236,7 +132,7 @@ static void take_from(unsigned int want)
 			if (idx == want)
 				return;
 		}
-		nap();
+		td_nap();
 	}
 	ck_abort_msg("no block from slot %u", want);
 }
@@ -600,8 +496,6 @@ int main(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("report");
-	SRunner *sr;
-	int failed;
 
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
@@ -618,13 +512,5 @@ int main(void)
 	tcase_add_test(tc, test_metrics_file);
 	tcase_add_test(tc, test_rates_and_summary);
 	suite_add_tcase(s, tc);
-	strcpy(base, "/tmp/rngfeed-check-report-XXXXXX");
-	if (!mkdtemp(base))
-		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run_suite(s, base, sizeof(base), "report");
 }

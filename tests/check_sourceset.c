@@ -15,7 +15,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -23,19 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/config.h"
 #include "rngfeed/reader.h"
 #include "rngfeed/sourceset.h"
+#include "test_doubles.h"
 
-#define DEADLINE_S 60.0
-
-/* ---- the test doubles ---------------------------------------------------- */
+/* ---- the test doubles (those that count; test_doubles.h reads) ----------- */
 
 static atomic_int probes, opens, closes;
 
@@ -80,15 +76,6 @@ static int d_open_fails(const struct source_config *cfg, void **state,
 	return -ENOENT;
 }
 
-static ssize_t d_read(void *state, void *buf, size_t len)
-{
-	ssize_t n;
-
-	(void)state;
-	n = getrandom(buf, len, 0);
-	return n < 0 ? -errno : n;
-}
-
 static void d_close(void *state)
 {
 	atomic_fetch_add(&closes, 1);
@@ -101,7 +88,7 @@ static void d_close(void *state)
 		.name = #id, .description = "test double",                  \
 		.default_credit = credit, .sample_bits = 8,                 \
 		.min_entropy = 6.0, .probe = probef, .open = openf,         \
-		.read = d_read, .close = d_close, __VA_ARGS__               \
+		.read = td_read, .close = d_close, __VA_ARGS__              \
 	}
 
 DOUBLE(credited, 512, d_probe, d_open);
@@ -117,9 +104,7 @@ DOUBLE(twin_of_other, 512, d_probe, d_open, .hw_random_twin = "s390-trng");
 
 /* ---- fixture ------------------------------------------------------------- */
 
-/* One directory for the whole run, removed by main(): a test that fails
- * ends its process before its teardown runs. */
-static char base[64];
+static char base[64]; /* the run's directory (main) */
 static char dir[80], sysfs[96], state_path[128];
 static struct rngfeed_config cfg;
 static struct sourceset_params params;
@@ -128,31 +113,12 @@ static int evfd = -1;
 
 static void put(const char *file, const char *text)
 {
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", sysfs, file);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	td_put(sysfs, file, text);
 }
 
 static const char *get(const char *file, char *buf, size_t len)
 {
-	char path[160];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", sysfs, file);
-	buf[0] = '\0';
-	f = fopen(path, "r");
-	if (!f)
-		return buf;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	return td_get(sysfs, file, buf, len);
 }
 
 static int entries(const char *path)
@@ -169,19 +135,9 @@ static int entries(const char *path)
 	return n;
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/tXXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_dir_make(dir, sizeof(dir), base);
 	snprintf(sysfs, sizeof(sysfs), "%s/sysfs", dir);
 	ck_assert_int_eq(mkdir(sysfs, 0700), 0);
 	snprintf(state_path, sizeof(state_path), "%s/run/hwrng-quality", dir);
@@ -212,7 +168,7 @@ static void teardown(void)
 	sourceset_free(set);
 	set = NULL;
 	close(evfd);
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 static void add(const struct source_driver *d)
@@ -226,21 +182,6 @@ static void make_set(void)
 }
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-	nanosleep(&ts, NULL);
-}
 
 static struct reader_stats slot_stats(size_t i)
 {
@@ -260,45 +201,13 @@ static struct reader_stats slot_stats(size_t i)
 		ck_assert_uint_le((st).blocks_failed, 2);                   \
 	} while (0)
 
-/* Until slot @i has handed over @n blocks in all; false at the deadline. */
-static bool wait_passed(size_t i, uint64_t n)
-{
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		if (slot_stats(i).blocks_passed >= n)
-			return true;
-		nap();
-	}
-	return false;
-}
-
-static bool wait_state_not(size_t i, enum reader_state s)
-{
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		if (slot_stats(i).state != s)
-			return true;
-		nap();
-	}
-	return false;
-}
-
 /* Request (credited only or all) and take one block; false at the
  * deadline. */
 static bool take_one(bool credited_only, uint8_t *block, unsigned int *idx,
 		     unsigned int *credit)
 {
-	double end = now_s() + DEADLINE_S;
-
-	while (now_s() < end) {
-		sourceset_request(set, credited_only);
-		if (sourceset_take(set, block, idx, credit))
-			return true;
-		nap();
-	}
-	return false;
+	return TD_WAIT_UNTIL((sourceset_request(set, credited_only),
+			      sourceset_take(set, block, idx, credit)));
 }
 
 /* ---- open, start, take --------------------------------------------------- */
@@ -338,8 +247,8 @@ START_TEST(test_open_start_round_robin)
 	 * readers always have one waiting: round robin alternates, where
 	 * "first slot first" would take slot 0 every time. */
 	sourceset_request(set, false);
-	ck_assert(wait_passed(0, 1));
-	ck_assert(wait_passed(1, 1));
+	ck_assert(TD_WAIT_UNTIL(slot_stats(0).blocks_passed >= 1));
+	ck_assert(TD_WAIT_UNTIL(slot_stats(1).blocks_passed >= 1));
 	for (int k = 0; k < 12; k++) {
 		ck_assert(sourceset_take(set, block, &idx, &credit));
 		ck_assert_uint_lt(idx, 2);
@@ -349,7 +258,7 @@ START_TEST(test_open_start_round_robin)
 		last = idx;
 		passed[idx]++;
 		sourceset_request(set, false);
-		ck_assert(wait_passed(idx, passed[idx]));
+		ck_assert(TD_WAIT_UNTIL(slot_stats(idx).blocks_passed >= passed[idx]));
 	}
 	/* The readers told the eventfd. */
 	ck_assert_int_eq(read(evfd, &ev, sizeof(ev)), (ssize_t)sizeof(ev));
@@ -389,7 +298,7 @@ START_TEST(test_request_credited_only)
 	ck_assert_uint_eq(st.blocks_passed, 0);
 	/* Asked for everything, it delivers, with its credit 0. */
 	sourceset_request(set, false);
-	ck_assert(wait_passed(0, 1));
+	ck_assert(TD_WAIT_UNTIL(slot_stats(0).blocks_passed >= 1));
 	do {
 		ck_assert(take_one(false, block, &idx, &credit));
 	} while (idx != 0);
@@ -486,7 +395,7 @@ START_TEST(test_discard_waiting)
 	ck_assert_uint_eq(sourceset_open(set), 1);
 	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
 	sourceset_request(set, false);
-	ck_assert(wait_passed(0, 1));
+	ck_assert(TD_WAIT_UNTIL(slot_stats(0).blocks_passed >= 1));
 	sourceset_discard(set);
 	ck_assert(!sourceset_take(set, block, &idx, &credit));
 	/* It goes on after a discard. */
@@ -521,7 +430,7 @@ START_TEST(test_wait_for_source)
 	ck_assert(sourceset_running(set, 0));
 	ck_assert_uint_eq(sourceset_credit(set, 0), 512);
 	/* The reader keeps trying to open it. */
-	ck_assert(wait_state_not(0, READER_OPENING));
+	ck_assert(TD_WAIT_UNTIL(slot_stats(0).state != READER_OPENING));
 	st = slot_stats(0);
 	ck_assert_int_ne(st.state, READER_RUNNING);
 	ck_assert_uint_eq(st.blocks_passed, 0);
@@ -700,8 +609,6 @@ int main(void)
 {
 	Suite *s = suite_create("sourceset");
 	TCase *tc = tcase_create("sourceset");
-	SRunner *sr;
-	int failed;
 
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
@@ -722,13 +629,5 @@ int main(void)
 	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
 	tcase_add_test(tc, test_gate_off_leaves_hwrng);
 	suite_add_tcase(s, tc);
-	strcpy(base, "/tmp/rngfeed-check-sourceset-XXXXXX");
-	if (!mkdtemp(base))
-		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(base, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run_suite(s, base, sizeof(base), "sourceset");
 }

@@ -69,14 +69,7 @@
 set -u
 
 RNGFEED=${RNGFEED:-./rngfeed}
-SHIM=${SHIM:-bench/shim.so}
-# Every row is measured through the LD_PRELOAD shim; under make sanitize
-# the daemon's ASan runtime takes ioctl() before the shim can count it (the
-# shim then reads 0 calls), so these rows run in make check only.
-if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-	echo "SKIP: $RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim these rows measure through (make check runs them)"
-	exit 77
-fi
+. tests/lib_measure.sh
 PATTERN=${PATTERN:-tests/helper_pattern}
 BLOCK_BITS=20000
 QUALITY=/sys/class/misc/hw_random/rng_quality
@@ -86,11 +79,11 @@ say() { printf '%s\n' "$*"; }
 # Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
 (( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
+# Every row is measured through the LD_PRELOAD shim (not under ASan).
+measure_need_shim "$RNGFEED"
 for f in "$RNGFEED" "$PATTERN"; do
 	[ -x "$f" ] || { say "FAIL: $f is not built (make $f)"; exit 1; }
 done
-[ -r "$SHIM" ] || { say "FAIL: $SHIM is not built (make bench/shim.so)"; exit 1; }
-case $SHIM in /*) ;; *) SHIM=$PWD/$SHIM ;; esac
 list=$("$RNGFEED" -c /dev/null --list 2>/dev/null)
 grep -qE '^rdrand +available' <<<"$list" ||
 	{ say "SKIP: no RDRAND here (the credit-0 and cadence cases use it)"; exit 77; }
@@ -99,21 +92,9 @@ HAVE_HWRNG=false
 quality0=$(cat "$QUALITY" 2>/dev/null)
 others0=$(pgrep -x rngfeed)
 
-tmp=$(mktemp -d /tmp/test_credit_bound.XXXXXX) || exit 1
+measure_temp test_credit_bound
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
-: >"$tmp/pids"
-cleanup() {
-	local p
-	for p in $(cat "$tmp/pids" 2>/dev/null); do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "${KEEP:-}" ] && { say "kept $tmp"; return; }
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 # A private copy: a rebuild in the tree while the cases run must not pull
 # the binary from under them.
 mkdir "$tmp/bin" && cp "$RNGFEED" "$tmp/bin/rngfeed" || exit 1
@@ -124,7 +105,6 @@ export RUNTIME_DIRECTORY=$tmp/run
 mkdir "$RUNTIME_DIRECTORY" || exit 1
 
 TCK=$(getconf CLK_TCK)
-now() { date +%s.%N; }
 
 # ---- measuring a running daemon -------------------------------------------------
 
@@ -144,42 +124,22 @@ start() {
 	local dir=$1 bin=$2
 	shift 2
 	now >"$dir/start"
-	env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$dir/shim" "$bin" -f -v \
+	"${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$dir/shim" "$bin" -f -v \
 		-c /dev/null --metrics "$dir/metrics" "$@" 2>"$dir/log" </dev/null &
 	echo $! >"$dir/pid"
 	echo $! >>"$tmp/pids"
 }
 
-# at DIR SECONDS: sleep until SECONDS after the daemon started.
-at() {
-	sleep "$(awk -v s="$(cat "$1/start")" -v t="$2" -v n="$(now)" \
-		'BEGIN { d = s + t - n; print (d > 0 ? d : 0) }')"
-}
-
 # stop DIR: SIGTERM; DIR/stop gets "exit RC SECONDS" or "hung"/"gone RC".
 stop() {
-	local dir=$1 pid t0 dog first rc
+	local dir=$1 pid
 	pid=$(cat "$dir/pid")
 	if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
 		wait "$pid"
 		echo "gone $?" >"$dir/stop"
 		return
 	fi
-	t0=$(now)
-	kill -TERM "$pid"
-	sleep 2 &
-	dog=$!
-	wait -n -p first "$pid" "$dog"
-	rc=$?
-	if [ "$first" = "$dog" ]; then
-		echo hung >"$dir/stop"
-		kill -KILL "$pid"
-		wait "$pid"
-	else
-		kill "$dog"
-		wait "$dog"
-		echo "exit $rc $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')" >"$dir/stop"
-	fi 2>/dev/null
+	sigterm_wait "$pid" >"$dir/stop"
 }
 
 # ---- the cases -------------------------------------------------------------------
@@ -265,7 +225,7 @@ refuse_case() {
 	local dir=$tmp/$1
 	shift
 	now >"$dir/start"
-	timeout -k 1 5 env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$dir/shim" \
+	timeout -k 1 5 "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$dir/shim" \
 		"$RNGFEED" -f -c /dev/null "$@" </dev/null >"$dir/out" 2>"$dir/log"
 	echo "exit $? $(awk -v a="$(cat "$dir/start")" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')" >"$dir/stop"
 }
@@ -343,25 +303,12 @@ wait "${case_pids[@]}"
 
 # ---- checks ----------------------------------------------------------------------
 
-metric() { # FILE NAME [SOURCE]
-	local sel=$2
-	[ $# -lt 3 ] || sel="$2{source=\"$3\"}"
-	awk -v k="$sel" '$1 == k { print $2 }' "$1" 2>/dev/null
-}
-shim() { # DIR KEY
-	sed -n "s/.*\\b$2=\\([0-9-]*\\).*/\\1/p" "$1/shim" 2>/dev/null
-}
-# credit_of DIR SRC: the credit the daemon said it uses for SRC.
-credit_of() {
-	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\\/1024.*/\\1/p" "$1/log" | tail -n1
-}
 h_of() {
 	sed -nE "s/^rngfeed: $2: using it, .*health-test H ([0-9.]+).*/\\1/p" "$1/log" | tail -n1
 }
 
 failures=0
 row_fail=
-problem() { row_fail+="${row_fail:+; }$*"; }
 
 # bound DIR: sum over the metrics' sources of passed x 20000 x credit/1024
 # (the credit from the log; a source in the metrics without a "using it"
@@ -562,10 +509,7 @@ fi
 
 echo
 # The columns of tests/test_faults.sh's table (the README's catalogue).
-echo "| fault | detected by | credited bits (source under test) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|---|"
-awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
-	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$tmp/table"
+print_table "credited bits (source under test)" "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} \
 	'BEGIN { printf "%d cases in %.0f s\n", c, n - s }'

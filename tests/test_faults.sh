@@ -47,14 +47,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
-SHIM=${SHIM:-bench/shim.so}
-# Every row is measured through the LD_PRELOAD shim; under make sanitize
-# the daemon's ASan runtime takes ioctl() before the shim can count it (the
-# shim then reads 0 calls), so these rows run in make check only.
-if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-	echo "SKIP: $RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim these rows measure through (make check runs them)"
-	exit 77
-fi
+. tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
 CPU_MAX_PCT=10
@@ -68,13 +61,14 @@ fi
 # Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
 (( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$SHIM"; do
+# Every row is measured through the LD_PRELOAD shim (not under ASan).
+measure_need_shim "$RNGFEED"
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
 	fi
 done
-case $SHIM in /*) ;; *) SHIM=$PWD/$SHIM ;; esac
 list=$("$RNGFEED" --list 2>/dev/null)
 HEALTHY=
 for s in rdrand rdseed; do
@@ -88,29 +82,17 @@ if [ -z "$HEALTHY" ]; then
 	exit 77
 fi
 
-tmp=$(mktemp -d) || exit 1
-# Credited regular files are read through the file ledger: a private one.
-export STATE_DIRECTORY="$tmp/state"
-: >"$tmp/pids"
 # Everything started in the background is listed in $tmp/pids and stopped
 # by PID, however the script ends.
-cleanup() {
-	local p
-	for p in $(cat "$tmp/pids" 2>/dev/null); do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+measure_temp test_faults
+# Credited regular files are read through the file ledger: a private one.
+export STATE_DIRECTORY="$tmp/state"
 # Private copies (same names, so the PID's comm is the same): a rebuild in
 # the tree while the cases run must not pull a binary from under them.
 mkdir "$tmp/bin" && cp "$RNGFEED" "$FAULTY" "$tmp/bin/" || exit 1
 RNGFEED=$tmp/bin/${RNGFEED##*/} FAULTY=$tmp/bin/${FAULTY##*/}
 
 TCK=$(getconf CLK_TCK)
-now() { date +%s.%N; }
 case_bg=()
 bg() { # run a command in the background, remember its PID
 	"$@" &
@@ -128,8 +110,7 @@ daemon() {
 	shift 3
 	[ "$src" = file ] && credit=$FILE_CREDIT
 	date +%s.%N >"$dir/start"
-	env LD_PRELOAD="$SHIM" RNGFEED_SHIM_OUT="$dir/shim" \
-		"$bin" -f -v -c /dev/null -n "$src" -n "$HEALTHY" \
+	"${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$dir/shim" "$bin" -f -v -c /dev/null -n "$src" -n "$HEALTHY" \
 		-O "$src:credit=$credit" -O "$HEALTHY:credit=1024" \
 		--metrics "$dir/metrics" --interval 1 --retry-delay 1 \
 		--retry-max 4 --max-failures 2 "$@" 2>"$dir/log" &
@@ -147,18 +128,10 @@ wait_log() {
 	return 1
 }
 
-# at DIR SECONDS: sleep until SECONDS after the daemon started.
-at() {
-	local left
-	left=$(awk -v s="$(cat "$1/start")" -v t="$2" -v n="$(now)" \
-		'BEGIN { d = s + t - n; print (d > 0 ? d : 0) }')
-	sleep "$left"
-}
-
 # finish DIR SECONDS: keep the 5-s metrics, stop the daemon at SECONDS,
 # record CPU time, exit code and how long SIGTERM took.
 finish() {
-	local dir=$1 end=$2 pid t0 t1 wall cpu rc dog first
+	local dir=$1 end=$2 pid wall cpu how rc took
 	pid=$(cat "$dir/pid")
 	# The first metrics come 5 s after the daemon's start-up (later on a
 	# loaded machine): keep them, or whatever is there 2 s before the end.
@@ -185,28 +158,15 @@ finish() {
 	wall=$(awk -v s="$(cat "$dir/start")" -v n="$(now)" 'BEGIN { print n - s }')
 	# SIGTERM; whichever ends first, the daemon or a 2-s sleep; SIGKILL
 	# if it was the sleep.
-	t0=$(now)
-	kill -TERM "$pid"
-	sleep 2 &
-	dog=$!
-	wait -n -p first "$pid" "$dog"
-	rc=$?
-	t1=$(now)
-	if [ "$first" = "$dog" ]; then
-		echo "hung" >"$dir/result"
-		kill -KILL "$pid"
-		wait "$pid"
-	else
-		echo "exited" >"$dir/result"
-		kill "$dog"
-		wait "$dog"
-	fi 2>/dev/null
+	sigterm_wait "$pid" >"$dir/sigterm"
+	read -r how rc took <"$dir/sigterm"
+	[ "$how" = exit ] && echo exited >"$dir/result" || echo hung >"$dir/result"
 	cp "$dir/metrics" "$dir/m2" 2>/dev/null
 	# Stop this case's helpers and reap them here, in their parent.
 	[ ${#case_bg[@]} -eq 0 ] || { kill "${case_bg[@]}"; wait "${case_bg[@]}"; } 2>/dev/null
-	awk -v t0="$t0" -v n="$t1" -v rc="$rc" -v cpu="$cpu" -v tck="$TCK" \
+	awk -v took="${took:-2}" -v rc="${rc:-137}" -v cpu="$cpu" -v tck="$TCK" \
 		-v wall="$wall" 'BEGIN { printf "%d %.2f %.1f %.2f\n", rc,
-		n - t0, 100 * cpu / tck / wall, wall }' >>"$dir/result"
+		took, 100 * cpu / tck / wall, wall }' >>"$dir/result"
 }
 
 # fifo_case NAME SCHEDULE...: the real daemon on a FIFO fed by helper_pattern.
@@ -351,21 +311,8 @@ wait "${case_pids[@]}"
 
 # ---- checks ---------------------------------------------------------------------
 
-# metric FILE NAME [SOURCE]: the value, or empty.
-metric() {
-	local sel=$2
-	[ $# -lt 3 ] || sel="$2{source=\"$3\"}"
-	awk -v k="$sel" '$1 == k { print $2 }' "$1" 2>/dev/null
-}
-
 failures=0
 row_fail=
-problem() { row_fail+="${row_fail:+; }$*"; }
-
-# credit_of DIR SOURCE: the credit the daemon says it uses for SOURCE.
-credit_of() {
-	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\/1024.*/\1/p" "$1/log" | tail -n1
-}
 
 # detected_by LOG SOURCE REGEX: the line REGEX matched, shortened.
 detected_by() {
@@ -409,8 +356,8 @@ check_case() {
 	# health-test failure.
 	opens=$(grep -cE "rngfeed: $src: (opened .*start-up test|start-up test again)" "$dir/log")
 	c_src=$(credit_of "$dir" "$src") c_ok=$(credit_of "$dir" "$HEALTHY")
-	shim_credit=$(sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' "$dir/shim" 2>/dev/null)
-	shim_pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$dir/shim" 2>/dev/null)
+	shim_credit=$(shim "$dir" credited_bits)
+	shim_pid=$(shim "$dir" pid)
 
 	# What each fault must show.  credit_rule: zero = nothing credited;
 	# passed = credit is 20000 x k, k blocks that all passed; retry_rule:
@@ -623,10 +570,7 @@ if [ "$(wc -l <"$tmp/table")" -ne ${#CASES[@]} ]; then
 fi
 
 echo
-echo "| fault | detected by | credited bits (faulty source) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|---|"
-awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
-	printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$tmp/table"
+print_table "credited bits (faulty source)" "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} -v h="$HEALTHY" \
 	'BEGIN { printf "%d faults in %.0f s (healthy source: %s)\n", c, n - s, h }'

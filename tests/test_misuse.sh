@@ -90,7 +90,7 @@ CASES=(
 "$RNGFEED" -f -q -c /dev/null -n rdrand -p "$tmp/held/other.pid" 2>"$tmp/held/log" </dev/null &
 held=$!
 echo $held >>"$tmp/pids"
-for _ in $(seq 50); do [ -s "$tmp/held/other.pid" ] && break; sleep 0.1; done
+for _ in $(seq $((50 * SCALE))); do [ -s "$tmp/held/other.pid" ] && break; sleep 0.1; done
 cp "$tmp/held/other.pid" "$tmp/held/before" 2>/dev/null
 
 t_start=$(now)
@@ -136,10 +136,10 @@ for c in "${CASES[@]}"; do
 		[ "$(cat "$tmp/plain/other.pid" 2>/dev/null)" = 12345 ] ||
 			problem "other.pid is $( [ -e "$tmp/plain/other.pid" ] && echo "now '$(cat "$tmp/plain/other.pid")'" || echo gone)" ;;
 	pid_held)
-		if [ ! -s "$tmp/held/before" ] &&
-			grep -q 'RNDADDENTROPY.*Function not implemented' "$tmp/held/log"; then
+		if grep -q 'RNDADDENTROPY.*Function not implemented' "$tmp/held/log"; then
 			# qemu-user (make cross-check) does not emulate RNDADDENTROPY:
-			# there is no running instance to leave alone.
+			# the instance may write its PID file, but it stops at its
+			# first feed: there is no running instance to leave alone.
 			say "SKIP: pid_held: no running instance here: $(head -n1 "$tmp/held/log")"
 		else
 			if [ ! -s "$tmp/held/before" ]; then

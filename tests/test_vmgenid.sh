@@ -13,6 +13,9 @@
 # outer namespace.
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
+# Every wait is for an event, with a generous bound that TEST_TIME_SCALE
+# stretches (make valgrind: 4); none asserts how fast the event comes.
+SCALE=${TEST_TIME_SCALE:-1}
 fail() { echo "FAIL: $*"; exit 1; }
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
@@ -28,8 +31,9 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 	out=$(mktemp -d) || exit 1
 	lpid=
 	trap '[ -n "$lpid" ] && kill "$lpid" 2>/dev/null; rm -rf "$out"' EXIT
-	# The outside listener runs for the whole inner test (at most ~20 s).
-	tests/helper_uevent listen 60 >"$out/heard" &
+	# The outside listener runs for the whole inner test (its waits add
+	# up to at most 95 s times SCALE).
+	tests/helper_uevent listen $((100 * SCALE)) >"$out/heard" &
 	lpid=$!
 	for _ in $(seq 100); do
 		grep -q listening "$out/heard" && break
@@ -55,13 +59,24 @@ tmp=$(mktemp -d) || exit 1
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 metric() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/m" 2>/dev/null; }
+# Metrics are written every 5 s (SIGUSR1 does not write them): up to 30 s
+# times SCALE for a value, and the daemon must still be running.
 wait_for() { # METRIC MIN
-	for _ in $(seq 100); do
+	local v=
+	for _ in $(seq $((600 * SCALE))); do
 		v=$(metric "$1")
 		[ -n "$v" ] && [ "$v" -ge "$2" ] && return 0
+		kill -0 "$pid" 2>/dev/null || fail "the daemon exited while waiting for $1: $(cat "$tmp/log")"
 		sleep 0.05
 	done
-	fail "$1 did not reach $2 (is ${v:-unset})"
+	fail "$1 did not reach $2 in $((30 * SCALE)) s (is ${v:-unset})"
+}
+wait_log() { # PATTERN: up to 5 s times SCALE for a line of the daemon's log
+	for _ in $(seq $((100 * SCALE))); do
+		grep -q "$1" "$tmp/log" && return 0
+		sleep 0.05
+	done
+	fail "no '$1' logged in $((5 * SCALE)) s: $(cat "$tmp/log")"
 }
 
 "$RNGFEED" -f -v -n rdrand --interval 1 --metrics "$tmp/m" 2>"$tmp/log" &
@@ -74,15 +89,12 @@ tests/helper_uevent
 rc=$?
 [ $rc -eq 77 ] && { echo "SKIP: the kernel refuses injected uevents"; exit 77; }
 [ $rc -eq 0 ] || fail "helper_uevent failed"
-sleep 0.5
-grep -q 'VM generation changed (snapshot restored or VM cloned): discarding the DRBG state' "$tmp/log" ||
-	fail "no discard logged: $(cat "$tmp/log")"
-# Metrics are written every 5 s; SIGUSR1 does not write them, so wait.
+wait_log 'VM generation changed (snapshot restored or VM cloned): discarding the DRBG state'
 wait_for rngfeed_drbg_discards_total 1
 # Fresh tested input instantiates a new DRBG, and feeding goes on.
+wait_for rngfeed_fed_bytes_total $((fed + 64))
 n=$(grep -c 'CTR_DRBG instantiated from a tested' "$tmp/log")
 [ "$n" -ge 2 ] || fail "the DRBG was not instantiated again ($n)"
-wait_for rngfeed_fed_bytes_total $((fed + 64))
 kill -TERM "$pid"; wait "$pid" || fail "exit status $?"
 pid=
 echo "vmgenid uevent: DRBG discarded and re-instantiated, feeding went on"

@@ -86,9 +86,14 @@ enum serve_result {
 	SERVE_BAD,     /* garbage after the replies before it: close */
 };
 
-/* egd_server.c: a log line, at most EGD_LOG_BURST per EGD_LOG_WINDOW_S. */
+/* egd_log.c: a log line, at most EGD_LOG_BURST per EGD_LOG_WINDOW_S. */
 void egd_log(struct egd_server *s, double now, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Say how many were suppressed, if any; a new window from @now. */
+void egd_log_flush(struct ratelimit *rl, double now);
+/* The suppressed count is said when its window ends, even if no later
+ * message comes: when that is, into *@wait. */
+void egd_log_tick(struct ratelimit *rl, double now, double *wait);
 
 /* egd_reply.c */
 /* May the server's DRBG generate now (seeded, reseed rules kept)? */

@@ -17,6 +17,9 @@
 #    CROSS_FROM=head: the committed tree) are copied to DIR/build/rngfeed (a fresh copy each run: nothing is built in
 #    the repository, and objects of two architectures never meet).
 # 3. Build: see CROSS_BUILD.
+# 3b. Every ELF program of the build is replaced by a script that runs it
+#    through qemu-ARCH-static named explicitly (the same on a host that runs
+#    ARCH's programs natively: i386 on a kernel with IA32 emulation).
 # 4. tests/run-tests.sh in the chroot with the first CPU model of the
 #    architecture (CROSS_CPUS_<arch> overrides the list), and the CPU
 #    tests again with each other model; then
@@ -95,6 +98,42 @@ fi
 took build
 cp "$tree/rngfeed" "$(mkdir -p build/cross/"$arch" && echo build/cross/"$arch")/rngfeed"
 file -b build/cross/"$arch"/rngfeed | cut -d, -f1-2
+
+# 3b. Every program built for ARCH runs through qemu-user named explicitly
+# (issue 28): a kernel that runs 32-bit x86 programs itself (IA32
+# emulation) would otherwise run i386's natively, where QEMU_CPU changes
+# nothing (the proofs' "rdrand unavailable" fails) and no emulation is
+# tested.  Each ELF program of the tree moves to build/cross-elf/ and a
+# script in its place execs it under qemu-ARCH-static (same PID, same
+# argv[0]): the verdict is the same on every host.  The chroot's own tools
+# (bash, coreutils, rngtest) run as the host runs them, which is printed.
+case $arch in
+arm64) qarch=aarch64 ;; armhf) qarch=arm ;; ppc64el) qarch=ppc64le ;; *) qarch=$arch ;;
+esac
+qemu=$(command -v "qemu-$qarch-static" || true)
+[ -n "$qemu" ] || { echo "cross-check: qemu-$qarch-static missing (apt-get install qemu-user-static)" >&2; exit 1; }
+elf_dir=build/cross-elf
+mkdir -p "$tree/$elf_dir"
+cp "$qemu" "$tree/$elf_dir/qemu-user"
+wrapped=0
+while IFS= read -r -d '' f; do
+	rel=${f#"$tree"/}
+	[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+	mkdir -p "$tree/$elf_dir/$(dirname "$rel")"
+	mv "$f" "$tree/$elf_dir/$rel"
+	printf '#!/bin/sh\n# %s under qemu-user, named explicitly (tests/cross/cross-check.sh)\nexec /build/rngfeed/%s/qemu-user -0 "$0" /build/rngfeed/%s/%s "$@"\n' \
+		"$rel" "$elf_dir" "$elf_dir" "$rel" >"$f"
+	chmod 0755 "$f"
+	wrapped=$((wrapped + 1))
+done < <(find "$tree" -path "$tree/$elf_dir" -prune -o -path "$tree/build/src" -prune \
+	-o -type f -perm -u+x -print0)
+if [ -e "/proc/sys/fs/binfmt_misc/qemu-$qarch" ] &&
+	grep -q '^enabled' "/proc/sys/fs/binfmt_misc/qemu-$qarch"; then
+	tools="through binfmt_misc's qemu-$qarch handler"
+else
+	tools="natively (this kernel runs $arch programs itself)"
+fi
+echo "cross-check $arch: $wrapped programs under test run through $qemu, named explicitly; the chroot's tools run $tools"
 
 # 4. the tests, per CPU model: those of the copied tree (CROSS_FROM=head
 # may lack a test the working tree has).

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+# Measuring a running daemon from outside (issue 28): what
+# tests/test_credit_bound.sh and tests/test_faults.sh share.  Sourced, not
+# run:   . tests/lib_measure.sh
+#
+#   measure_need_shim BINARY   skip (exit 77) where the binary is built with
+#                              ASan, which hides RNDADDENTROPY from the
+#                              LD_PRELOAD shim; sets SHIM to an absolute path
+#   measure_temp NAME          $tmp: a fresh directory, removed at exit with
+#                              every PID listed in $tmp/pids stopped first
+#   "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT=DIR/shim CMD...
+#                              CMD with bench/shim.so preloaded, its record
+#                              written to DIR/shim (a command, not a shell
+#                              function: in the background, $! is CMD's own
+#                              PID, env execs it)
+#   shim DIR KEY               a key of that record (pid, calls, bytes,
+#                              credited_bits), or empty
+#   metric FILE NAME [SOURCE]  a value of the daemon's metrics file, or empty
+#   credit_of DIR SOURCE       the credit the daemon's log (DIR/log) says it
+#                              uses for SOURCE ("using it, credit N/1024")
+#   now                        seconds since the epoch, with nanoseconds
+#   at DIR SECONDS             sleep until SECONDS after DIR/start's time
+#   sigterm_wait PID           SIGTERM, then whichever ends first: the daemon
+#                              or a 2-s watchdog (then SIGKILL); prints
+#                              "exit RC SECONDS" or "hung"
+#   problem TEXT               add TEXT to the current row's $row_fail
+#   print_table COLUMN3 FILE   the rows of FILE (7 fields split by |) as the
+#                              README catalogue's Markdown table
+
+SHIM=${SHIM:-bench/shim.so}
+
+measure_need_shim() {
+	# Under make sanitize the daemon's ASan runtime takes ioctl() before
+	# the shim can count it (the shim then reads 0 calls): these rows
+	# run in make check only.
+	if ldd "$1" 2>/dev/null | grep -q libasan; then
+		echo "SKIP: $1 is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim these rows measure through (make check runs them)"
+		exit 77
+	fi
+	[ -r "$SHIM" ] || { echo "FAIL: $SHIM is not built (make bench/shim.so)"; exit 1; }
+	case $SHIM in /*) ;; *) SHIM=$PWD/$SHIM ;; esac
+	SHIM_ENV=(env "LD_PRELOAD=$SHIM")
+}
+
+measure_cleanup() {
+	local p
+	for p in $(cat "$tmp/pids" 2>/dev/null); do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	[ -n "${KEEP:-}" ] && { echo "kept $tmp"; return; }
+	rm -rf "$tmp"
+}
+
+measure_temp() {
+	tmp=$(mktemp -d "/tmp/$1.XXXXXX") || exit 1
+	: >"$tmp/pids"
+	trap measure_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+
+shim() {
+	sed -n "s/.*\\b$2=\\([0-9-]*\\).*/\\1/p" "$1/shim" 2>/dev/null
+}
+
+metric() {
+	local sel=$2
+	[ $# -lt 3 ] || sel="$2{source=\"$3\"}"
+	awk -v k="$sel" '$1 == k { print $2 }' "$1" 2>/dev/null
+}
+
+credit_of() {
+	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\\/1024.*/\\1/p" "$1/log" | tail -n1
+}
+
+now() { date +%s.%N; }
+
+at() {
+	sleep "$(awk -v s="$(cat "$1/start")" -v t="$2" -v n="$(now)" \
+		'BEGIN { d = s + t - n; print (d > 0 ? d : 0) }')"
+}
+
+sigterm_wait() {
+	local pid=$1 t0 dog first rc
+	t0=$(now)
+	kill -TERM "$pid"
+	sleep 2 &
+	dog=$!
+	wait -n -p first "$pid" "$dog"
+	rc=$?
+	if [ "$first" = "$dog" ]; then
+		echo hung
+		kill -KILL "$pid"
+		wait "$pid"
+	else
+		kill "$dog"
+		wait "$dog"
+		awk -v a="$t0" -v b="$(now)" -v rc="$rc" 'BEGIN { printf "exit %d %.2f\n", rc, b - a }'
+	fi 2>/dev/null
+}
+
+problem() { row_fail+="${row_fail:+; }$*"; }
+
+print_table() {
+	echo "| fault | detected by | $1 | credited to the kernel (shim) <= bound | source state | daemon state | result |"
+	echo "|---|---|---|---|---|---|---|"
+	awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
+		printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$2"
+}
