@@ -70,6 +70,8 @@ struct rngfeed_config {
 	long long egd_clients_per_peer; /* from one process or address */
 	long long egd_rate;         /* bytes/s per client; 0 = no limit */
 	long long egd_budget;       /* bytes/s for all clients; 0 = none */
+	double assess_budget;       /* full assessments: % of one core */
+	long long assess_samples;   /* ...on each source's last N samples */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };
