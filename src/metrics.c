@@ -197,18 +197,16 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 	metric_header(f, "rngfeed_source_full_assessment", "gauge",
 		      "Latest full SP 800-90B non-IID assessment (every "
 		      "estimator of --assess) of the source's recent tested "
-		      "samples, bits per sample.");
+		      "samples, bits per sample; -1 before the first.");
 	for (size_t i = 0; i < m->n_sources; i++)
-		if (m->sources[i].stats->full.h >= 0.0)
-			fprintf(f, "rngfeed_source_full_assessment{source=\"%s\"} %.4f\n",
-				m->sources[i].name, m->sources[i].stats->full.h);
+		fprintf(f, "rngfeed_source_full_assessment{source=\"%s\"} %.4f\n",
+			m->sources[i].name, fmax(-1.0, m->sources[i].stats->full.h));
 	metric_header(f, "rngfeed_source_full_assessment_samples", "gauge",
-		      "Samples the latest full assessment covered.");
+		      "Samples the latest full assessment covered; 0 before the first.");
 	for (size_t i = 0; i < m->n_sources; i++)
-		if (m->sources[i].stats->full.h >= 0.0)
-			fprintf(f, "rngfeed_source_full_assessment_samples{source=\"%s\"} %llu\n",
-				m->sources[i].name,
-				(unsigned long long)m->sources[i].stats->full.samples);
+		fprintf(f, "rngfeed_source_full_assessment_samples{source=\"%s\"} %llu\n",
+			m->sources[i].name,
+			(unsigned long long)m->sources[i].stats->full.samples);
 	metric_header(f, "rngfeed_source_estimate_in_force", "gauge",
 		      "Which estimate limits the source's credit: 0 none yet "
 		      "(nothing credited), 1 a quarter of the on-line estimate "

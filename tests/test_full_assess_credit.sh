@@ -112,8 +112,8 @@ row() { # KIND RC BLOCKS
 	problem() { problems+="${problems:+; }$*"; }
 	[ $rc -eq 0 ] || problem "exit $rc: $(tail -n 3 "$tmp/$k.err")"
 	[ -e "$tmp/$k.nofull" ] && problem "no full assessment within $WAIT_S s"
-	[ "$k" = parity ] || [ -n "$(metric "$tmp/$k.prom" rngfeed_source_full_assessment)" ] ||
-		problem "no full assessment in the metrics"
+	[ "$k" = parity ] || awk -v f="$(metric "$tmp/$k.prom" rngfeed_source_full_assessment)" \
+		'BEGIN { exit !(f != "" && f >= 0) }' || problem "no full assessment in the metrics"
 	passed=$(metric "$tmp/$k.prom" rngfeed_source_blocks_passed_total)
 	eff=$(metric "$tmp/$k.prom" rngfeed_source_effective_credit)
 	quick=$(metric "$tmp/$k.prom" rngfeed_source_min_entropy_estimate)
@@ -126,6 +126,7 @@ row() { # KIND RC BLOCKS
 	[ -n "$shim" ] || problem "no shim record"
 	passed=${passed:-0} eff=${eff:-9999} shim=${shim:-999999999} ledger=${ledger:-999999999}
 	full=${full:--1} quick=${quick:--1}
+	[ "$(awk -v f="$full" 'BEGIN { print (f < 0) }')" = 1 ] && full=-1
 	bound=$(awk -v p="$passed" -v h="$h" -v b=$BLOCK 'BEGIN { printf "%d", p * b * h }')
 	# The credit in force: at most what the full assessment allows
 	# (floor(1024 H / 8), 15/16 of it below a full window).
