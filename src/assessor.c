@@ -23,9 +23,11 @@ struct assessor {
 	/* Two holders, the owner and the thread: the last to let go frees. */
 	atomic_uint refs;
 
+	/* Set once by assessor_free(), without the lock (see there). */
+	atomic_bool stop;
+
 	pthread_mutex_t lock;   /* guards everything below */
 	pthread_cond_t cond;    /* a block, a reset, the stop */
-	bool stop;
 	bool waiting;           /* the thread waits for a block, untimed */
 	uint8_t *ring;          /* ring_blocks whole blocks */
 	unsigned ring_blocks, next, held;
@@ -94,7 +96,7 @@ static void release(struct assessor *a)
 		return;
 	pthread_cond_destroy(&a->cond);
 	pthread_mutex_destroy(&a->lock);
-	explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES);
+	explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES); /* raw input */
 	free(a->ring);
 	free(a);
 }
@@ -180,25 +182,27 @@ static void *assessor_thread(void *arg)
 
 	lower_priority();
 	pthread_mutex_lock(&a->lock);
-	while (!a->stop) {
+	while (!atomic_load(&a->stop)) {
 		double wait_until, h = 0.0, cpu0, cost;
 		uint64_t generation, samples = 0;
 		size_t n;
 		int rc;
 
 		if (!due(a, clock_s(CLOCK_MONOTONIC), &wait_until)) {
-			if (wait_until > 0.0) {
-				struct timespec ts = {
-					.tv_sec = (time_t)wait_until,
-					.tv_nsec = (long)((wait_until - floor(wait_until)) * 1e9),
-				};
+			/* At most a second: assessor_free() wakes the thread
+			 * without the lock, so a wake-up can come just before
+			 * the wait; the stop is seen within a second anyway. */
+			const double now = clock_s(CLOCK_MONOTONIC);
+			const double until = wait_until > 0.0 && wait_until < now + 1.0
+						     ? wait_until : now + 1.0;
+			struct timespec ts = {
+				.tv_sec = (time_t)until,
+				.tv_nsec = (long)((until - floor(until)) * 1e9),
+			};
 
-				pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-			} else {
-				a->waiting = true;
-				pthread_cond_wait(&a->cond, &a->lock);
-				a->waiting = false;
-			}
+			a->waiting = wait_until <= 0.0;
+			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+			a->waiting = false;
 			continue;
 		}
 		if (!buf || (a->p.sample_bits == 1 && !bits)) {
@@ -272,6 +276,7 @@ int assessor_new(const struct assessor_params *p, struct assessor **out)
 	}
 	clear_result(a);
 	atomic_init(&a->refs, 2);
+	atomic_init(&a->stop, false);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -291,17 +296,13 @@ int assessor_new(const struct assessor_params *p, struct assessor **out)
 	return 0;
 }
 
+/* Called by the main thread (a stop, a reload): it must not wait for the
+ * lock, which a nice-19 thread may hold while it is preempted. */
 struct assessor *assessor_free(struct assessor *a)
 {
 	if (a) {
-		pthread_mutex_lock(&a->lock);
-		a->stop = true;
-		/* Raw input: gone now, whatever the thread still does. */
-		explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES);
-		a->held = 0;
-		a->generation++;
+		atomic_store(&a->stop, true);
 		pthread_cond_broadcast(&a->cond);
-		pthread_mutex_unlock(&a->lock);
 		release(a);
 	}
 	return NULL;
@@ -342,13 +343,16 @@ void assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
 		pthread_cond_signal(&a->cond);
 }
 
-void assessor_get(struct assessor *a, struct assessor_result *r)
+int assessor_get(struct assessor *a, struct assessor_result *r)
 {
 	if (!a) {
 		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
-		return;
+		return 0;
 	}
-	pthread_mutex_lock(&a->lock);
+	/* Never waits (see assessor_free()). */
+	if (pthread_mutex_trylock(&a->lock) != 0)
+		return -EBUSY;
 	*r = a->res;
 	pthread_mutex_unlock(&a->lock);
+	return 0;
 }

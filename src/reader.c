@@ -169,7 +169,8 @@ static void publish_estimates(struct reader *r, bool quick)
 {
 	if (quick)
 		online_estimate_get(r->est, &r->stats.estimate);
-	assessor_get(r->full, &r->stats.full);
+	/* Busy (never waited for): the last result stands. */
+	(void)assessor_get(r->full, &r->stats.full);
 	r->stats.credit_limit = assessor_limit(&r->stats.estimate, &r->stats.full,
 					       &r->stats.in_force);
 }
@@ -444,9 +445,12 @@ static void *reader_thread(void *arg)
 		monitor_reset(mon);
 		/* Another start: the window fills again, and nothing is
 		 * credited above what it shows. */
+		/* Outside r->lock: it may wait for the assessor's. */
+		assessor_reset(r->full);
 		pthread_mutex_lock(&r->lock);
 		online_estimate_reset(r->est);
-		assessor_reset(r->full);
+		r->stats.full = (struct assessor_result){ .h = -1.0,
+							  .credit = ONLINE_NO_LIMIT };
 		publish_estimates(r, true);
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);

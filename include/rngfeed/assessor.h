@@ -23,7 +23,8 @@
  *
  * An assessment cannot be interrupted (a second or more of CPU): stopping
  * never waits for it.  assessor_free() tells the thread to end and returns
- * at once; the thread frees the shared state when it ends (the last of the
+ * at once, without the lock (the thread runs at nice 19 and may be
+ * preempted holding it; the main thread must never wait for that); the thread frees the shared state when it ends (the last of the
  * two to let go frees it).  A reset while an assessment runs makes its
  * result void.  No I/O, no logging, no globals.
  */
@@ -72,7 +73,9 @@ void assessor_reset(struct assessor *a);
 /* A block that passed the health tests: into the window; wakes the
  * thread when an assessment is due. */
 void assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES]);
-void assessor_get(struct assessor *a, struct assessor_result *r);
+/* The latest result; never waits: -EBUSY (and @r untouched) when the
+ * thread holds the lock just then, 0 otherwise. */
+int assessor_get(struct assessor *a, struct assessor_result *r);
 
 /*
  * The limit a source's blocks are credited under (issue 25): the lower of
