@@ -25,6 +25,9 @@ struct assessor {
 
 	/* Set once by assessor_free(), without the lock (see there). */
 	atomic_bool stop;
+	/* A reset asked for while the lock was busy: applied by whoever
+	 * takes the lock next; meanwhile there is no result. */
+	atomic_bool reset_pending;
 
 	pthread_mutex_t lock;   /* guards everything below */
 	pthread_cond_t cond;    /* a block, a reset, the stop */
@@ -106,6 +109,17 @@ static void clear_result(struct assessor *a)
 	a->res = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
 }
 
+/* Under the lock: an empty window and no result. */
+static void apply_reset(struct assessor *a)
+{
+	explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES);
+	a->next = a->held = a->fresh = a->last_held = 0;
+	a->generation++;
+	a->not_before = 0.0;
+	clear_result(a);
+	atomic_store(&a->reset_pending, false);
+}
+
 /* Under the lock: is an assessment due now?  *wait_until > 0: not yet,
  * but it will be then without another block. */
 static bool due(const struct assessor *a, double now, double *wait_until)
@@ -164,13 +178,16 @@ static int assess(const uint8_t *raw, size_t n, unsigned sample_bits, uint8_t *b
 	return rc;
 }
 
-/* Nice 19: the least share of a busy CPU, yet a share (SCHED_IDLE would
- * starve it on a machine that is never idle, and the credit would stay at
- * the on-line estimate's quarter).  A seccomp filter may refuse it
- * (EPERM): then the budget alone bounds the cost. */
+/* Nice ASSESSOR_NICE (5): a third of a normal thread's share of a busy
+ * CPU.  Not 19, nor SCHED_IDLE: the process's exit waits for every thread
+ * to run once more, and at nice 19 on a loaded machine (load 12 on 2
+ * cores) that took up to 2.2 s after a SIGTERM (test_sigterm.sh; 10: 1.0 s;
+ * 5: within the 1 s); SCHED_IDLE would also starve it.  The budget bounds
+ * the cost.  A seccomp filter may refuse it (EPERM): then the budget
+ * alone does. */
 static void lower_priority(void)
 {
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ASSESSOR_NICE);
 }
 
 static void *assessor_thread(void *arg)
@@ -188,6 +205,8 @@ static void *assessor_thread(void *arg)
 		size_t n;
 		int rc;
 
+		if (atomic_load(&a->reset_pending))
+			apply_reset(a);
 		if (!due(a, clock_s(CLOCK_MONOTONIC), &wait_until)) {
 			/* At most a second: assessor_free() wakes the thread
 			 * without the lock, so a wake-up can come just before
@@ -224,7 +243,7 @@ static void *assessor_thread(void *arg)
 		pthread_mutex_lock(&a->lock);
 		/* cost / (cost + wait) = budget */
 		a->not_before = clock_s(CLOCK_MONOTONIC) + cost * (1.0 / a->p.budget - 1.0);
-		if (generation != a->generation)
+		if (generation != a->generation || atomic_load(&a->reset_pending))
 			continue;	/* reset meanwhile: another source */
 		if (rc < 0) {
 			/* No assessment: no credit until one succeeds. */
@@ -277,6 +296,7 @@ int assessor_new(const struct assessor_params *p, struct assessor **out)
 	clear_result(a);
 	atomic_init(&a->refs, 2);
 	atomic_init(&a->stop, false);
+	atomic_init(&a->reset_pending, false);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -297,7 +317,7 @@ int assessor_new(const struct assessor_params *p, struct assessor **out)
 }
 
 /* Called by the main thread (a stop, a reload): it must not wait for the
- * lock, which a nice-19 thread may hold while it is preempted. */
+ * lock, which a nice-5 thread may hold while it is preempted. */
 struct assessor *assessor_free(struct assessor *a)
 {
 	if (a) {
@@ -308,27 +328,31 @@ struct assessor *assessor_free(struct assessor *a)
 	return NULL;
 }
 
+/* The reader's thread calls reset and add: they never wait for the lock
+ * either (a reader waiting for it could not be stopped in time). */
 void assessor_reset(struct assessor *a)
 {
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES);
-	a->next = a->held = a->fresh = a->last_held = 0;
-	a->generation++;
-	a->not_before = 0.0;
-	clear_result(a);
-	pthread_mutex_unlock(&a->lock);
+	atomic_store(&a->reset_pending, true);
+	if (pthread_mutex_trylock(&a->lock) == 0) {
+		apply_reset(a);
+		pthread_mutex_unlock(&a->lock);
+	}
 }
 
-void assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
+bool assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
 {
 	double wait_until;
 	bool wake;
 
 	if (!a)
-		return;
-	pthread_mutex_lock(&a->lock);
+		return false;
+	/* Busy: this block stays out of the window (as a discarded one). */
+	if (pthread_mutex_trylock(&a->lock) != 0)
+		return false;
+	if (atomic_load(&a->reset_pending))
+		apply_reset(a);
 	memcpy(a->ring + (size_t)a->next * MONITOR_BLOCK_BYTES, block, MONITOR_BLOCK_BYTES);
 	a->next = (a->next + 1) % a->ring_blocks;
 	if (a->held < a->ring_blocks)
@@ -341,6 +365,7 @@ void assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
 	pthread_mutex_unlock(&a->lock);
 	if (wake)
 		pthread_cond_signal(&a->cond);
+	return true;
 }
 
 int assessor_get(struct assessor *a, struct assessor_result *r)
@@ -350,6 +375,10 @@ int assessor_get(struct assessor *a, struct assessor_result *r)
 		return 0;
 	}
 	/* Never waits (see assessor_free()). */
+	if (atomic_load(&a->reset_pending)) {
+		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
+		return 0;
+	}
 	if (pthread_mutex_trylock(&a->lock) != 0)
 		return -EBUSY;
 	*r = a->res;

@@ -245,7 +245,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		 * leaves the source at credit 0 (online_estimate.c). */
 		if (v.usable) {
 			online_estimate_add(r->est, block);
-			assessor_add(r->full, block);
+			(void)assessor_add(r->full, block);
 		}
 		/* Outside the lock: the main loop takes blocks meanwhile. */
 		if (v.usable && df)

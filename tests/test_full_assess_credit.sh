@@ -28,7 +28,7 @@
 # with probability 0.5), sums (b[i-1] + b[i-3] + b[i-7]), period16 (a
 # 16-byte pattern's byte), prng (a seeded generator: true min-entropy 0
 # given its seed).  One stream at a time: each daemon's --bench-fill keeps
-# a core busy, and the assessment runs at nice 19.
+# a core busy, and the assessment runs at nice 5.
 # Run from the top of the tree as root:
 #   RNGFEED=./rngfeed bash tests/test_full_assess_credit.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
@@ -41,7 +41,7 @@ SCALE=${TEST_TIME_SCALE:-1}
 BLOCK=2500
 BLOCKS=200
 FIRST=65000
-# How long a full assessment of 65,000 samples may take at nice 19 on a
+# How long a full assessment of 65,000 samples may take at nice 5 on a
 # loaded machine (0.1-0.3 s of CPU), and the rest of the run.
 WAIT_S=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 300 * s }')
 

@@ -2,7 +2,7 @@
 /*
  * The full SP 800-90B non-IID assessment of one source, kept up to date
  * (issue 25): every estimator of --assess (est_assess(), estimate.h), run
- * in a thread of its own at the lowest priority (nice 19) on a
+ * in a thread of its own at a low priority (nice 5) on a
  * recent window of the source's tested samples, within a CPU budget.
  *
  * The window: the last window_samples samples (default 1,000,000; the
@@ -23,7 +23,7 @@
  *
  * An assessment cannot be interrupted (a second or more of CPU): stopping
  * never waits for it.  assessor_free() tells the thread to end and returns
- * at once, without the lock (the thread runs at nice 19 and may be
+ * at once, without the lock (the thread runs at nice 5 and may be
  * preempted holding it; the main thread must never wait for that); the thread frees the shared state when it ends (the last of the
  * two to let go frees it).  A reset while an assessment runs makes its
  * result void.  No I/O, no logging, no globals.
@@ -41,6 +41,8 @@
 #define ASSESSOR_DEFAULT_SAMPLES 1000000u
 #define ASSESSOR_DEFAULT_BUDGET 0.02	/* of one core */
 #define ASSESSOR_FIRST_BLOCKS 26u
+/* The thread's nice value (see assessor.c). */
+#define ASSESSOR_NICE 5
 /* The smallest window: the first assessment's. */
 #define ASSESSOR_MIN_SAMPLES (ASSESSOR_FIRST_BLOCKS * MONITOR_BLOCK_BYTES)
 
@@ -67,12 +69,15 @@ struct assessor_result {
 int assessor_new(const struct assessor_params *p, struct assessor **out);
 /* Ends it without waiting (see above); NULL is fine; returns NULL. */
 struct assessor *assessor_free(struct assessor *a);
-/* reset, add and get take NULL too (no assessor: never a result). */
+/* reset, add and get take NULL too (no assessor: never a result), and
+ * never wait for the lock: a reset asked for while the thread holds it
+ * takes effect at once for get and is applied by the next to take it. */
 /* A (re)opened source: an empty window and no result. */
 void assessor_reset(struct assessor *a);
-/* A block that passed the health tests: into the window; wakes the
- * thread when an assessment is due. */
-void assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES]);
+/* A block that passed the health tests: into the window (left out while
+ * the thread holds the lock: a gap, as a discarded block leaves); wakes
+ * the thread when an assessment is due.  false when left out. */
+bool assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES]);
 /* The latest result; never waits: -EBUSY (and @r untouched) when the
  * thread holds the lock just then, 0 otherwise. */
 int assessor_get(struct assessor *a, struct assessor_result *r);
