@@ -99,8 +99,11 @@ for entry in "${KINDS[@]}"; do
 		same="DIFFERENT: $(head -c 200 "$W/answer.$kind.diff" | tr '\n\t' '  ')"
 		failed=1
 	fi
-	final_ours=$(awk '/^min\(H_original/ { print $NF }' "$W/ours.$kind.txt")
-	final_nist=$(awk '/^min\(H_original/ { print $NF }' "$W/nist.$kind.txt")
+	# The final line; binary samples have H_original alone.
+	final() { awk '/^min\(H_original/ { v = $NF } /^H_original:/ { h = $NF }
+		END { print (v != "" ? v : h) }' "$1"; }
+	final_ours=$(final "$W/ours.$kind.txt")
+	final_nist=$(final "$W/nist.$kind.txt")
 	cpu_x=$(ratio "$nist_cpu" "$ours_cpu")
 	wall_x=$(ratio "$nist_wall" "$ours_wall")
 	met=$(awk -v a="$nist_cpu" -v b="$ours_cpu" 'BEGIN { print (b > 0 && a / b >= 10) ? "met" : "MISSED" }')
