@@ -208,12 +208,14 @@ static void *assessor_thread(void *arg)
 		if (atomic_load(&a->reset_pending))
 			apply_reset(a);
 		if (!due(a, clock_s(CLOCK_MONOTONIC), &wait_until)) {
-			/* At most a second: assessor_free() wakes the thread
+			/* At most a minute: assessor_free() wakes the thread
 			 * without the lock, so a wake-up can come just before
-			 * the wait; the stop is seen within a second anyway. */
+			 * the wait; the stop is seen within a minute anyway
+			 * (nobody waits for it; an idle daemon is not woken
+			 * every second). */
 			const double now = clock_s(CLOCK_MONOTONIC);
-			const double until = wait_until > 0.0 && wait_until < now + 1.0
-						     ? wait_until : now + 1.0;
+			const double until = wait_until > 0.0 && wait_until < now + 60.0
+						     ? wait_until : now + 60.0;
 			struct timespec ts = {
 				.tv_sec = (time_t)until,
 				.tv_nsec = (long)((until - floor(until)) * 1e9),
