@@ -107,10 +107,13 @@ bench/shim.so: bench/shim.c
 # peers (installed with apt-get if missing), one Markdown table, also
 # written to bench/results.md.  Not in CI: noisy and minutes long.
 # make bench-smoke: the same scripts in a few seconds, no peers (CI).
-bench: rngfeed $(BENCHES) $(if $(wildcard bench/shim.c),bench/shim.so)
+# bench/assess.sh makes its data with two test helpers.
+BENCH_HELPERS := $(filter tests/helper_streams tests/helper_estimate_gen,$(TEST_HELPERS))
+
+bench: rngfeed $(BENCHES) $(BENCH_HELPERS) $(if $(wildcard bench/shim.c),bench/shim.so)
 	RNGFEED=./rngfeed bench/run.sh
 
-bench-smoke: rngfeed $(BENCHES) $(if $(wildcard bench/shim.c),bench/shim.so)
+bench-smoke: rngfeed $(BENCHES) $(BENCH_HELPERS) $(if $(wildcard bench/shim.c),bench/shim.so)
 	RNGFEED=./rngfeed BENCH_SMOKE=1 bench/run.sh
 
 # Whole-VM boots under QEMU (issue 10): the initramfs boot matrix, a short

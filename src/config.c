@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rngfeed/conffile.h"
+#include "rngfeed/assessor.h"
 #include "rngfeed/config.h"
 #include "rngfeed/egd_proto.h"
 #include "rngfeed/egd_server.h"
@@ -44,14 +45,16 @@ enum {
  * accept the same names, ranges and messages.
  */
 enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER,
-		   SET_MODE /* octal file mode in [0, max], never o+w */ };
+		   SET_MODE /* octal file mode in [0, max], never o+w */,
+		   SET_DECIMAL /* a double, min and max in thousandths */ };
 
 struct setting {
 	const char *name;
 	enum setting_type type;
 	size_t offset;
 	size_t size;          /* SET_PATH, SET_USER: buffer size */
-	long long min, max;   /* SET_INT; SET_SECONDS in milliseconds */
+	long long min, max;   /* SET_INT; SET_SECONDS in milliseconds,
+			       * SET_DECIMAL in thousandths */
 	const char *what;     /* for messages */
 	int short_opt;        /* its short option, or 0 */
 };
@@ -110,6 +113,13 @@ static const struct setting settings[] = {
 	  "bytes per second from 0 (no limit) to 64Gi", 0 },
 	{ "egd-idle-timeout", SET_SECONDS, FIELD(egd_idle_timeout), 0,
 	  86400000, "seconds from 0 (none) to 86400", 0 },
+	/* The full SP 800-90B assessment of each credited source (issue
+	 * 25, assessor.h): its CPU share of one core, all sources together,
+	 * and its window. */
+	{ "assess-budget", SET_DECIMAL, FIELD(assess_budget), 10, 100000,
+	  "a percentage from 0.01 to 100", 0 },
+	{ "assess-samples", SET_INT, FIELD(assess_samples), ASSESSOR_MIN_SAMPLES,
+	  16000000, "samples from 65000 to 16000000", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -224,6 +234,9 @@ void config_usage(FILE *out)
 	      "                          (16Mi)\n"
 	      "      --egd-idle-timeout S  drop a client silent S seconds while\n"
 	      "                          owed nothing, 0 = never (default 60)\n"
+	      "      --assess-budget PCT the full SP 800-90B assessment of the\n"
+	      "                          credited sources: % of one core (default 2)\n"
+	      "      --assess-samples N  ...on each one's last N samples (1000000)\n"
 	      "  -l, --list              list the sources and whether they are usable\n"
 	      "  -n, --include NAME      use source NAME (repeatable; default: all usable)\n"
 	      "  -x, --exclude NAME      do not use source NAME (repeatable)\n"
@@ -288,6 +301,8 @@ static void config_init(struct rngfeed_config *cfg)
 		.egd_rate = 1 << 20,
 		.egd_budget = 16 << 20,
 		.egd_idle_timeout = 60,
+		.assess_budget = 100.0 * ASSESSOR_DEFAULT_BUDGET,
+		.assess_samples = ASSESSOR_DEFAULT_SAMPLES,
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -406,6 +421,7 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		*(long long *)(void *)field = n;
 		return 0;
 	case SET_SECONDS:
+	case SET_DECIMAL:
 		if (parse_seconds(value, &d) < 0 || d * 1000 < st->min ||
 		    d * 1000 > st->max)
 			break;

@@ -258,6 +258,8 @@ static int sources_up(struct daemon *d)
 		.retry_delay = cfg->retry_delay,
 		.retry_max = cfg->retry_max,
 		.max_failures = (unsigned int)cfg->max_failures,
+		.assess_samples = (size_t)cfg->assess_samples,
+		.assess_budget = cfg->assess_budget / 100.0,
 		.wait_for_source = cfg->wait_for_source,
 		.sources_named = cfg->sources_named,
 		.gate_hwrng = cfg->mode == MODE_DAEMON,

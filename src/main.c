@@ -42,7 +42,7 @@ static int verbosity_to_priority(int verbosity)
  */
 static void list_running(const char *path, const char *source)
 {
-	double h, credit;
+	double h, credit, in_force, age, full, samples;
 	struct stat st;
 
 	if (stat(path, &st) != 0 ||
@@ -55,6 +55,19 @@ static void list_running(const char *path, const char *source)
 		printf("no estimate yet, credit %.0f/1024", credit);
 	else
 		printf("estimate %.2f bits/sample, credit %.0f/1024", h, credit);
+	/* Issue 25: which estimate holds the credit, and how old it is. */
+	if (metrics_read_source(path, "rngfeed_source_estimate_in_force", source, &in_force) == 0 &&
+	    in_force >= 0 && in_force <= IN_FORCE_FULL) {
+		printf(", in force: %s", estimate_in_force_name((enum estimate_in_force)in_force));
+		if (metrics_read_source(path, "rngfeed_source_estimate_age_seconds", source,
+					&age) == 0)
+			printf(" (%.0f s old)", age);
+	}
+	if (metrics_read_source(path, "rngfeed_source_full_assessment", source, &full) == 0 &&
+	    full >= 0 &&
+	    metrics_read_source(path, "rngfeed_source_full_assessment_samples", source,
+				&samples) == 0)
+		printf(", full assessment %.2f bits/sample over %.0f samples", full, samples);
 }
 
 /*

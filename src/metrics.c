@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/metrics.h"
@@ -151,6 +153,11 @@ static void write_egd(FILE *f, const struct metrics_egd *egd)
 
 static void write_body(FILE *f, const struct metrics_snapshot *m)
 {
+	struct timespec ts;
+	double now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	metric(f, "rngfeed_fed_bytes_total", "counter",
 	       "Bytes given to the kernel with RNDADDENTROPY.", m->fed_bytes);
 	metric(f, "rngfeed_credited_bits_total", "counter",
@@ -184,6 +191,38 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 		if (m->sources[i].min_entropy_estimate >= 0.0)
 			fprintf(f, "rngfeed_source_min_entropy_estimate{source=\"%s\"} %.4f\n",
 				m->sources[i].name, m->sources[i].min_entropy_estimate);
+	/* Issue 25: the full assessment and which estimate limits the
+	 * credit, with its age (both clocks CLOCK_MONOTONIC). */
+	metric_header(f, "rngfeed_source_full_assessment", "gauge",
+		      "Latest full SP 800-90B non-IID assessment (every "
+		      "estimator of --assess) of the source's recent tested "
+		      "samples, bits per sample; -1 before the first.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		fprintf(f, "rngfeed_source_full_assessment{source=\"%s\"} %.4f\n",
+			m->sources[i].name, fmax(-1.0, m->sources[i].full_assessment));
+	metric_header(f, "rngfeed_source_full_assessment_samples", "gauge",
+		      "Samples the latest full assessment covered; 0 before the first.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		fprintf(f, "rngfeed_source_full_assessment_samples{source=\"%s\"} %llu\n",
+			m->sources[i].name,
+			(unsigned long long)m->sources[i].full_samples);
+	metric_header(f, "rngfeed_source_estimate_in_force", "gauge",
+		      "Which estimate limits the source's credit: 0 none yet "
+		      "(nothing credited), 1 a quarter of the on-line estimate "
+		      "(no full assessment yet), 2 the on-line estimate, 3 the "
+		      "full assessment.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		fprintf(f, "rngfeed_source_estimate_in_force{source=\"%s\"} %d\n",
+			m->sources[i].name, m->sources[i].estimate_in_force);
+	metric_header(f, "rngfeed_source_estimate_age_seconds", "gauge",
+		      "Seconds since the estimate in force was made.");
+	for (size_t i = 0; i < m->n_sources; i++) {
+		double at = m->sources[i].estimate_made_at;
+
+		if (at >= 0.0)
+			fprintf(f, "rngfeed_source_estimate_age_seconds{source=\"%s\"} %.1f\n",
+				m->sources[i].name, fmax(0.0, now - at));
+	}
 	/* One series per counted row of the monitor's table of tests. */
 	metric_header(f, "rngfeed_source_test_failures_total", "counter",
 		      "Blocks that failed this health test.");

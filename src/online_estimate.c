@@ -75,10 +75,11 @@ void online_estimate_reset(struct online_estimate *e)
 						   .credit = ONLINE_NO_LIMIT };
 }
 
-/* While the window fills: at 1 and 8 blocks, and when full. */
+/* While the window fills: at 1, 2, 4, 8 and 16 blocks, and when full
+ * (about twice a full window's cost in all, once per start). */
 static bool growth_point(unsigned held)
 {
-	return held == 1 || held == 8 || held == ONLINE_WINDOW_BLOCKS;
+	return (held & (held - 1)) == 0 || held == ONLINE_WINDOW_BLOCKS;
 }
 
 /* The lag predictor on bit samples: one symbol per byte (k = 2). */
@@ -135,12 +136,10 @@ static int estimate(struct online_estimate *e)
 	e->res.h = h > 0.0 ? h : 0.0;
 	e->res.samples = (uint32_t)(n * (bytes ? 1 : 8));
 	e->res.full = e->held == ONLINE_WINDOW_BLOCKS;
-	/* While the window fills, only a gross shortfall counts (see the
-	 * header); otherwise the policy's ceiling stands. */
-	if (e->res.full || e->res.h < width / 2)
-		e->res.credit = (unsigned)floor(1024.0 * e->res.h / width);
-	else
-		e->res.credit = ONLINE_NO_LIMIT;
+	/* Counts from the first block on (issue 25): a short window's bound
+	 * is wide and low, which only lowers the credit (see the header). */
+	e->res.credit = (unsigned)floor(1024.0 * e->res.h / width);
+	e->res.done_at = clock_s(CLOCK_MONOTONIC);
 	if (e->res.credit > ONLINE_NO_LIMIT)
 		e->res.credit = ONLINE_NO_LIMIT;
 	e->res.estimates++;

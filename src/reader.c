@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rngfeed/assessor.h"
 #include "rngfeed/log.h"
 #include "rngfeed/online_estimate.h"
 #include "rngfeed/reader.h"
@@ -24,8 +25,10 @@ struct reader {
 				     * takes it (written before it starts) */
 	pthread_t thread;
 	bool thread_started;
-	/* The thread's on-line estimate; its result is published in stats. */
+	/* The thread's on-line estimate and the source's full assessment
+	 * (its own thread); their results are published in stats. */
 	struct online_estimate *est;
+	struct assessor *full;
 	/*
 	 * Set once by reader_stop(), read by the thread.  Every access is
 	 * relaxed: the flag publishes no other data (the queue and stats are
@@ -163,6 +166,19 @@ static void count_failures(struct reader_stats *s, unsigned int failed)
 			s->test_failures[k]++;
 }
 
+/* Under the lock: the latest full assessment, the on-line estimate too
+ * when @quick (only the reader thread may read it), and the limit they
+ * set on the credit. */
+static void publish_estimates(struct reader *r, bool quick)
+{
+	if (quick)
+		online_estimate_get(r->est, &r->stats.estimate);
+	/* Busy (never waited for): the last result stands. */
+	(void)assessor_get(r->full, &r->stats.full);
+	r->stats.credit_limit = assessor_limit(&r->stats.estimate, &r->stats.full,
+					       &r->stats.in_force);
+}
+
 /*
  * Read, test and hand over blocks until the source errors, ends, fails
  * permanently, or the reader is stopped.  Returns the state to go to
@@ -233,8 +249,10 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		 * window fills, its estimate runs now: the block's credit
 		 * then comes from one that saw it).  An estimator error
 		 * leaves the source at credit 0 (online_estimate.c). */
-		if (v.usable)
+		if (v.usable) {
 			online_estimate_add(r->est, block);
+			(void)assessor_add(r->full, block);
+		}
 		/* Outside the lock: the main loop takes blocks meanwhile. */
 		if (v.usable && df)
 			derived = drbg_df_derive(df, block, MONITOR_BLOCK_BYTES,
@@ -242,7 +260,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 
 		pthread_mutex_lock(&r->lock);
 		if (v.usable)
-			online_estimate_get(r->est, &r->stats.estimate);
+			publish_estimates(r, true);
 		if (v.usable && generation != r->generation) {
 			/* Read before a discard (a VM clone may hold the
 			 * same block): never used. */
@@ -274,7 +292,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 			 * loop works on the block. */
 			if (online_estimate_update(r->est) != 0) {
 				pthread_mutex_lock(&r->lock);
-				online_estimate_get(r->est, &r->stats.estimate);
+				publish_estimates(r, true);
 				pthread_mutex_unlock(&r->lock);
 			}
 			continue;
@@ -450,9 +468,13 @@ static void *reader_thread(void *arg)
 		monitor_reset(mon);
 		/* Another start: the window fills again, and nothing is
 		 * credited above what it shows. */
+		/* Outside r->lock: it may wait for the assessor's. */
+		assessor_reset(r->full);
 		pthread_mutex_lock(&r->lock);
 		online_estimate_reset(r->est);
-		online_estimate_get(r->est, &r->stats.estimate);
+		r->stats.full = (struct assessor_result){ .h = -1.0,
+							  .credit = ONLINE_NO_LIMIT };
+		publish_estimates(r, true);
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
 		next = run_source(r, src, mon, block, df, reason,
@@ -515,6 +537,22 @@ int reader_start(struct reader **out, const struct reader_params *p)
 		free(r);
 		return ret;
 	}
+	{
+		const struct assessor_params ap = {
+			.sample_bits = p->monitor.sample_bits,
+			.window_samples = p->assess_samples ? p->assess_samples
+							    : ASSESSOR_DEFAULT_SAMPLES,
+			.budget = p->assess_budget > 0.0 ? p->assess_budget
+							 : ASSESSOR_DEFAULT_BUDGET,
+		};
+
+		ret = p->assess_budget < 0.0 ? 0 : assessor_new(&ap, &r->full);
+	}
+	if (ret < 0) {
+		online_estimate_free(r->est);
+		free(r);
+		return ret;
+	}
 	r->p = *p;
 	r->first = p->opened;
 	r->p.opened = NULL;
@@ -525,7 +563,7 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	pthread_cond_init(&r->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	r->stats.state = READER_OPENING;
-	online_estimate_get(r->est, &r->stats.estimate);
+	publish_estimates(r, true);
 	/* pthread_create() orders everything above before the thread. */
 	ret = pthread_create(&r->thread, NULL, reader_thread, r);
 	if (ret != 0) {
@@ -533,6 +571,7 @@ int reader_start(struct reader **out, const struct reader_params *p)
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		online_estimate_free(r->est);
+		assessor_free(r->full);
 		free(r);
 		return -ret;
 	}
@@ -618,7 +657,7 @@ unsigned int reader_estimate_credit(struct reader *r)
 	unsigned int credit;
 
 	pthread_mutex_lock(&r->lock);
-	credit = r->stats.estimate.credit;
+	credit = r->stats.credit_limit;
 	pthread_mutex_unlock(&r->lock);
 	return credit;
 }
@@ -636,6 +675,8 @@ unsigned int reader_opened_credit(struct reader *r)
 void reader_get_stats(struct reader *r, struct reader_stats *out)
 {
 	pthread_mutex_lock(&r->lock);
+	/* A full assessment may have ended since the last block. */
+	publish_estimates(r, false);
 	*out = r->stats;
 	pthread_mutex_unlock(&r->lock);
 }
@@ -675,5 +716,6 @@ void reader_stop(struct reader *r)
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	online_estimate_free(r->est);
+	assessor_free(r->full);
 	free(r);
 }

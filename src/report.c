@@ -213,6 +213,13 @@ int report_metrics(const struct report *r, const struct report_view *v,
 				1024,
 			.credit = sourceset_effective_credit(v->set, i),
 			.min_entropy_estimate = st[n].estimate.h,
+			.full_assessment = st[n].full.h,
+			.full_samples = st[n].full.samples,
+			.estimate_in_force = (int)st[n].in_force,
+			.estimate_made_at =
+				st[n].in_force == IN_FORCE_FULL ? st[n].full.done_at
+				: st[n].in_force == IN_FORCE_NONE ? -1.0
+								  : st[n].estimate.done_at,
 			/* In use: open and past its start-up test. */
 			.enabled = sourceset_running(v->set, i) &&
 				   st[n].state == READER_RUNNING,

@@ -171,7 +171,12 @@ size_t sourceset_open(struct source_set *s)
 
 size_t sourceset_start(struct source_set *s, int notify_fd)
 {
-	size_t started = 0;
+	size_t started = 0, credited = 0;
+
+	/* The full assessments' budget is shared by the credited sources. */
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].wanted && sourceset_credit(s, i) > 0)
+			credited++;
 
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
@@ -183,6 +188,12 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 			.retry_max_s = s->p.retry_max,
 			.notify_fd = notify_fd,
 			.bulk = s->p.bulk,
+			.assess_samples = s->p.assess_samples,
+			/* An uncredited source needs none (-1). */
+			.assess_budget = sourceset_credit(s, i) == 0 ? -1.0
+					 : (s->p.assess_budget > 0.0 ? s->p.assess_budget
+								     : ASSESSOR_DEFAULT_BUDGET) /
+						   (double)credited,
 		};
 		int r;
 
@@ -221,6 +232,9 @@ static void add_stats(struct reader_stats *to, const struct reader_stats *x)
 	memcpy(to->reason, x->reason, sizeof(to->reason));
 	memcpy(to->description, x->description, sizeof(to->description));
 	to->estimate = x->estimate; /* the latest, not a sum */
+	to->full = x->full;
+	to->credit_limit = x->credit_limit;
+	to->in_force = x->in_force;
 }
 
 void sourceset_stats(const struct source_set *s, size_t i,

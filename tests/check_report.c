@@ -363,13 +363,14 @@ START_TEST(test_metrics_file)
 	char path[128], line[160];
 	struct reader_stats rs;
 	struct stat st;
+	unsigned int eff;
 	const char *m;
 
 	add(&zero);
 	add(&credited);
 	add(&idle);
 	start_set(2);
-	take_from(1); /* 20,000 bits at 512/1024 deposited */
+	take_from(1); /* 20,000 bits at the limit in force deposited */
 	ASSERT_STATE(1, READER_RUNNING);
 	feeder.fed_bytes = 4096;
 	feeder.credited_bits = 256;
@@ -386,10 +387,21 @@ START_TEST(test_metrics_file)
 	ASSERT_LINE(m, "rngfeed_uptime_seconds 12.500");
 	ASSERT_LINE(m, "# TYPE rngfeed_source_effective_credit gauge");
 	ASSERT_LINE(m, "rngfeed_source_effective_credit{source=\"zero\"} 0");
-	ASSERT_LINE(m,
-		    "rngfeed_source_effective_credit{source=\"credited\"} 512");
-	ASSERT_LINE(m, "rngfeed_source_credit_bits_total{source=\"credited\"} "
-		       "10000");
+	/* The block was credited at the limit its estimates set (issue 25:
+	 * a quarter of the on-line estimate before a full assessment),
+	 * at most the ceiling; the reader has waited since, so it holds. */
+	eff = sourceset_effective_credit(set, 1);
+	ck_assert_uint_gt(eff, 0);
+	ck_assert_uint_le(eff, ONLINE_NO_LIMIT / ASSESSOR_QUICK_DIVISOR);
+	snprintf(line, sizeof(line),
+		 "rngfeed_source_effective_credit{source=\"credited\"} %u", eff);
+	ASSERT_LINE(m, line);
+	snprintf(line, sizeof(line),
+		 "rngfeed_source_credit_bits_total{source=\"credited\"} %u",
+		 20000 * eff / 1024);
+	ASSERT_LINE(m, line);
+	ASSERT_LINE(m, "rngfeed_source_estimate_in_force{source=\"credited\"} 1");
+	ASSERT_LINE(m, "rngfeed_source_estimate_in_force{source=\"zero\"} 0");
 	ASSERT_LINE(m, "rngfeed_source_credit_bits_total{source=\"zero\"} 0");
 	ASSERT_LINE(m, "rngfeed_source_enabled{source=\"credited\"} 1");
 	ASSERT_LINE(m, "rngfeed_source_enabled{source=\"zero\"} 0");
@@ -460,6 +472,7 @@ static void rates_and_summary(void)
 START_TEST(test_rates_and_summary)
 {
 	struct reader_stats rs;
+	unsigned int eff;
 	char want[200];
 	const char *out;
 
@@ -474,11 +487,15 @@ START_TEST(test_rates_and_summary)
 	/* One block passed (2500 raw bytes, more if a block of random data
 	 * failed a test) in the 10 s since report_init(). */
 	ck_assert_uint_eq(rs.blocks_passed, 1);
+	/* At the limit in force (see test_metrics_file). */
+	eff = sourceset_effective_credit(set, 0);
+	ck_assert_uint_gt(eff, 0);
+	ck_assert_uint_le(eff, ONLINE_NO_LIMIT / ASSESSOR_QUICK_DIVISOR);
 	snprintf(want, sizeof(want),
 		 "rngfeed: credited: %.1f B/s raw, blocks 1 passed %llu "
-		 "failed, 1000.0 credit bits/s [running]",
+		 "failed, %.1f credit bits/s [running]",
 		 (double)rs.raw_bytes / 10.0,
-		 (unsigned long long)rs.blocks_failed);
+		 (unsigned long long)rs.blocks_failed, 20000.0 * eff / 1024.0 / 10.0);
 	ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
 	ck_assert_msg(strstr(out, "1 reseeds; fed 64 bytes, 256 bits "
 				  "credited"),
@@ -487,7 +504,9 @@ START_TEST(test_rates_and_summary)
 	snprintf(want, sizeof(want), "credited: %llu raw bytes, 1 block passed",
 		 (unsigned long long)rs.raw_bytes);
 	ck_assert_msg(strstr(out, want), "%s", out);
-	ck_assert_msg(strstr(out, "10000 bits of entropy deposited in the DRBG"), "%s", out);
+	snprintf(want, sizeof(want), "%u bits of entropy deposited in the DRBG",
+		 20000 * eff / 1024);
+	ck_assert_msg(strstr(out, want), "%s", out);
 	ck_assert_msg(strstr(out, "kernel CRNG not ready"), "%s", out);
 }
 END_TEST

@@ -451,15 +451,17 @@ check_case() {
 		[ "$credit" -eq 0 ] || problem "$credit bits credited from faulty data"
 		[ "$passed" -eq 0 ] || problem "$passed faulty blocks passed"
 	else
-		# Every credited block passed: credit is what k whole blocks
-		# carry at the source's credit, k at most the passed ones (up
-		# to 2 may wait in the reader's queue at exit, not yet
-		# absorbed).
-		local k found=
-		for k in $((passed - 2)) $((passed - 1)) "$passed"; do
-			[ "$k" -ge 0 ] && [ $((k * BLOCK_BITS * c_src / 1024)) -eq "$credit" ] && found=$k
-		done
-		[ -n "$found" ] || problem "credit $credit is not k x 20000 x $c_src/1024 for k in [passed-2, passed = $passed]"
+		# Every credited block passed: credit is at most what the
+		# passed blocks carry at the source's credit.  Since issue 25
+		# a block counts at the limit its estimates set when it is
+		# taken (a quarter of the on-line estimate until the first
+		# full assessment), which varies, so no longer exactly k
+		# whole blocks at the ceiling; something is credited once a
+		# few blocks passed (up to 2 may wait in the queue at exit).
+		[ "$credit" -le $((passed * BLOCK_BITS * c_src / 1024)) ] ||
+			problem "credit $credit above passed $passed x 20000 x $c_src/1024"
+		[ "$passed" -lt 3 ] || [ "$credit" -gt 0 ] ||
+			problem "nothing credited from $passed passed blocks"
 		[ "$passed" -gt 0 ] || problem "no block passed (good data was there)"
 	fi
 

@@ -168,6 +168,16 @@ if [ -z "$h" ] || [ -z "$c" ]; then
 else
 	want=$(awk -v h="$h" -v c="$c" 'BEGIN { if (h < 0) printf "no estimate yet, credit %.0f/1024", c;
 		else printf "estimate %.2f bits/sample, credit %.0f/1024", h, c }')
+	# Issue 25: which estimate is in force and its age, then the full
+	# assessment when there is one, as the file says.
+	f=$(sed -n 's/^rngfeed_source_estimate_in_force{source="rdrand"} //p' "$tmp/m.prom")
+	a=$(sed -n 's/^rngfeed_source_estimate_age_seconds{source="rdrand"} //p' "$tmp/m.prom")
+	fh=$(sed -n 's/^rngfeed_source_full_assessment{source="rdrand"} //p' "$tmp/m.prom")
+	fn=$(sed -n 's/^rngfeed_source_full_assessment_samples{source="rdrand"} //p' "$tmp/m.prom")
+	want+=$(awk -v f="$f" -v a="$a" -v fh="$fh" -v fn="$fn" 'BEGIN {
+		split("none quick/4 quick full", w, " ");
+		if (f != "") { printf ", in force: %s", w[f + 1]; if (a != "") printf " (%.0f s old)", a }
+		if (fh != "" && fh >= 0) printf ", full assessment %.2f bits/sample over %.0f samples", fh, fn }')
 	line=$("$RNGFEED" --list -c /dev/null -n rdrand --metrics "$tmp/m.prom" | grep '^rdrand ')
 	case $line in
 	*"; its metrics ($tmp/m.prom, written "*" s ago): $want") echo "ok: --list --metrics: $want" ;;

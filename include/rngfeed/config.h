@@ -78,6 +78,8 @@ struct rngfeed_config {
 	long long egd_budget;       /* bytes/s for all clients; 0 = none */
 	double egd_idle_timeout;    /* s a silent client keeps its slot;
 				     * 0 = for ever */
+	double assess_budget;       /* full assessments: % of one core */
+	long long assess_samples;   /* ...on each source's last N samples */
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };

@@ -30,6 +30,10 @@ struct metrics_source {
 	uint64_t credit_bits;    /* deposited in the ledger, whole bits */
 	unsigned int credit;     /* bits per 1024 raw bits, as credited */
 	double min_entropy_estimate; /* on-line, bits per sample; < 0: none yet */
+	double full_assessment;  /* the latest full one; < 0: none yet */
+	uint64_t full_samples;   /* ...over this many samples */
+	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full */
+	double estimate_made_at; /* CLOCK_MONOTONIC s; < 0: none */
 	bool enabled;            /* configured on and not disabled */
 };
 

@@ -15,20 +15,15 @@
  * window gives a tighter bound at a proportional cost.
  *
  * Before the window is full (after each reset: an open, a start-up test
- * again) the credit is the policy's ceiling: the source has just passed
- * its start-up test (the reader hands over nothing before), which checks
- * the claimed H with the RCT and APT.  The estimate runs meanwhile, as the
- * window fills, at 1, 8 and 26 blocks, whatever the budget (each before
- * the block is handed over), and counts only if it is below half the
- * sample's bits: a short window's
- * bound is wide (a uniform byte source gives about 6 bits over one block,
- * and would shave healthy sources' first blocks below an H-6 ceiling),
- * but a copied byte, a strong Markov chain or a heavy bias show at once
- * (every byte twice: 1 bit; every fourth byte repeated: 2 bits).  So a
- * source whose true H lies between half its bits and its ceiling is
- * credited at the ceiling for its first 65,000 samples, and from its
- * estimate afterwards.  Each block's credit is the estimate's as of when
- * the main loop takes the block (the block is in the window by then).
+ * again) the estimate runs as the window fills, at 1, 2, 4, 8, 16 and 26
+ * blocks, whatever the budget (each before the block is handed over), and
+ * its credit counts from the first one (issue 25: before, a source was
+ * credited at the policy's ceiling for its first 65,000 samples).  A short
+ * window's bound is wide, so a uniform byte source starts lower (about 6
+ * bits over one block) and rises as the window fills.  Each block's credit
+ * is the estimate's as of when the main loop takes the block (the block
+ * is in the window by then).  The reader caps this estimate further until
+ * the source's first full assessment exists (assessor.h, reader.h).
  *
  * Once the window is full, the estimate is recomputed when a quarter of
  * the window is new, within a CPU budget: the next estimate waits until its
@@ -63,12 +58,13 @@ struct online_estimate_result {
 	double h;            /* bits per sample, min of the three; < 0: none yet */
 	double h_mcv, h_markov, h_lag;
 	unsigned credit;     /* the limit: floor(1024 x h / sample_bits), or
-			      * ONLINE_NO_LIMIT (see above); 0 after an
-			      * estimator failed */
+			      * ONLINE_NO_LIMIT before the first estimate;
+			      * 0 after an estimator failed */
 	uint32_t samples;    /* samples the estimate covered */
 	uint32_t held;       /* samples in the window now: more than
 			      * samples between two estimates */
 	uint64_t estimates;  /* estimates made since the reset */
+	double done_at;      /* CLOCK_MONOTONIC seconds of the last one */
 	bool full;           /* the window was full */
 };
 

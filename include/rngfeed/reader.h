@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rngfeed/assessor.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/monitor.h"
 #include "rngfeed/online_estimate.h"
@@ -81,6 +82,11 @@ struct reader_params {
 	 * one block per request, nothing derived.
 	 */
 	bool bulk;
+	/* The full assessment (assessor.h): its window in samples and its
+	 * CPU share of one core; 0: the defaults; a budget below 0: none
+	 * (an uncredited source). */
+	size_t assess_samples;
+	double assess_budget;
 };
 
 struct reader_stats {
@@ -94,6 +100,11 @@ struct reader_stats {
 	/* The on-line min-entropy estimate over the blocks that passed
 	 * (online_estimate.h); its credit caps the source's. */
 	struct online_estimate_result estimate;
+	/* The latest full SP 800-90B assessment (assessor.h), and the limit
+	 * both set on the credit: assessor_limit(). */
+	struct assessor_result full;
+	unsigned int credit_limit;
+	enum estimate_in_force in_force;
 	uint64_t errors;             /* open/read errors */
 	uint64_t disables;
 	char reason[200];            /* why it is not running, when it is not */
@@ -116,9 +127,9 @@ int reader_take_derived(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES],
 			uint8_t seed[DRBG_SEEDLEN], bool *derived);
 /* Drop (and wipe) the tested blocks waiting to be taken. */
 void reader_discard(struct reader *r);
-/* The credit (per 1024 raw bits) the on-line estimate allows now
- * (ONLINE_NO_LIMIT while its window fills, see online_estimate.h).
- * Cheaper than reader_get_stats(), for each take. */
+/* The credit (per 1024 raw bits) the estimates allow now: the on-line
+ * estimate and the full assessment, assessor_limit() (0 before the first
+ * block passed).  Cheaper than reader_get_stats(), for each take. */
 unsigned int reader_estimate_credit(struct reader *r);
 /* The credit what the reader has open now allows (issue 25: a device
  * default is re-derived on every open from what was opened, see

@@ -43,6 +43,9 @@ struct sourceset_params {
 				  * record other instances read) */
 	bool bulk;               /* blocks absorbed whole, back to back
 				  * (--stdout): reader_params.bulk */
+	size_t assess_samples;   /* full assessments' window; 0: default */
+	double assess_budget;    /* their CPU share of one core, all
+				  * credited sources together; 0: default */
 };
 
 int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The full assessment in its own thread (assessor.h) and the limit it and
+ * the on-line estimate set together (assessor_limit()):
+ *  - issue 25's stream (with probability 0.3 the next byte is a fixed
+ *    permutation of the previous one, else uniform: true min-entropy
+ *    -log2(0.3 + 0.7/256) = 1.724 bits a byte), which the on-line
+ *    estimators put at about 5.6: the first assessment comes after 26
+ *    blocks, over exactly those 65,000 samples, and its credit is at most
+ *    the truth's;
+ *  - bit samples (IID, P(1) = 0.6: 0.737 bits a bit) over 520,000 bits;
+ *  - a reset voids the result; a later assessment needs a quarter of the
+ *    window new; freeing while one runs neither waits nor crashes;
+ *  - assessor_limit(): nothing before an estimate, the on-line estimate's
+ *    quarter before the first full one, the lower of both after.
+ * Waits for the thread with generous bounds (TEST_TIME_SCALE), never times
+ * an assertion.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rngfeed/assessor.h"
+
+#define B MONITOR_BLOCK_BYTES
+
+static uint64_t state;
+
+static uint64_t next64(void)
+{
+	state ^= state >> 12;
+	state ^= state << 25;
+	state ^= state >> 27;
+	return state * 0x2545f4914f6cdd1dull;
+}
+
+/* The follow stream: a permutation without a fixed point. */
+static uint8_t perm[256], prev;
+
+static void follow_init(uint64_t seed)
+{
+	state = seed;
+	/* Shuffle, then map each value to the next in the shuffled order:
+	 * one cycle through all 256, so no fixed point. */
+	{
+		uint8_t order[256];
+
+		for (unsigned i = 0; i < 256; i++)
+			order[i] = (uint8_t)i;
+		for (unsigned i = 255; i > 0; i--) {
+			unsigned j = (unsigned)(next64() % (i + 1));
+			uint8_t t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (unsigned i = 0; i < 256; i++)
+			perm[order[i]] = order[(i + 1) & 255];
+	}
+	prev = 0;
+}
+
+static void follow_block(uint8_t *b)
+{
+	for (unsigned j = 0; j < B; j++) {
+		prev = (next64() >> 11) % 10 < 3 ? perm[prev] : (uint8_t)(next64() >> 56);
+		b[j] = prev;
+	}
+}
+
+static void bits_block(uint8_t *b)
+{
+	for (unsigned j = 0; j < B; j++) {
+		unsigned v = 0;
+
+		for (int k = 0; k < 8; k++)
+			v = v << 1 | ((next64() >> 11) % 10 < 6);
+		b[j] = (uint8_t)v;
+	}
+}
+
+static double scale(void)
+{
+	const char *s = getenv("TEST_TIME_SCALE");
+	double v = s ? atof(s) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+/* assessor_get() until the lock was free (it never waits). */
+static void get(struct assessor *a, struct assessor_result *r)
+{
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+	while (assessor_get(a, r) != 0)
+		nanosleep(&tick, NULL);
+}
+
+/* assessor_add() until the block went in (it never waits). */
+static void add(struct assessor *a, const uint8_t *block)
+{
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+	while (!assessor_add(a, block))
+		nanosleep(&tick, NULL);
+}
+
+/* Wait until the assessor has made @count assessments (generous bound). */
+static void wait_for(struct assessor *a, uint64_t count, struct assessor_result *r)
+{
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 20000000 };
+	const double limit_s = 120.0 * scale();
+
+	for (double waited = 0; waited < limit_s; waited += 0.02) {
+		get(a, r);
+		if (r->assessments >= count || r->error)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	get(a, r);
+}
+
+START_TEST(test_follow_first_assessment)
+{
+	const double h_true = -log2(0.3 + 0.7 / 256);
+	const unsigned true_credit = (unsigned)floor(1024 * h_true / 8);
+	const struct assessor_params p = { .sample_bits = 8,
+					   .window_samples = ASSESSOR_DEFAULT_SAMPLES,
+					   .budget = ASSESSOR_DEFAULT_BUDGET };
+	struct assessor *a;
+	struct assessor_result r;
+	uint8_t block[B];
+
+	follow_init(0x9e3779b97f4a7c15ull);
+	ck_assert_int_eq(assessor_new(&p, &a), 0);
+	for (unsigned k = 0; k + 1 < ASSESSOR_FIRST_BLOCKS; k++) {
+		follow_block(block);
+		add(a, block);
+	}
+	get(a, &r);
+	ck_assert_uint_eq(r.assessments, 0);
+	ck_assert(r.h < 0.0);
+	ck_assert_uint_eq(r.credit, ONLINE_NO_LIMIT);
+	follow_block(block);
+	add(a, block);
+	wait_for(a, 1, &r);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_uint_eq(r.assessments, 1);
+	ck_assert_uint_eq(r.samples, ASSESSOR_FIRST_BLOCKS * B);
+	ck_assert_uint_eq(r.credit, assessor_credit(r.h, 8, r.samples, p.window_samples));
+	ck_assert_msg(r.credit <= true_credit, "credit %u above the true %u (H %.4f, true %.4f)",
+		      r.credit, true_credit, r.h, h_true);
+	/* Not vacuous: the predictors see the dependence nearly whole. */
+	ck_assert_msg(r.h > h_true - 0.25 && r.h < h_true + 0.1, "H %.4f, true %.4f", r.h, h_true);
+	printf("follow, 65,000 samples: H %.4f (true %.4f), credit %u <= %u, %.3f s CPU\n", r.h,
+	       h_true, r.credit, true_credit, r.cpu_s);
+	ck_assert_ptr_null(assessor_free(a));
+}
+END_TEST
+
+START_TEST(test_bits_and_reset)
+{
+	const double h_true = -log2(0.6);
+	const struct assessor_params p = { .sample_bits = 1, .window_samples = 520000,
+					   .budget = 1.0 };
+	struct assessor *a;
+	struct assessor_result r;
+	uint8_t block[B];
+
+	state = 12345;
+	ck_assert_int_eq(assessor_new(&p, &a), 0);
+	for (unsigned k = 0; k < ASSESSOR_FIRST_BLOCKS; k++) {
+		bits_block(block);
+		add(a, block);
+	}
+	wait_for(a, 1, &r);
+	ck_assert_uint_eq(r.assessments, 1);
+	ck_assert_uint_eq(r.samples, ASSESSOR_FIRST_BLOCKS * B * 8);
+	/* A full window: no 15/16. */
+	ck_assert_uint_eq(r.credit, (unsigned)floor(1024 * r.h));
+	ck_assert_msg(r.h <= h_true && r.h > h_true / 2, "H %.4f, true %.4f", r.h, h_true);
+	/* Fewer than a quarter new: no second one, whatever the budget. */
+	for (unsigned k = 0; k < ASSESSOR_FIRST_BLOCKS / 4 - 1; k++) {
+		bits_block(block);
+		add(a, block);
+	}
+	/* A quarter new (7 blocks of 26): the second. */
+	bits_block(block);
+	bits_block(block);
+	add(a, block);
+	add(a, block);
+	wait_for(a, 2, &r);
+	ck_assert_uint_eq(r.assessments, 2);
+	assessor_reset(a);
+	get(a, &r);
+	ck_assert(r.h < 0.0);
+	ck_assert_uint_eq(r.assessments, 0);
+	ck_assert_uint_eq(r.credit, ONLINE_NO_LIMIT);
+	/* Freed while an assessment runs: returns at once, the thread ends
+	 * on its own (ASan and valgrind runs see no error). */
+	for (unsigned k = 0; k < ASSESSOR_FIRST_BLOCKS; k++) {
+		bits_block(block);
+		add(a, block);
+	}
+	ck_assert_ptr_null(assessor_free(a));
+}
+END_TEST
+
+START_TEST(test_args)
+{
+	struct assessor_params p = { .sample_bits = 8, .window_samples = ASSESSOR_MIN_SAMPLES,
+				     .budget = 0.02 };
+	struct assessor *a;
+	struct assessor_result r;
+
+	p.sample_bits = 4;
+	ck_assert_int_eq(assessor_new(&p, &a), -EINVAL);
+	p.sample_bits = 8;
+	p.window_samples = ASSESSOR_MIN_SAMPLES - 1;
+	ck_assert_int_eq(assessor_new(&p, &a), -EINVAL);
+	p.window_samples = ASSESSOR_MIN_SAMPLES;
+	p.budget = 0.0;
+	ck_assert_int_eq(assessor_new(&p, &a), -EINVAL);
+	p.budget = 1.5;
+	ck_assert_int_eq(assessor_new(&p, &a), -EINVAL);
+	ck_assert_ptr_null(assessor_free(NULL));
+	ck_assert_int_eq(assessor_get(NULL, &r), 0);
+	ck_assert(r.h < 0.0);
+	/* Credit: floor(1024 H / bits), 15/16 of H below a full window. */
+	ck_assert_uint_eq(assessor_credit(4.0, 8, 1000, 1000), 512);
+	ck_assert_uint_eq(assessor_credit(4.0, 8, 999, 1000), 480);
+	ck_assert_uint_eq(assessor_credit(8.0, 8, 1000, 1000), 1024);
+	ck_assert_uint_eq(assessor_credit(0.0, 8, 1000, 1000), 0);
+	ck_assert_uint_eq(assessor_credit(0.5, 1, 1000, 1000), 512);
+}
+END_TEST
+
+START_TEST(test_limit)
+{
+	struct online_estimate_result q = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	struct assessor_result f = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	enum estimate_in_force which;
+
+	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 0);
+	ck_assert_int_eq(which, IN_FORCE_NONE);
+	q = (struct online_estimate_result){ .h = 5.65, .credit = 723, .estimates = 1 };
+	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 723 / 4);
+	ck_assert_int_eq(which, IN_FORCE_QUICK_SHARE);
+	ck_assert_str_eq(estimate_in_force_name(which), "quick/4");
+	f = (struct assessor_result){ .h = 1.72, .credit = 206, .assessments = 1 };
+	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 206);
+	ck_assert_int_eq(which, IN_FORCE_FULL);
+	q.credit = 100;
+	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 100);
+	ck_assert_int_eq(which, IN_FORCE_QUICK);
+	/* A failed assessment: nothing. */
+	f = (struct assessor_result){ .h = -1.0, .credit = 0, .error = -ENOMEM };
+	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("assessor");
+	TCase *tc = tcase_create("assessor");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_args);
+	tcase_add_test(tc, test_limit);
+	tcase_add_test(tc, test_follow_first_assessment);
+	tcase_add_test(tc, test_bits_and_reset);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
