@@ -4,8 +4,15 @@
  * generator in.  Nothing is known about what is in it, so it is credited
  * nothing unless the user says otherwise.  A regular file is read once: at
  * its end the source is finished (see file_finite()).
+ *
+ * A FIFO's open waits for a writer, which may start much later in boot: it
+ * is only checked here (opened O_NONBLOCK, so open never waits, whoever
+ * calls it) and opened for reading by the first read, which runs in the
+ * source's reader thread.  Until a writer comes the source has nothing
+ * yet; a stop interrupts the wait (the reader's wake signal: EINTR).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +23,7 @@
 #include "rngfeed/sources.h"
 
 struct file_state {
-	int fd;
+	int fd;       /* -1: a FIFO not opened for reading yet */
 	bool regular; /* a regular file: read once, never reopened */
 	char path[256];
 };
@@ -85,9 +92,8 @@ static int file_open(const struct source_config *cfg, void **state,
 	r = file_check_path(path, why, why_len);
 	if (r < 0)
 		return r;
-	/* Opening a FIFO blocks until a writer appears; callers open
-	 * sources where blocking is harmless. */
-	fd = source_fd_open(path, 0, why, why_len);
+	/* Never waits: a FIFO without a writer opens at once. */
+	fd = source_fd_open(path, O_NONBLOCK, why, why_len);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &sb) < 0) {
@@ -102,8 +108,16 @@ static int file_open(const struct source_config *cfg, void **state,
 		r = -ENOMEM;
 		goto fail;
 	}
-	st->fd = fd;
 	st->regular = S_ISREG(sb.st_mode);
+	if (st->regular) {
+		/* Reads of a regular file never wait; clear it all the
+		 * same, as reads expect a blocking fd. */
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		st->fd = fd;
+	} else {
+		close(fd);
+		st->fd = -1;
+	}
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	*state = st;
 	return 0;
@@ -112,10 +126,35 @@ fail:
 	return r;
 }
 
+/* The FIFO's blocking open, in the reader thread: -EINTR when its stop
+ * interrupts the wait for a writer. */
+static int file_open_fifo(struct file_state *st)
+{
+	char why[SOURCE_WHY_LEN];
+	struct stat sb;
+	int fd = source_fd_open(st->path, 0, why, sizeof(why));
+
+	if (fd < 0)
+		return fd;
+	/* Replaced by something else since file_open() checked it. */
+	if (fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	st->fd = fd;
+	return 0;
+}
+
 static ssize_t file_read(void *state, void *buf, size_t len)
 {
 	struct file_state *st = state;
 
+	if (st->fd < 0) {
+		int r = file_open_fifo(st);
+
+		if (r < 0)
+			return r;
+	}
 	return source_fd_read(st->fd, buf, len);
 }
 
@@ -125,7 +164,8 @@ static void file_close(void *state)
 
 	if (!st)
 		return;
-	close(st->fd);
+	if (st->fd >= 0)
+		close(st->fd);
 	free(st);
 }
 
