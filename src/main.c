@@ -18,6 +18,7 @@
 #include "rngfeed/checkmode.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
+#include "rngfeed/early.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
@@ -273,11 +274,23 @@ out:
 	return r;
 }
 
+static bool mode_is_daemon(enum rngfeed_mode mode)
+{
+	return mode == MODE_DAEMON || mode == MODE_TEST ||
+	       mode == MODE_STDOUT || mode == MODE_EGD;
+}
+
 int main(int argc, char **argv)
 {
+	struct early_signals early;
 	struct rngfeed_config cfg;
 	char err[512];
 
+	/* Before anything that takes time (a large config file): a SIGHUP
+	 * or SIGUSR1 now waits for the loop instead of ending the daemon. */
+	early_hold_signals(&early);
+	if (early_guard_std_fds() < 0)
+		return EXIT_FAILURE;
 	/* One malloc arena for every thread: a reader allocates only as it
 	 * starts, and an arena of its own cost 8 KiB of private memory per
 	 * reader for its 2.5 KB block (issue 20). */
@@ -294,6 +307,8 @@ int main(int argc, char **argv)
 	 * that detaches switches to syslog itself. */
 	log_setup(verbosity_to_priority(cfg.verbosity),
 		  getenv("JOURNAL_STREAM") ? LOG_TO_JOURNAL : LOG_TO_STDERR);
+	if (!mode_is_daemon(cfg.mode))
+		early_release_signals(&early);
 
 	switch (cfg.mode) {
 	case MODE_HELP:
