@@ -53,6 +53,7 @@ struct daemon {
 	struct kernel_ops kops;
 	struct feeder_params feeder_params;
 	int pidfd;                     /* the locked PID file, -1 = none */
+	int pid_keeper;                /* removes it after -D; -1 = none */
 	struct conditioner *cond;
 	struct source_set *set;
 	int sigfd, evfd, genfd;
@@ -164,16 +165,27 @@ static int pidfile_up(struct daemon *d)
 	fd = pidfile_take(d->cfg->pid_file, getpid(), why, sizeof(why));
 	if (fd < 0) {
 		log_err("%s", why);
+		if (fd == -EINVAL) /* not a PID file: bad usage */
+			d->exit_code = EXIT_USAGE;
 		return fd;
 	}
 	d->pidfd = fd;
+	/* -D's user may not write the file's directory. */
+	if (d->cfg->user[0]) {
+		d->pid_keeper = pidfile_keeper_start(d->cfg->pid_file, fd,
+						     getpid());
+		if (d->pid_keeper < 0)
+			log_warn("the PID file %s may stay after -D: %s",
+				 d->cfg->pid_file, strerror(-d->pid_keeper));
+	}
 	return 0;
 }
 
 static void pidfile_down(struct daemon *d)
 {
-	pidfile_release(d->cfg->pid_file, d->pidfd);
-	d->pidfd = -1;
+	pidfile_keeper_release(d->pid_keeper);
+	pidfile_release(d->cfg->pid_file, d->pidfd, getpid());
+	d->pidfd = d->pid_keeper = -1;
 }
 
 static int conditioner_up(struct daemon *d)
@@ -685,6 +697,7 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		return EXIT_FAILURE;
 	*d = (struct daemon){
 		.cfg = cfg, .argc = argc, .argv = argv, .pidfd = -1,
+		.pid_keeper = -1,
 		.sigfd = -1, .evfd = -1, .genfd = -1, .kernel = { .fd = -1 },
 		.start = now_s(),
 	};
