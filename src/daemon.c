@@ -589,7 +589,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 		{ .fd = d->evfd, .events = POLLIN },
 		/* A negative fd is ignored by poll(2). */
 		{ .fd = d->genfd, .events = POLLIN },
-		{ .fd = d->out.waiting_pollout ? d->kernel.fd : -1,
+		{ .fd = d->out.waiting_pollout  ? d->kernel.fd
+			: d->out.stdout_blocked ? STDOUT_FILENO
+						: -1,
 		  .events = POLLOUT },
 	};
 	/* The EGD server's fds follow, in an array of their own size. */
@@ -613,7 +615,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	if (pfd[2].revents && vmgenid_drain(d->genfd) > 0)
 		discard_state(d, "VM generation changed (snapshot restored "
 				 "or VM cloned)");
-	if (pfd[3].revents & POLLOUT) {
+	if (pfd[3].revents && d->out.stdout_blocked) {
+		d->out.stdout_blocked = false; /* room, or an error to see */
+	} else if (pfd[3].revents & POLLOUT) {
 		d->out.waiting_pollout = false;
 		feeder_kernel_asks(&d->out.feeder);
 	}
