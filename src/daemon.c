@@ -30,6 +30,7 @@
 
 #include "rngfeed/conditioner.h"
 #include "rngfeed/daemon.h"
+#include "rngfeed/detach.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/egd_server.h"
 #include "rngfeed/hwrandom.h"
@@ -54,6 +55,7 @@ struct daemon {
 	struct feeder_params feeder_params;
 	int pidfd;                     /* the locked PID file, -1 = none */
 	int pid_keeper;                /* removes it after -D; -1 = none */
+	int verdict_fd;                /* detached: to the waiting parent */
 	struct conditioner *cond;
 	struct source_set *set;
 	int sigfd, evfd, genfd;
@@ -139,20 +141,36 @@ static void kernel_down(struct daemon *d)
 }
 
 /* Detach before any thread exists (fork keeps only the calling thread)
- * and before locking memory (locks are not inherited by a child). */
+ * and before locking memory (locks are not inherited by a child).  The
+ * parent exits with the start-up's verdict (send_verdict()). */
 static int detach_up(struct daemon *d)
 {
+	int fd;
+
 	if (d->cfg->mode != MODE_DAEMON || d->cfg->foreground)
 		return 0;
-	if (daemon(0, 0) < 0) {
-		int r = -errno;
-
-		log_err("cannot detach: %s", strerror(-r));
-		return r;
+	fd = detach_start(d->sigfd);
+	if (fd < 0) {
+		log_err("cannot detach: %s", strerror(-fd));
+		return fd;
 	}
+	d->verdict_fd = fd;
+	log_keep_last_error(true);
 	if (!getenv("JOURNAL_STREAM"))
 		log_setup(log_max_priority(), LOG_TO_SYSLOG);
 	return 0;
+}
+
+static void send_verdict(struct daemon *d, int exit_code)
+{
+	char msg[LOG_LINE_MAX];
+
+	if (d->verdict_fd < 0)
+		return;
+	log_last_error(msg, sizeof(msg));
+	log_keep_last_error(false);
+	detach_verdict(d->verdict_fd, exit_code, msg);
+	d->verdict_fd = -1;
 }
 
 static int pidfile_up(struct daemon *d)
@@ -701,13 +719,14 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		return EXIT_FAILURE;
 	*d = (struct daemon){
 		.cfg = cfg, .argc = argc, .argv = argv, .pidfd = -1,
-		.pid_keeper = -1,
+		.pid_keeper = -1, .verdict_fd = -1,
 		.sigfd = -1, .evfd = -1, .genfd = -1, .kernel = { .fd = -1 },
 		.start = now_s(),
 	};
 	while (up < N_STEPS && steps[up].up(d) == 0)
 		up++;
 	if (up == N_STEPS) {
+		send_verdict(d, EXIT_SUCCESS);
 		loop(d);
 		finish(d);
 		ret = d->exit_code ? d->exit_code : EXIT_SUCCESS;
@@ -715,6 +734,7 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		log_debug("start-up stopped at step '%s'", steps[up].name);
 		if (d->exit_code)
 			ret = d->exit_code;
+		send_verdict(d, ret);
 	}
 	/* Only the steps that ran are undone, in reverse. */
 	while (up-- > 0)

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Detaching with a start-up verdict.  See include/rngfeed/detach.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rngfeed/detach.h"
+#include "rngfeed/log.h"
+
+struct verdict {
+	int32_t exit_code;
+	char msg[LOG_LINE_MAX];
+};
+
+/* The parent: wait for the verdict (the child's start-up has bounded
+ * steps; a signal is passed on, so it stops it), then exit with it. */
+static void __attribute__((noreturn)) wait_verdict(int fd, int sigfd,
+						   pid_t child)
+{
+	struct verdict v = { .exit_code = EXIT_FAILURE };
+	size_t got = 0;
+
+	while (got < sizeof(v)) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+				       { .fd = sigfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		while (p[1].revents && read(sigfd, &si, sizeof(si)) == sizeof(si))
+			kill(child, (int)si.ssi_signo);
+		if (!p[0].revents)
+			continue;
+		n = read(fd, (char *)&v + got, sizeof(v) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < sizeof(v)) {
+		int status;
+
+		/* No verdict: it died in start-up (see syslog). */
+		v.exit_code = EXIT_FAILURE;
+		if (waitpid(child, &status, WNOHANG) == child &&
+		    WIFSIGNALED(status))
+			snprintf(v.msg, sizeof(v.msg),
+				 "the daemon was killed by %s during start-up",
+				 strsignal(WTERMSIG(status)));
+		else
+			snprintf(v.msg, sizeof(v.msg),
+				 "the daemon ended during start-up (see the "
+				 "system log)");
+	}
+	v.msg[sizeof(v.msg) - 1] = '\0';
+	if (v.exit_code != 0)
+		fprintf(stderr, "rngfeed: %s\n",
+			v.msg[0] ? v.msg : "start-up failed (see the system log)");
+	/* As daemon(3): nothing of the daemon's to run or flush here. */
+	_exit(v.exit_code);
+}
+
+int detach_start(int sigfd)
+{
+	int p[2], nul;
+	pid_t child;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	child = fork();
+	if (child < 0) {
+		int r = -errno;
+
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (child > 0) {
+		close(p[1]);
+		wait_verdict(p[0], sigfd, child);
+	}
+	close(p[0]);
+	if (setsid() < 0 || chdir("/") < 0) {
+		int r = -errno;
+
+		detach_verdict(p[1], EXIT_FAILURE, "cannot detach");
+		return r;
+	}
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		for (int fd = 0; fd <= 2; fd++)
+			(void)dup2(nul, fd);
+		if (nul > 2)
+			close(nul);
+	}
+	return p[1];
+}
+
+void detach_verdict(int fd, int exit_code, const char *msg)
+{
+	struct verdict v = { .exit_code = exit_code };
+	const char *p = (const char *)&v;
+	size_t left = sizeof(v);
+
+	if (fd < 0)
+		return;
+	snprintf(v.msg, sizeof(v.msg), "%s", msg ? msg : "");
+	/* A pipe takes this at once (it is smaller than a pipe's buffer);
+	 * a parent gone makes it EPIPE (SIGPIPE is ignored by then). */
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		left -= (size_t)n;
+	}
+	close(fd);
+}
