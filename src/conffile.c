@@ -156,6 +156,7 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 {
 	struct source_config *section = NULL;
 	char line[CONFIG_LINE_MAX + 2], msg[400];
+	char user[sizeof(cfg->user)], owner[sizeof(cfg->egd_owner)];
 	unsigned int lineno = 0;
 	struct stat st;
 	ssize_t n;
@@ -206,10 +207,21 @@ int config_load_file(struct rngfeed_config *cfg, const char *path,
 				 lineno);
 			break;
 		}
+		memcpy(user, cfg->user, sizeof(user));
+		memcpy(owner, cfg->egd_owner, sizeof(owner));
 		if (load_line(cfg, line, &section, msg, sizeof(msg)) < 0) {
 			r = set_error(err, err_len, "%s:%u: %s", path, lineno, msg);
 			break;
 		}
+		/* A user name is looked up later (main.c): its error still
+		 * names this line. */
+		if (strcmp(user, cfg->user) != 0)
+			snprintf(cfg->user_from, sizeof(cfg->user_from),
+				 "%s:%u", path, lineno);
+		if (strcmp(owner, cfg->egd_owner) != 0)
+			snprintf(cfg->egd_owner_from,
+				 sizeof(cfg->egd_owner_from), "%s:%u", path,
+				 lineno);
 	}
 	if (r == 0 && ferror(f))
 		r = set_error(err, err_len, "%s: read error", path);

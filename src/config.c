@@ -4,6 +4,7 @@
  * (-f, -l, -n, -x, -O, -r, -v, -q).  Every error is one line naming what
  * was wrong; the caller exits with status 2.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -290,6 +291,9 @@ static int parse_min_entropy(const char *s, double *out, char *err,
 		return set_error(err, err_len, "min-entropy needs a value");
 	errno = 0;
 	h = strtod(s, &end);
+	/* strtod() skips leading blanks; no other number here does. */
+	if (isspace((unsigned char)*s))
+		h = NAN;
 	/* Below the floor the health tests' cutoffs outgrow their
 	 * windows and could never fail (source_min_entropy_floor()). */
 	if (!*s || *end || errno || !isfinite(h) ||
@@ -347,19 +351,10 @@ static const struct setting *setting_find(const char *name)
 	return NULL;
 }
 
+/* Every seconds setting (and --bench-fill): decimal, as documented. */
 static int parse_seconds(const char *s, double *out)
 {
-	char *end;
-	double v;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || errno || !isfinite(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return parse_decimal(s, out);
 }
 
 int config_set(struct rngfeed_config *cfg, const char *key,
@@ -386,8 +381,16 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		strcpy(field, value);
 		return 0;
 	case SET_INT:
-		if (parse_size(value, st->max, &n) < 0 || n < st->min)
+		/* Whole seconds (--interval) are read as every seconds
+		 * setting is, then must be whole; counts take k/M/Gi. */
+		if (strncmp(st->what, "seconds", 7) == 0) {
+			if (parse_seconds(value, &d) < 0 || d != floor(d) ||
+			    d < (double)st->min || d > (double)st->max)
+				break;
+			n = (long long)d;
+		} else if (parse_size(value, st->max, &n) < 0 || n < st->min) {
 			break;
+		}
 		*(long long *)(void *)field = n;
 		return 0;
 	case SET_SECONDS:
@@ -402,7 +405,8 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 
 		errno = 0;
 		m = strtol(value, &end, 8);
-		if (!*value || *end || errno || m < st->min || m > st->max ||
+		if (!*value || isspace((unsigned char)*value) || *value == '-' ||
+		    *value == '+' || *end || errno || m < st->min || m > st->max ||
 		    (m & 0002))
 			break;
 		*(long long *)(void *)field = m;
@@ -559,6 +563,11 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 				r = config_set(cfg, st->name,
 					       st->type == SET_BOOL ? "yes" : optarg,
 					       err, err_len);
+			/* Set here, not in the file (see user_from). */
+			if (strcmp(st->name, "user") == 0)
+				cfg->user_from[0] = '\0';
+			else if (strcmp(st->name, "egd-owner") == 0)
+				cfg->egd_owner_from[0] = '\0';
 			continue;
 		}
 		switch (c) {

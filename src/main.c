@@ -109,14 +109,16 @@ static int run_list(struct rngfeed_config *cfg)
 }
 
 /*
- * -D USER[:GROUP] names someone who exists: a typo is bad usage (exit 2),
- * found before any source is opened, not a runtime failure at the drop.
- * Here, not in config.c: the configuration stays independent of the
- * machine's user database.
+ * -D USER[:GROUP] and --egd-owner name someone who exists: a typo is bad
+ * usage (exit 2), found before any source is opened, not a runtime
+ * failure at the drop or the socket.  Here, not in config.c: the
+ * configuration stays independent of the machine's user database.
+ * @from: the config file's "FILE:LINE" that set it, "" for @option.
  */
-static int check_user(const char *spec)
+static int check_user(const char *spec, const char *from, const char *option)
 {
 	char name[sizeof(((struct rngfeed_config *)0)->user)];
+	const char *what = "user";
 	char *colon;
 
 	snprintf(name, sizeof(name), "%s", spec);
@@ -125,16 +127,19 @@ static int check_user(const char *spec)
 		*colon++ = '\0';
 	/* Single-threaded here, as privs.c's lookup at the drop is. */
 	// cppcheck-suppress getpwnamCalled
-	if (!getpwnam(name)) {
-		fprintf(stderr, "rngfeed: unknown user '%s' (-D)\n", name);
-		return -ENOENT;
+	if (getpwnam(name)) {
+		// cppcheck-suppress getgrnamCalled
+		if (!colon || getgrnam(colon))
+			return 0;
+		what = "group";
 	}
-	// cppcheck-suppress getgrnamCalled
-	if (colon && !getgrnam(colon)) {
-		fprintf(stderr, "rngfeed: unknown group '%s' (-D)\n", colon);
-		return -ENOENT;
-	}
-	return 0;
+	if (from[0])
+		fprintf(stderr, "rngfeed: %s: unknown %s '%s'\n", from, what,
+			what[0] == 'u' ? name : colon);
+	else
+		fprintf(stderr, "rngfeed: unknown %s '%s' (%s)\n", what,
+			what[0] == 'u' ? name : colon, option);
+	return -ENOENT;
 }
 
 /* --restore-hwrng-quality: the unit's ExecStopPost=.  After a clean stop
@@ -331,7 +336,13 @@ int main(int argc, char **argv)
 	case MODE_TEST:
 	case MODE_STDOUT:
 	case MODE_EGD:
-		if (cfg.user[0] && check_user(cfg.user) < 0)
+		if (cfg.user[0] &&
+		    check_user(cfg.user, cfg.user_from, "-D") < 0)
+			return EXIT_USAGE;
+		/* With or without --egd-server: a typo is a typo. */
+		if (cfg.egd_owner[0] &&
+		    check_user(cfg.egd_owner, cfg.egd_owner_from,
+			       "--egd-owner") < 0)
 			return EXIT_USAGE;
 		break;
 	}

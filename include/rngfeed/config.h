@@ -70,6 +70,10 @@ struct rngfeed_config {
 	long long egd_clients_per_peer; /* from one process or address */
 	long long egd_rate;         /* bytes/s per client; 0 = no limit */
 	long long egd_budget;       /* bytes/s for all clients; 0 = none */
+	/* Where user and egd-owner were set, for main.c's check of the
+	 * names: "FILE:LINE", or "" for the command line. */
+	char user_from[CONFIG_PATH_LEN + 16];
+	char egd_owner_from[CONFIG_PATH_LEN + 16];
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };
