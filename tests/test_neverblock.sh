@@ -42,9 +42,10 @@ bgpids=()
 cleanup() {
 	local p
 	for p in "${bgpids[@]}"; do kill "$p" 2>/dev/null; done
-	# A detached daemon (the code before case 6 ran one): found by
+	# A detached daemon (the code before case 6 ran one), or one
+	# helper_notify left behind hanging with SIGTERM blocked: found by
 	# this run's own temporary path, nothing else.
-	for p in $(pgrep -f -- "$tmp/" 2>/dev/null); do kill "$p" 2>/dev/null; done
+	for p in $(pgrep -f -- "$tmp/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
