@@ -53,8 +53,7 @@ struct daemon {
 	struct kernel_linux kernel;
 	struct kernel_ops kops;
 	struct feeder_params feeder_params;
-	int pidfd;                     /* the locked PID file, -1 = none */
-	int pid_keeper;                /* removes it after -D; -1 = none */
+	struct pidfile pidfile;        /* -p */
 	int verdict_fd;                /* detached: to the waiting parent */
 	struct conditioner *cond;
 	struct source_set *set;
@@ -142,68 +141,41 @@ static void kernel_down(struct daemon *d)
 
 /* Detach before any thread exists (fork keeps only the calling thread)
  * and before locking memory (locks are not inherited by a child).  The
- * parent exits with the start-up's verdict (send_verdict()). */
+ * parent exits with the start-up's verdict (detach.h). */
 static int detach_up(struct daemon *d)
 {
-	int fd;
-
 	if (d->cfg->mode != MODE_DAEMON || d->cfg->foreground)
 		return 0;
-	fd = detach_start(d->sigfd);
-	if (fd < 0) {
-		log_err("cannot detach: %s", strerror(-fd));
-		return fd;
-	}
-	d->verdict_fd = fd;
-	log_keep_last_error(true);
-	if (!getenv("JOURNAL_STREAM"))
-		log_setup(log_max_priority(), LOG_TO_SYSLOG);
-	return 0;
-}
-
-static void send_verdict(struct daemon *d, int exit_code)
-{
-	char msg[LOG_LINE_MAX];
-
+	d->verdict_fd = detach_start(d->sigfd);
 	if (d->verdict_fd < 0)
-		return;
-	log_last_error(msg, sizeof(msg));
-	log_keep_last_error(false);
-	detach_verdict(d->verdict_fd, exit_code, msg);
-	d->verdict_fd = -1;
+		log_err("cannot detach: %s", strerror(-d->verdict_fd));
+	return d->verdict_fd < 0 ? d->verdict_fd : 0;
 }
 
 static int pidfile_up(struct daemon *d)
 {
 	char why[CONFIG_PATH_LEN + 100];
-	int fd;
+	int r;
 
 	if (!d->cfg->pid_file[0])
 		return 0;
-	fd = pidfile_take(d->cfg->pid_file, getpid(), why, sizeof(why));
-	if (fd < 0) {
+	/* -D's user may not write the file's directory: a keeper. */
+	r = pidfile_open(&d->pidfile, d->cfg->pid_file, getpid(),
+			 d->cfg->user[0] != '\0', why, sizeof(why));
+	if (r < 0) {
 		log_err("%s", why);
-		if (fd == -EINVAL) /* not a PID file: bad usage */
+		if (r == -EINVAL) /* not a PID file: bad usage */
 			d->exit_code = EXIT_USAGE;
-		return fd;
+		return r;
 	}
-	d->pidfd = fd;
-	/* -D's user may not write the file's directory. */
-	if (d->cfg->user[0]) {
-		d->pid_keeper = pidfile_keeper_start(d->cfg->pid_file, fd,
-						     getpid());
-		if (d->pid_keeper < 0)
-			log_warn("the PID file %s may stay after -D: %s",
-				 d->cfg->pid_file, strerror(-d->pid_keeper));
-	}
+	if (why[0])
+		log_warn("%s", why);
 	return 0;
 }
 
 static void pidfile_down(struct daemon *d)
 {
-	pidfile_keeper_release(d->pid_keeper);
-	pidfile_release(d->cfg->pid_file, d->pidfd, getpid());
-	d->pidfd = d->pid_keeper = -1;
+	pidfile_close(&d->pidfile, d->cfg->pid_file);
 }
 
 static int conditioner_up(struct daemon *d)
@@ -718,15 +690,15 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (!d)
 		return EXIT_FAILURE;
 	*d = (struct daemon){
-		.cfg = cfg, .argc = argc, .argv = argv, .pidfd = -1,
-		.pid_keeper = -1, .verdict_fd = -1,
+		.cfg = cfg, .argc = argc, .argv = argv,
+		.pidfile = PIDFILE_NONE, .verdict_fd = -1,
 		.sigfd = -1, .evfd = -1, .genfd = -1, .kernel = { .fd = -1 },
 		.start = now_s(),
 	};
 	while (up < N_STEPS && steps[up].up(d) == 0)
 		up++;
 	if (up == N_STEPS) {
-		send_verdict(d, EXIT_SUCCESS);
+		detach_verdict(&d->verdict_fd, EXIT_SUCCESS);
 		loop(d);
 		finish(d);
 		ret = d->exit_code ? d->exit_code : EXIT_SUCCESS;
@@ -734,7 +706,7 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		log_debug("start-up stopped at step '%s'", steps[up].name);
 		if (d->exit_code)
 			ret = d->exit_code;
-		send_verdict(d, ret);
+		detach_verdict(&d->verdict_fd, ret);
 	}
 	/* Only the steps that ran are undone, in reverse. */
 	while (up-- > 0)

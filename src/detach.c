@@ -93,7 +93,7 @@ int detach_start(int sigfd)
 	if (setsid() < 0 || chdir("/") < 0) {
 		int r = -errno;
 
-		detach_verdict(p[1], EXIT_FAILURE, "cannot detach");
+		close(p[1]); /* no verdict: the parent exits 1 */
 		return r;
 	}
 	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -103,22 +103,28 @@ int detach_start(int sigfd)
 		if (nul > 2)
 			close(nul);
 	}
+	/* stderr is gone: syslog (or the journal, under systemd), and the
+	 * verdict carries the last error. */
+	log_keep_last_error(true);
+	if (!getenv("JOURNAL_STREAM"))
+		log_setup(log_max_priority(), LOG_TO_SYSLOG);
 	return p[1];
 }
 
-void detach_verdict(int fd, int exit_code, const char *msg)
+void detach_verdict(int *fd, int exit_code)
 {
 	struct verdict v = { .exit_code = exit_code };
 	const char *p = (const char *)&v;
 	size_t left = sizeof(v);
 
-	if (fd < 0)
+	if (*fd < 0)
 		return;
-	snprintf(v.msg, sizeof(v.msg), "%s", msg ? msg : "");
+	log_last_error(v.msg, sizeof(v.msg));
+	log_keep_last_error(false);
 	/* A pipe takes this at once (it is smaller than a pipe's buffer);
 	 * a parent gone makes it EPIPE (SIGPIPE is ignored by then). */
 	while (left > 0) {
-		ssize_t n = write(fd, p, left);
+		ssize_t n = write(*fd, p, left);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -127,5 +133,6 @@ void detach_verdict(int fd, int exit_code, const char *msg)
 		p += n;
 		left -= (size_t)n;
 	}
-	close(fd);
+	close(*fd);
+	*fd = -1;
 }

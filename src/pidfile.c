@@ -197,3 +197,30 @@ void pidfile_keeper_release(int sock)
 		(void)!read(sock, &c, 1);
 	close(sock);
 }
+
+int pidfile_open(struct pidfile *pf, const char *path, pid_t pid,
+		 bool keeper, char *why, size_t why_len)
+{
+	int fd = pidfile_take(path, pid, why, why_len);
+
+	if (fd < 0)
+		return fd;
+	*pf = (struct pidfile){ .fd = fd, .keeper = -1, .pid = pid };
+	why[0] = '\0';
+	if (keeper) {
+		pf->keeper = pidfile_keeper_start(path, fd, pid);
+		if (pf->keeper < 0)
+			snprintf(why, why_len,
+				 "the PID file %s may stay after the switch of "
+				 "user: %s",
+				 path, strerror(-pf->keeper));
+	}
+	return 0;
+}
+
+void pidfile_close(struct pidfile *pf, const char *path)
+{
+	pidfile_keeper_release(pf->keeper);
+	pidfile_release(path, pf->fd, pf->pid);
+	*pf = PIDFILE_NONE;
+}

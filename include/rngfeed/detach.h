@@ -9,7 +9,8 @@
 #define RNGFEED_DETACH_H
 
 /*
- * Fork, as daemon(3) does (a new session, "/", fds 0-2 on /dev/null).
+ * Fork, as daemon(3) does (a new session, "/", fds 0-2 on /dev/null), and
+ * log to syslog (unless under systemd) keeping the last error.
  * The parent never returns: it waits for the verdict, passing on to the
  * child the signals that arrive at @sigfd (a signalfd of the daemon's
  * signals) meanwhile, and exits.  Returns, in the child, the fd to send
@@ -18,9 +19,10 @@
  */
 int detach_start(int sigfd);
 
-/* In the child: start-up ended with @exit_code (0: running) and, if it
- * failed, @msg; closes @fd.  A child that ends without a verdict makes the
- * parent exit 1. */
-void detach_verdict(int fd, int exit_code, const char *msg);
+/* In the child: start-up ended with @exit_code (0: running; otherwise
+ * the last error logged goes with it); closes *@fd and sets it to -1 (a
+ * no-op when it is -1 already).  A child that ends without a verdict makes
+ * the parent exit 1. */
+void detach_verdict(int *fd, int exit_code);
 
 #endif

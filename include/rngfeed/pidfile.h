@@ -8,6 +8,7 @@
 #ifndef RNGFEED_PIDFILE_H
 #define RNGFEED_PIDFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -32,5 +33,23 @@ void pidfile_release(const char *path, int fd, pid_t pid);
 int pidfile_keeper_start(const char *path, int fd, pid_t pid);
 /* Tell the keeper to remove the file, wait for it (at most 1 s), close. */
 void pidfile_keeper_release(int sock);
+
+/* The daemon's PID file: the locked fd, and the keeper's socket. */
+struct pidfile {
+	int fd;     /* -1: none */
+	int keeper; /* -1: none */
+	pid_t pid;
+};
+#define PIDFILE_NONE ((struct pidfile){ .fd = -1, .keeper = -1 })
+
+/*
+ * pidfile_take(), and with @keeper (a switch of user follows) the keeper.
+ * 0 with @why "" or, if the keeper could not start, a warning in @why;
+ * or what pidfile_take() returned (<0) with @why saying it.
+ */
+int pidfile_open(struct pidfile *pf, const char *path, pid_t pid,
+		 bool keeper, char *why, size_t why_len);
+/* Remove the file (by the keeper if there is one) and close; idempotent. */
+void pidfile_close(struct pidfile *pf, const char *path);
 
 #endif
