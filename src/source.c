@@ -411,6 +411,16 @@ int source_fd_open(const char *path, int extra_flags, char *why,
 	return fd;
 }
 
+int source_dev_open(const char *path, int extra_flags, char *why,
+		    size_t why_len)
+{
+	int fd = source_fd_open(path, extra_flags | O_NONBLOCK, why, why_len);
+
+	if (fd >= 0 && !(extra_flags & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 ssize_t source_fd_read(int fd, void *buf, size_t len)
 {
 	ssize_t n = read(fd, buf, len);

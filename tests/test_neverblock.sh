@@ -4,7 +4,8 @@
 # server's): each numbered case of the issue against the real daemon, each
 # failing on the code before it.
 #   1  a file source on a FIFO without a writer: SIGTERM stops it (daemon
-#      and -t), and READY=1 comes within --ready-timeout + 1 s;
+#      and -t), and READY=1 comes within --ready-timeout + 1 s; the same
+#      FIFO named as hwrng's device is refused, not waited on;
 #   2  SIGHUP reopens that FIFO after its writer left: SIGTERM still works;
 #   3  --stdout into a pipe nobody reads: SIGTERM still works;
 #   6  without -f, a start that fails after detaching exits 1 with the
@@ -148,6 +149,18 @@ if [ -x tests/helper_notify ]; then
 else
 	say "SKIP: READY row: tests/helper_notify is not built"
 fi
+
+# A FIFO named as a device (hwrng -r): refused, not waited on.
+timeout -k 1 "$BOUND" "$RNGFEED" -f -t -c /dev/null -n hwrng -r "$tmp/fifo1" \
+	</dev/null >/dev/null 2>"$tmp/hwrng_fifo.err"
+rc=$?
+problem=
+[ "$rc" = 1 ] || problem="exit $rc (want 1: no usable source)"
+grep -q 'not a character device' "$tmp/hwrng_fifo.err" ||
+	problem="${problem:+$problem; }the FIFO is not named as the wrong type"
+row "hwrng -r FIFO (a FIFO named as the device)" \
+	"opened O_NONBLOCK, then refused: not a character device" \
+	"exit $rc" "$problem"
 
 # ---- 2: SIGHUP reopens the FIFO after its writer left -------------------
 mkfifo "$tmp/fifo2"
