@@ -26,18 +26,31 @@ static void __attribute__((noreturn)) wait_verdict(int fd, int sigfd,
 						   pid_t child)
 {
 	struct verdict v = { .exit_code = EXIT_FAILURE };
+	int timeout_ms = -1; /* until a SIGTERM or SIGINT is passed on */
 	size_t got = 0;
 
 	while (got < sizeof(v)) {
 		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
 				       { .fd = sigfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
+		int ready = poll(p, 2, timeout_ms);
 		ssize_t n;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (ready < 0 && errno != EINTR)
 			break;
-		while (p[1].revents && read(sigfd, &si, sizeof(si)) == sizeof(si))
+		if (ready == 0) { /* stopped, and still no verdict */
+			snprintf(v.msg, sizeof(v.msg),
+				 "no start-up verdict from the daemon (PID %d) "
+				 "within 2 s of the stop signal",
+				 (int)child);
+			break;
+		}
+		while (p[1].revents && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			kill(child, (int)si.ssi_signo);
+			/* The daemon stops within a second: a bound. */
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+				timeout_ms = 2000;
+		}
 		if (!p[0].revents)
 			continue;
 		n = read(fd, (char *)&v + got, sizeof(v) - got);
@@ -47,11 +60,12 @@ static void __attribute__((noreturn)) wait_verdict(int fd, int sigfd,
 			break;
 		got += (size_t)n;
 	}
-	if (got < sizeof(v)) {
+	if (got < sizeof(v))
+		v.exit_code = EXIT_FAILURE;
+	if (got < sizeof(v) && !v.msg[0]) {
 		int status;
 
 		/* No verdict: it died in start-up (see syslog). */
-		v.exit_code = EXIT_FAILURE;
 		if (waitpid(child, &status, WNOHANG) == child &&
 		    WIFSIGNALED(status))
 			snprintf(v.msg, sizeof(v.msg),
