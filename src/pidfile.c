@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -145,7 +146,15 @@ keeper_run(int sock, const char *path, dev_t dev, ino_t ino, pid_t pid)
 {
 	char c;
 
+	cap_t none = cap_init();
+
 	(void)prctl(PR_SET_NAME, "rngfeed-pidfile", 0L, 0L, 0L);
+	/* Root's uid owns the usual directory (/run): that is all it
+	 * needs, so no capability at all, and none to regain. */
+	if (none)
+		(void)cap_set_proc(none);
+	cap_free(none);
+	(void)prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
 	/* The daemon's end closes when it exits, however it exits. */
 	while (read(sock, &c, 1) < 0 && errno == EINTR)
 		;
