@@ -126,10 +126,11 @@ static int check_user(const char *spec, const char *from, const char *option)
 	if (colon)
 		*colon++ = '\0';
 	/* Single-threaded here, as privs.c's lookup at the drop is. */
+	/* "USER", "USER:GROUP", or (--egd-owner) ":GROUP". */
 	// cppcheck-suppress getpwnamCalled
-	if (getpwnam(name)) {
+	if (!name[0] || getpwnam(name)) {
 		// cppcheck-suppress getgrnamCalled
-		if (!colon || getgrnam(colon))
+		if (!colon || !*colon || getgrnam(colon))
 			return 0;
 		what = "group";
 	}
