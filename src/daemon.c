@@ -522,7 +522,18 @@ static void handle_signals(struct daemon *d)
 	struct report_view v = view(d);
 	struct signalfd_siginfo si;
 
-	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+	for (;;) {
+		ssize_t n = read(d->sigfd, &si, sizeof(si));
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			/* Deaf to SIGTERM from here on, and poll would say
+			 * "readable" for ever: stop now instead. */
+			log_err("reading signals: %s; stopping", strerror(errno));
+			d->exit_code = EXIT_FAILURE;
+			d->stop = true;
+		}
+		if (n != sizeof(si))
+			break;
 		switch (si.ssi_signo) {
 		case SIGTERM:
 		case SIGINT:
