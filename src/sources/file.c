@@ -5,14 +5,16 @@
  * nothing unless the user says otherwise.  A regular file is read once: at
  * its end the source is finished (see file_finite()).
  *
- * A FIFO's open waits for a writer, which may start much later in boot: it
- * is only checked here (opened O_NONBLOCK, so open never waits, whoever
- * calls it) and opened for reading by the first read, which runs in the
- * source's reader thread.  Until a writer comes the source has nothing
+ * A FIFO's open waits for a writer, which may start much later in boot:
+ * it is opened O_NONBLOCK (open never waits, whoever calls it), and the
+ * first read, in the source's reader thread, waits in poll(2) until a
+ * writer has written (a FIFO that never had a writer is not readable) and
+ * only then makes the fd blocking.  Until then the source has nothing
  * yet; a stop interrupts the wait (the reader's wake signal: EINTR).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,9 @@
 #include "rngfeed/sources.h"
 
 struct file_state {
-	int fd;       /* -1: a FIFO not opened for reading yet */
+	int fd;
 	bool regular; /* a regular file: read once, never reopened */
+	bool fresh;   /* a FIFO no writer has written to yet (O_NONBLOCK) */
 	char path[256];
 };
 
@@ -108,16 +111,13 @@ static int file_open(const struct source_config *cfg, void **state,
 		r = -ENOMEM;
 		goto fail;
 	}
+	st->fd = fd;
 	st->regular = S_ISREG(sb.st_mode);
-	if (st->regular) {
-		/* Reads of a regular file never wait; clear it all the
-		 * same, as reads expect a blocking fd. */
+	st->fresh = !st->regular;
+	/* Reads of a regular file never wait; cleared all the same, as
+	 * reads expect a blocking fd. */
+	if (st->regular)
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		st->fd = fd;
-	} else {
-		close(fd);
-		st->fd = -1;
-	}
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	*state = st;
 	return 0;
@@ -126,22 +126,18 @@ fail:
 	return r;
 }
 
-/* The FIFO's blocking open, in the reader thread: -EINTR when its stop
- * interrupts the wait for a writer. */
-static int file_open_fifo(struct file_state *st)
+/* In the reader thread: wait until a writer has written to the FIFO (or
+ * come and gone: POLLHUP, then the read says end of input), then block
+ * as reads expect.  -EINTR when its stop interrupts the wait. */
+static int file_wait_writer(struct file_state *st)
 {
-	char why[SOURCE_WHY_LEN];
-	struct stat sb;
-	int fd = source_fd_open(st->path, 0, why, sizeof(why));
+	struct pollfd p = { .fd = st->fd, .events = POLLIN };
 
-	if (fd < 0)
-		return fd;
-	/* Replaced by something else since file_open() checked it. */
-	if (fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	st->fd = fd;
+	if (poll(&p, 1, -1) < 0)
+		return -errno;
+	if (fcntl(st->fd, F_SETFL, fcntl(st->fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return -errno;
+	st->fresh = false;
 	return 0;
 }
 
@@ -149,8 +145,8 @@ static ssize_t file_read(void *state, void *buf, size_t len)
 {
 	struct file_state *st = state;
 
-	if (st->fd < 0) {
-		int r = file_open_fifo(st);
+	if (st->fresh) {
+		int r = file_wait_writer(st);
 
 		if (r < 0)
 			return r;
@@ -164,8 +160,7 @@ static void file_close(void *state)
 
 	if (!st)
 		return;
-	if (st->fd >= 0)
-		close(st->fd);
+	close(st->fd);
 	free(st);
 }
 
