@@ -119,7 +119,7 @@ for mode in daemon test; do
 	wait_for grep -q 'file: opened' "$tmp/fifo1.$mode.err"
 	stop "$p"
 	row "a FIFO without a writer (-n file, $mode mode), SIGTERM" \
-		"opened O_NONBLOCK; read (a blocking open) in its reader thread" \
+		"opened O_NONBLOCK; its reader thread waits in poll for a writer" \
 		"exit $rc $took s after SIGTERM" "$(stopped_ok)"
 done
 
@@ -177,7 +177,7 @@ kill -HUP "$p"
 wait_for grep -q 'SIGHUP' "$tmp/fifo2.err"
 stop "$p"
 row "SIGHUP with a FIFO whose writer left, then SIGTERM" \
-	"the reload opens it O_NONBLOCK (the reader waits for a writer)" \
+	"the reload opens it O_NONBLOCK (its reader waits in poll)" \
 	"exit $rc $took s after SIGTERM" "$(stopped_ok)"
 
 # ---- 3: --stdout into a pipe nobody reads -------------------------------
