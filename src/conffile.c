@@ -207,6 +207,11 @@ int conffile_load(const char *path, const struct conffile_target *target,
 				 lineno);
 			break;
 		}
+		/* Where each setting came from, for errors found later
+		 * (main.c looks user names up after the whole parse). */
+		if (target->where)
+			snprintf(target->where, target->where_len, "%s:%u", path,
+				 lineno);
 		if (load_line(target, line, &section, msg, sizeof(msg)) < 0) {
 			r = set_error(err, err_len, "%s:%u: %s", path, lineno, msg);
 			break;

@@ -4,6 +4,7 @@
  * (-f, -l, -n, -x, -O, -r, -v, -q).  Every error is one line naming what
  * was wrong; the caller exits with status 2.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -320,6 +321,9 @@ static int parse_min_entropy(const char *s, double *out, char *err,
 		return set_error(err, err_len, "min-entropy needs a value");
 	errno = 0;
 	h = strtod(s, &end);
+	/* strtod() skips leading blanks; no other number here does. */
+	if (isspace((unsigned char)*s))
+		h = NAN;
 	/* Below the floor the health tests' cutoffs outgrow their
 	 * windows and could never fail (source_min_entropy_floor()). */
 	if (!*s || *end || errno || !isfinite(h) ||
@@ -377,19 +381,10 @@ static const struct setting *setting_find(const char *name)
 	return NULL;
 }
 
+/* Every seconds setting (and --bench-fill): decimal, as documented. */
 static int parse_seconds(const char *s, double *out)
 {
-	char *end;
-	double v;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end || errno || !isfinite(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return parse_decimal(s, out);
 }
 
 int config_set(struct rngfeed_config *cfg, const char *key,
@@ -416,8 +411,16 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		strcpy(field, value);
 		return 0;
 	case SET_INT:
-		if (parse_size(value, st->max, &n) < 0 || n < st->min)
+		/* Whole seconds (--interval) are read as every seconds
+		 * setting is, then must be whole; counts take k/M/Gi. */
+		if (strncmp(st->what, "seconds", 7) == 0) {
+			if (parse_seconds(value, &d) < 0 || d != floor(d) ||
+			    d < (double)st->min || d > (double)st->max)
+				break;
+			n = (long long)d;
+		} else if (parse_size(value, st->max, &n) < 0 || n < st->min) {
 			break;
+		}
 		*(long long *)(void *)field = n;
 		return 0;
 	case SET_SECONDS:
@@ -433,7 +436,8 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 
 		errno = 0;
 		m = strtol(value, &end, 8);
-		if (!*value || *end || errno || m < st->min || m > st->max ||
+		if (!*value || isspace((unsigned char)*value) || *value == '-' ||
+		    *value == '+' || *end || errno || m < st->min || m > st->max ||
 		    (m & 0002))
 			break;
 		*(long long *)(void *)field = m;
@@ -590,6 +594,11 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 				r = config_set(cfg, st->name,
 					       st->type == SET_BOOL ? "yes" : optarg,
 					       err, err_len);
+			/* Set here, not in the file (see user_from). */
+			if (strcmp(st->name, "user") == 0)
+				cfg->user_from[0] = '\0';
+			else if (strcmp(st->name, "egd-owner") == 0)
+				cfg->egd_owner_from[0] = '\0';
 			continue;
 		}
 		switch (c) {
@@ -719,24 +728,43 @@ int config_parse_args(struct rngfeed_config *cfg, int argc, char **argv,
 
 /* ---- the config file: conffile.c reads it into these two ---------------- */
 
-static struct source_config *file_source(void *cfg, const char *name)
+struct file_ctx {
+	struct rngfeed_config *cfg;
+	char where[CONFIG_PATH_LEN + 16]; /* "FILE:LINE" being read */
+};
+
+static struct source_config *file_source(void *ctx, const char *name)
 {
-	return config_source(cfg, name);
+	return config_source(((struct file_ctx *)ctx)->cfg, name);
 }
 
-static int file_set(void *cfg, const char *key, const char *value, char *err,
+static int file_set(void *ctx, const char *key, const char *value, char *err,
 		    size_t err_len)
 {
-	return config_set(cfg, key, value, err, err_len);
+	struct file_ctx *fc = ctx;
+	int r = config_set(fc->cfg, key, value, err, err_len);
+
+	/* A user name is looked up later (main.c): its error still names
+	 * this line. */
+	if (r == 0 && strcmp(key, "user") == 0)
+		snprintf(fc->cfg->user_from, sizeof(fc->cfg->user_from), "%s",
+			 fc->where);
+	else if (r == 0 && strcmp(key, "egd-owner") == 0)
+		snprintf(fc->cfg->egd_owner_from,
+			 sizeof(fc->cfg->egd_owner_from), "%s", fc->where);
+	return r;
 }
 
 int config_load_file(struct rngfeed_config *cfg, const char *path,
 		     char *err, size_t err_len)
 {
+	struct file_ctx fc = { .cfg = cfg };
 	const struct conffile_target target = {
-		.ctx = cfg,
+		.ctx = &fc,
 		.source = file_source,
 		.set = file_set,
+		.where = fc.where,
+		.where_len = sizeof(fc.where),
 	};
 
 	return conffile_load(path, &target, err, err_len);

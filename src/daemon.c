@@ -30,6 +30,7 @@
 
 #include "rngfeed/conditioner.h"
 #include "rngfeed/daemon.h"
+#include "rngfeed/detach.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/egd_server.h"
@@ -53,7 +54,8 @@ struct daemon {
 	struct kernel_linux kernel;
 	struct kernel_ops kops;
 	struct feeder_params feeder_params;
-	int pidfd;                     /* the locked PID file, -1 = none */
+	struct pidfile pidfile;        /* -p */
+	int verdict_fd;                /* detached: to the waiting parent */
 	struct conditioner *cond;
 	struct source_set *set;
 	int sigfd, evfd, genfd;
@@ -139,42 +141,42 @@ static void kernel_down(struct daemon *d)
 }
 
 /* Detach before any thread exists (fork keeps only the calling thread)
- * and before locking memory (locks are not inherited by a child). */
+ * and before locking memory (locks are not inherited by a child).  The
+ * parent exits with the start-up's verdict (detach.h). */
 static int detach_up(struct daemon *d)
 {
 	if (d->cfg->mode != MODE_DAEMON || d->cfg->foreground)
 		return 0;
-	if (daemon(0, 0) < 0) {
-		int r = -errno;
-
-		log_err("cannot detach: %s", strerror(-r));
-		return r;
-	}
-	if (!getenv("JOURNAL_STREAM"))
-		log_setup(log_max_priority(), LOG_TO_SYSLOG);
-	return 0;
+	d->verdict_fd = detach_start(d->sigfd);
+	if (d->verdict_fd < 0)
+		log_err("cannot detach: %s", strerror(-d->verdict_fd));
+	return d->verdict_fd < 0 ? d->verdict_fd : 0;
 }
 
 static int pidfile_up(struct daemon *d)
 {
 	char why[CONFIG_PATH_LEN + 100];
-	int fd;
+	int r;
 
 	if (!d->cfg->pid_file[0])
 		return 0;
-	fd = pidfile_take(d->cfg->pid_file, getpid(), why, sizeof(why));
-	if (fd < 0) {
+	/* -D's user may not write the file's directory: a keeper. */
+	r = pidfile_open(&d->pidfile, d->cfg->pid_file, getpid(),
+			 d->cfg->user[0] != '\0', why, sizeof(why));
+	if (r < 0) {
 		log_err("%s", why);
-		return fd;
+		if (r == -EINVAL) /* not a PID file: bad usage */
+			d->exit_code = EXIT_USAGE;
+		return r;
 	}
-	d->pidfd = fd;
+	if (why[0])
+		log_warn("%s", why);
 	return 0;
 }
 
 static void pidfile_down(struct daemon *d)
 {
-	pidfile_release(d->cfg->pid_file, d->pidfd);
-	d->pidfd = -1;
+	pidfile_close(&d->pidfile, d->cfg->pid_file);
 }
 
 static int conditioner_up(struct daemon *d)
@@ -579,7 +581,18 @@ static void handle_signals(struct daemon *d)
 	struct report_view v = view(d);
 	struct signalfd_siginfo si;
 
-	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+	for (;;) {
+		ssize_t n = read(d->sigfd, &si, sizeof(si));
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			/* Deaf to SIGTERM from here on, and poll would say
+			 * "readable" for ever: stop now instead. */
+			log_err("reading signals: %s; stopping", strerror(errno));
+			d->exit_code = EXIT_FAILURE;
+			d->stop = true;
+		}
+		if (n != sizeof(si))
+			break;
 		switch (si.ssi_signo) {
 		case SIGTERM:
 		case SIGINT:
@@ -638,7 +651,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 		{ .fd = d->evfd, .events = POLLIN },
 		/* A negative fd is ignored by poll(2). */
 		{ .fd = d->genfd, .events = POLLIN },
-		{ .fd = d->out.waiting_pollout ? d->kernel.fd : -1,
+		{ .fd = d->out.waiting_pollout  ? d->kernel.fd
+			: d->out.stdout_blocked ? STDOUT_FILENO
+						: -1,
 		  .events = POLLOUT },
 	};
 	/* The EGD server's fds follow, in an array of their own size. */
@@ -665,7 +680,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	/* Any uevent may be a hw_random driver that bound or unbound. */
 	if (pfd[2].revents)
 		sourceset_devices_changed(d->set);
-	if (pfd[3].revents & POLLOUT) {
+	if (pfd[3].revents && d->out.stdout_blocked) {
+		d->out.stdout_blocked = false; /* room, or an error to see */
+	} else if (pfd[3].revents & POLLOUT) {
 		d->out.waiting_pollout = false;
 		feeder_kernel_asks(&d->out.feeder);
 	}
@@ -748,13 +765,15 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (!d)
 		return EXIT_FAILURE;
 	*d = (struct daemon){
-		.cfg = cfg, .argc = argc, .argv = argv, .pidfd = -1,
+		.cfg = cfg, .argc = argc, .argv = argv,
+		.pidfile = PIDFILE_NONE, .verdict_fd = -1,
 		.sigfd = -1, .evfd = -1, .genfd = -1, .kernel = { .fd = -1 },
 		.start = now_s(),
 	};
 	while (up < N_STEPS && steps[up].up(d) == 0)
 		up++;
 	if (up == N_STEPS) {
+		detach_verdict(&d->verdict_fd, EXIT_SUCCESS);
 		loop(d);
 		finish(d);
 		ret = d->exit_code ? d->exit_code : EXIT_SUCCESS;
@@ -762,6 +781,7 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 		log_debug("start-up stopped at step '%s'", steps[up].name);
 		if (d->exit_code)
 			ret = d->exit_code;
+		detach_verdict(&d->verdict_fd, ret);
 	}
 	/* Only the steps that ran are undone, in reverse. */
 	while (up-- > 0)

@@ -20,6 +20,7 @@
 #include "rngfeed/checkmode.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
+#include "rngfeed/early.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/log.h"
@@ -147,14 +148,16 @@ static int run_list(struct rngfeed_config *cfg)
 }
 
 /*
- * -D USER[:GROUP] names someone who exists: a typo is bad usage (exit 2),
- * found before any source is opened, not a runtime failure at the drop.
- * Here, not in config.c: the configuration stays independent of the
- * machine's user database.
+ * -D USER[:GROUP] and --egd-owner name someone who exists: a typo is bad
+ * usage (exit 2), found before any source is opened, not a runtime
+ * failure at the drop or the socket.  Here, not in config.c: the
+ * configuration stays independent of the machine's user database.
+ * @from: the config file's "FILE:LINE" that set it, "" for @option.
  */
-static int check_user(const char *spec)
+static int check_user(const char *spec, const char *from, const char *option)
 {
 	char name[sizeof(((struct rngfeed_config *)0)->user)];
+	const char *what = "user";
 	char *colon;
 
 	snprintf(name, sizeof(name), "%s", spec);
@@ -162,17 +165,21 @@ static int check_user(const char *spec)
 	if (colon)
 		*colon++ = '\0';
 	/* Single-threaded here, as privs.c's lookup at the drop is. */
+	/* "USER", "USER:GROUP", or (--egd-owner) ":GROUP". */
 	// cppcheck-suppress getpwnamCalled
-	if (!getpwnam(name)) {
-		fprintf(stderr, "rngfeed: unknown user '%s' (-D)\n", name);
-		return -ENOENT;
+	if (!name[0] || getpwnam(name)) {
+		// cppcheck-suppress getgrnamCalled
+		if (!colon || !*colon || getgrnam(colon))
+			return 0;
+		what = "group";
 	}
-	// cppcheck-suppress getgrnamCalled
-	if (colon && !getgrnam(colon)) {
-		fprintf(stderr, "rngfeed: unknown group '%s' (-D)\n", colon);
-		return -ENOENT;
-	}
-	return 0;
+	if (from[0])
+		fprintf(stderr, "rngfeed: %s: unknown %s '%s'\n", from, what,
+			what[0] == 'u' ? name : colon);
+	else
+		fprintf(stderr, "rngfeed: unknown %s '%s' (%s)\n", what,
+			what[0] == 'u' ? name : colon, option);
+	return -ENOENT;
 }
 
 /* --restore-hwrng-quality: the unit's ExecStopPost=.  After a clean stop
@@ -312,11 +319,23 @@ out:
 	return r;
 }
 
+static bool mode_is_daemon(enum rngfeed_mode mode)
+{
+	return mode == MODE_DAEMON || mode == MODE_TEST ||
+	       mode == MODE_STDOUT || mode == MODE_EGD;
+}
+
 int main(int argc, char **argv)
 {
+	struct early_signals early;
 	struct rngfeed_config cfg;
 	char err[512];
 
+	/* Before anything that takes time (a large config file): a SIGHUP
+	 * or SIGUSR1 now waits for the loop instead of ending the daemon. */
+	early_hold_signals(&early);
+	if (early_guard_std_fds() < 0)
+		return EXIT_FAILURE;
 	/* One malloc arena for every thread: a reader allocates only as it
 	 * starts, and an arena of its own cost 8 KiB of private memory per
 	 * reader for its 2.5 KB block (issue 20). */
@@ -333,6 +352,8 @@ int main(int argc, char **argv)
 	 * that detaches switches to syslog itself. */
 	log_setup(verbosity_to_priority(cfg.verbosity),
 		  getenv("JOURNAL_STREAM") ? LOG_TO_JOURNAL : LOG_TO_STDERR);
+	if (!mode_is_daemon(cfg.mode))
+		early_release_signals(&early);
 
 	switch (cfg.mode) {
 	case MODE_HELP:
@@ -355,7 +376,13 @@ int main(int argc, char **argv)
 	case MODE_TEST:
 	case MODE_STDOUT:
 	case MODE_EGD:
-		if (cfg.user[0] && check_user(cfg.user) < 0)
+		if (cfg.user[0] &&
+		    check_user(cfg.user, cfg.user_from, "-D") < 0)
+			return EXIT_USAGE;
+		/* With or without --egd-server: a typo is a typo. */
+		if (cfg.egd_owner[0] &&
+		    check_user(cfg.egd_owner, cfg.egd_owner_from,
+			       "--egd-owner") < 0)
 			return EXIT_USAGE;
 		break;
 	}

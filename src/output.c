@@ -4,6 +4,7 @@
  * include/rngfeed/output.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,9 +219,37 @@ static void stdout_wipe(struct output *o)
 }
 
 /*
+ * Write what is pending without waiting: 1 all of it written, 0 stdout is
+ * full (o->stdout_blocked: the loop polls it for POLLOUT), or -errno.
+ * stdout is non-blocking, so a reader that stops reading never keeps the
+ * loop (and SIGTERM) waiting in write().
+ */
+static int flush_pending(struct output *o)
+{
+	while (o->pending_off < o->pending_len) {
+		ssize_t n = write(STDOUT_FILENO, o->buf + o->pending_off,
+				  o->pending_len - o->pending_off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			o->stdout_blocked = true;
+			return 0;
+		}
+		if (n < 0)
+			return -errno;
+		o->pending_off += (size_t)n;
+		o->out_bytes += (uint64_t)n;
+	}
+	o->pending_off = o->pending_len = 0;
+	return 1;
+}
+
+/*
  * Write one batch: up to OUTPUT_STDOUT_BATCH bytes, never past the
- * reseed limit or --bytes, as one write.  1, or -1 when output is
- * finished.
+ * reseed limit or --bytes; or the rest of the last one, if stdout took
+ * only part of it.  1 (loop again), 0 (wait for stdout), or -1 when
+ * output is finished.
  */
 static int write_batch(struct output *o)
 {
@@ -230,6 +259,10 @@ static int write_batch(struct output *o)
 	uint64_t room;
 	int r;
 
+	if (o->pending_len > 0) {
+		r = flush_pending(o);
+		goto out;
+	}
 	conditioner_get_stats(o->cond, &cs);
 	room = (uint64_t)o->cfg->reseed_bytes - cs.since_reseed;
 	if (want >= 0 && (uint64_t)want - o->out_bytes < len)
@@ -240,8 +273,11 @@ static int write_batch(struct output *o)
 		return want < 0 || o->out_bytes < (uint64_t)want ? 1 : -1;
 	o->buf_dirty = true;
 	r = conditioner_generate_batch(o->cond, o->buf, len);
-	if (r == 0)
-		r = write_all(STDOUT_FILENO, o->buf, len);
+	if (r == 0) {
+		o->pending_len = len;
+		r = flush_pending(o);
+	}
+out:
 	if (r == -EPIPE)
 		return -1;
 	if (r < 0 && r != -ENOKEY) {
@@ -249,15 +285,17 @@ static int write_batch(struct output *o)
 		o->exit_code = EXIT_FAILURE;
 		return -1;
 	}
-	if (r == 0)
-		o->out_bytes += len;
-	return want < 0 || o->out_bytes < (uint64_t)want ? 1 : -1;
+	if (want >= 0 && o->out_bytes >= (uint64_t)want)
+		return -1;
+	return r == 0 && o->stdout_blocked ? 0 : 1;
 }
 
 static int stdout_step(struct output *o, bool want, double now, double *wait)
 {
 	(void)want;
-	if (stdout_may_write(o, now)) {
+	/* What stdout took only part of goes first, whatever the limits
+	 * say: it was generated before they were reached. */
+	if (o->pending_len > 0 || stdout_may_write(o, now)) {
 		int r;
 
 		o->paused_since = 0;
@@ -439,8 +477,18 @@ int output_init(struct output *o, const struct rngfeed_config *cfg,
 		.start = now,
 		.next_uncredited = now,
 		.next_ready_check = now,
+		.stdout_flags = -1,
 	};
 	feeder_init(&o->feeder, fp);
+	if (cfg->mode == MODE_STDOUT) {
+		/* Non-blocking (see flush_pending()); put back at the end,
+		 * as the file description may be a shell's terminal. */
+		int fl = fcntl(STDOUT_FILENO, F_GETFL);
+
+		if (fl >= 0 && !(fl & O_NONBLOCK) &&
+		    fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK) == 0)
+			o->stdout_flags = fl;
+	}
 	if (cfg->mode == MODE_STDOUT || cfg->bench_fill > 0) {
 		o->buf_len = cfg->mode == MODE_STDOUT ? OUTPUT_STDOUT_BATCH
 						      : OUTPUT_CHUNK;
@@ -458,4 +506,8 @@ void output_fini(struct output *o)
 	free(o->buf);
 	o->buf = NULL;
 	o->buf_dirty = false;
+	o->pending_off = o->pending_len = 0;
+	if (o->stdout_flags >= 0)
+		(void)fcntl(STDOUT_FILENO, F_SETFL, o->stdout_flags);
+	o->stdout_flags = -1;
 }

@@ -153,8 +153,17 @@ int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 		if (r < 0)
 			return r;
 	} else if (switching) {
-		snprintf(why, why_len, "switching to user '%s' needs root",
-			 user_spec);
+		/* Root without CAP_SETPCAP (a container, a unit's
+		 * CapabilityBoundingSet=) is not "not root". */
+		if (geteuid() == 0)
+			snprintf(why, why_len,
+				 "switching to user '%s' needs CAP_SETPCAP (to "
+				 "empty the bounding set), which this process "
+				 "lacks",
+				 user_spec);
+		else
+			snprintf(why, why_len,
+				 "switching to user '%s' needs root", user_spec);
 		return -EPERM;
 	}
 	if (switching) {

@@ -18,6 +18,11 @@
 
 /* Tested blocks waiting for the main loop; two keep the pipe full. */
 #define READER_QUEUE 2
+/* How long reader_stop() waits for the thread (SIGTERM: within 1 s). */
+#define READER_STOP_WAIT_MS 400
+enum { READER_LIVE, READER_ENDED, READER_ABANDONED };
+
+static void reader_free(struct reader *r);
 
 struct reader {
 	struct reader_params p;     /* p.opened is always NULL: see first */
@@ -32,8 +37,8 @@ struct reader {
 	/*
 	 * Set once by reader_stop(), read by the thread.  Every access is
 	 * relaxed: the flag publishes no other data (the queue and stats are
-	 * under the lock, and the join orders everything the thread did
-	 * before reader_stop() frees it).  The store is made under the lock
+	 * under the lock, and "ended" below orders everything the thread
+	 * did before reader_stop() frees it).  The store is made under the lock
 	 * and followed by a broadcast, so a thread waiting on the condition
 	 * sees it on wake-up (the mutex orders it); a thread in a blocking
 	 * call sees it within the 20 ms at which reader_stop() keeps sending
@@ -41,6 +46,11 @@ struct reader {
 	 * loads in bounded time (C11 7.17.3 p16).
 	 */
 	atomic_bool stop;
+	/* READER_LIVE until one side is done with the struct: the thread
+	 * (READER_ENDED, its last access) or a reader_stop() that gave up
+	 * waiting (READER_ABANDONED); whichever comes second frees it.  No
+	 * join: the main loop waits on nothing unbounded. */
+	atomic_int ended;
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
@@ -520,6 +530,10 @@ out:
 	r->stats.state = end;
 	pthread_mutex_unlock(&r->lock);
 	notify(r);
+	/* A reader_stop() that gave up on this thread left it the struct. */
+	if (atomic_exchange_explicit(&r->ended, READER_ENDED,
+				     memory_order_acq_rel) == READER_ABANDONED)
+		reader_free(r);
 	return NULL;
 }
 
@@ -557,6 +571,7 @@ int reader_start(struct reader **out, const struct reader_params *p)
 	r->first = p->opened;
 	r->p.opened = NULL;
 	atomic_init(&r->stop, false);
+	atomic_init(&r->ended, READER_LIVE);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -696,21 +711,45 @@ void reader_stop(struct reader *r)
 		atomic_store_explicit(&r->stop, true, memory_order_relaxed);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
-		/* Interrupt a blocking read or open until the thread ends. */
-		for (;;) {
-			struct timespec ts;
+		/* Interrupt a blocking read or open until the thread ends,
+		 * for READER_STOP_WAIT_MS at most: a read that no signal
+		 * interrupts (a hung device) must not hold up a stop or a
+		 * reload.  Such a thread is left behind, detached, with this
+		 * struct (it frees it when it ends); nobody takes what it
+		 * queues. */
+		for (int waited = 0;
+		     atomic_load_explicit(&r->ended, memory_order_acquire) ==
+		     READER_LIVE;
+		     waited += 20) {
+			struct timespec ts = { 0, 20000000L };
+			/* Once abandoned, the thread may free r at once. */
+			const char *name = r->p.source.driver->name;
+			pthread_t thread = r->thread;
+			int live = READER_LIVE;
 
-			pthread_kill(r->thread, READER_WAKE_SIGNAL);
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20000000;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
+			if (waited >= READER_STOP_WAIT_MS &&
+			    atomic_compare_exchange_strong_explicit(
+				    &r->ended, &live, READER_ABANDONED,
+				    memory_order_acq_rel, memory_order_acquire)) {
+				pthread_detach(thread);
+				log_warn("%s: its reader thread did not stop "
+					 "within %d ms (a read that never "
+					 "returns?); left behind",
+					 name, READER_STOP_WAIT_MS);
+				return;
 			}
-			if (pthread_timedjoin_np(r->thread, NULL, &ts) == 0)
-				break;
+			pthread_kill(r->thread, READER_WAKE_SIGNAL);
+			nanosleep(&ts, NULL);
 		}
+		/* It has ended, or only returns now: detach, not join. */
+		pthread_detach(r->thread);
 	}
+	reader_free(r);
+}
+
+/* The struct, once its thread (if any) is done with it. */
+static void reader_free(struct reader *r)
+{
 	explicit_bzero(r->queue, sizeof(r->queue));
 	explicit_bzero(r->seed, sizeof(r->seed));
 	pthread_cond_destroy(&r->cond);

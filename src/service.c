@@ -1,10 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "rngfeed/service.h"
+
+/* Retry a message systemd's socket did not take this soon. */
+#define SERVICE_RETRY_S 0.1
+
+/*
+ * sd_notify(3)'s datagram, sent without waiting: libsystemd's own send
+ * blocks while systemd's queue is full (a busy PID 1), and the main loop
+ * never waits.  0, or -errno (-EAGAIN: try again later).
+ */
+static int notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	int fd, r = 0;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return -EAFNOSUPPORT; /* unset, or vsock: not ours to send */
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@') /* abstract namespace */
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		r = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	close(fd);
+	return r;
+}
 
 void service_init(struct service *s, double now)
 {
@@ -17,13 +56,18 @@ void service_init(struct service *s, double now)
 		s->watchdog_period = (double)usec / 2e6;
 }
 
-void service_ready(struct service *s, const char *status)
+bool service_ready(struct service *s, const char *status)
 {
+	char msg[sizeof(s->last_status) + 32];
+
 	if (s->ready_sent)
-		return;
+		return true;
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", status);
+	if (notify(msg) == -EAGAIN)
+		return false;
 	s->ready_sent = true;
 	snprintf(s->last_status, sizeof(s->last_status), "%s", status);
-	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
+	return true;
 }
 
 bool service_status_changed(const struct service *s, const char *status)
@@ -33,16 +77,22 @@ bool service_status_changed(const struct service *s, const char *status)
 
 void service_status(struct service *s, const char *status)
 {
+	char msg[sizeof(s->last_status) + 16];
+
 	if (!service_status_changed(s, status))
 		return;
+	snprintf(msg, sizeof(msg), "STATUS=%s", status);
+	/* Not taken now: the next change or period says it again. */
+	if (notify(msg) == -EAGAIN)
+		return;
 	snprintf(s->last_status, sizeof(s->last_status), "%s", status);
-	sd_notifyf(0, "STATUS=%s", status);
 }
 
 double service_update(struct service *s, const char *status, double now)
 {
 	if (!s->ready_sent) {
-		service_ready(s, status);
+		if (!service_ready(s, status))
+			return SERVICE_RETRY_S;
 		s->last_status_at = now;
 		return 1e9;
 	}
@@ -60,7 +110,8 @@ double service_watchdog(struct service *s, double now)
 	if (s->watchdog_period <= 0)
 		return 1e9;
 	if (now - s->last_ping >= s->watchdog_period) {
-		sd_notify(0, "WATCHDOG=1");
+		if (notify("WATCHDOG=1") == -EAGAIN)
+			return SERVICE_RETRY_S;
 		s->last_ping = now;
 	}
 	return s->last_ping + s->watchdog_period - now;
@@ -69,5 +120,5 @@ double service_watchdog(struct service *s, double now)
 void service_stopping(struct service *s)
 {
 	(void)s;
-	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
+	(void)notify("STOPPING=1\nSTATUS=Stopping");
 }

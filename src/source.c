@@ -3,6 +3,7 @@
  * Source driver table, per-source configuration, and the read loop every
  * instance goes through.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -161,7 +162,9 @@ int source_config_set(struct source_config *cfg, const char *key,
 
 		errno = 0;
 		h = strtod(value, &end);
-		if (!*value || *end || errno || !(h >= floor_h) ||
+		/* No leading blank (strtod() would skip it). */
+		if (!*value || isspace((unsigned char)*value) || *end || errno ||
+		    !(h >= floor_h) ||
 		    h > drv->sample_bits) {
 			snprintf(err, err_len,
 				 "%s: min-entropy must be from %.10g to %u "
@@ -405,6 +408,16 @@ int source_fd_open(const char *path, int extra_flags, char *why,
 		close(fd);
 		return r;
 	}
+	return fd;
+}
+
+int source_dev_open(const char *path, int extra_flags, char *why,
+		    size_t why_len)
+{
+	int fd = source_fd_open(path, extra_flags | O_NONBLOCK, why, why_len);
+
+	if (fd >= 0 && !(extra_flags & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,6 +27,28 @@ int parse_ll(const char *s, long long min, long long max, long long *out)
 		return -EINVAL;
 	if (errno == ERANGE || v < min || v > max)
 		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_decimal(const char *s, double *out)
+{
+	size_t whole, frac = 0;
+	double v;
+
+	if (!s)
+		return -EINVAL;
+	whole = strspn(s, "0123456789");
+	if (s[whole] == '.')
+		frac = strspn(s + whole + 1, "0123456789");
+	/* Digits on one side of the point at least, nothing after them. */
+	if (whole + frac == 0 ||
+	    s[whole + (s[whole] == '.' ? 1 + frac : 0)] != '\0')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, NULL);
+	if (errno || !isfinite(v))
+		return -EINVAL;
 	*out = v;
 	return 0;
 }

@@ -246,6 +246,34 @@ START_TEST(test_min_entropy)
 }
 END_TEST
 
+/* Issue 24 (13): every seconds option is a plain decimal (no hex,
+ * exponent, sign or blank) and no number takes a leading blank. */
+START_TEST(test_seconds_decimal_only)
+{
+	static const char *const opts[] = { "--retry-delay", "--retry-max",
+					     "--ready-timeout",
+					     "--stats-interval",
+					     "--reseed-seconds", "--interval" };
+	static const char *const bad[] = { "0x10", "1e3", "0x1p+9", " 10",
+					   "+10", "10 ", "1,5", ".", "" };
+	char culprit[64];
+
+	for (size_t o = 0; o < sizeof(opts) / sizeof(opts[0]); o++) {
+		parse_ok("--retry-max", "600", opts[o], "60", NULL);
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(culprit, sizeof(culprit), "'%s'", bad[i]);
+			BAD(culprit, opts[o], bad[i]);
+		}
+	}
+	parse_ok("--retry-delay", "2.5", "--ready-timeout", ".5", NULL);
+	parse_ok("--interval", "60.0", NULL);
+	BAD("'0.5'", "--interval", "0.5");
+	BAD("' 7'", "--check", "--min-entropy", " 7");
+	BAD("' 7'", "-O", "rdrand:min-entropy= 7");
+	BAD("' 0660'", "--egd-socket-mode", " 0660");
+}
+END_TEST
+
 /* Driver option values are checked when parsed: one line, and the
  * caller exits 2 ("-O rdrand:tries=abc --list" exited 0). */
 START_TEST(test_bad_driver_option_values)
@@ -567,6 +595,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_bad_bytes);
 	tcase_add_test(tc, test_raw_needs_one_source);
 	tcase_add_test(tc, test_min_entropy);
+	tcase_add_test(tc, test_seconds_decimal_only);
 	tcase_add_test(tc, test_bad_driver_option_values);
 	tcase_add_test(tc, test_credit_cap);
 	tcase_add_test(tc, test_loopback_refused);

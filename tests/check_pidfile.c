@@ -52,7 +52,7 @@ START_TEST(test_take_writes_and_release_removes)
 	ck_assert_int_ge(fd, 0);
 	read_file(buf, sizeof(buf));
 	ck_assert_str_eq(buf, "4242\n");
-	pidfile_release(path, fd);
+	pidfile_release(path, fd, 4242);
 	ck_assert_int_eq(access(path, F_OK), -1);
 }
 END_TEST
@@ -98,7 +98,8 @@ START_TEST(test_held_file_is_left_alone)
 	ck_assert_int_ge(fd, 0);
 	read_file(buf, sizeof(buf));
 	ck_assert_str_eq(buf, "4243\n");
-	pidfile_release(path, fd);
+	pidfile_release(path, fd, 4243);
+	ck_assert_int_eq(access(path, F_OK), -1);
 	close(p[0]);
 	close(p[1]);
 }
@@ -123,9 +124,63 @@ START_TEST(test_release_of_nothing)
 
 	ck_assert_int_eq(write(fd, "1\n", 2), 2);
 	close(fd);
-	pidfile_release(path, -1); /* never taken: not removed */
+	pidfile_release(path, -1, 1); /* never taken: not removed */
 	read_file(buf, sizeof(buf));
 	ck_assert_str_eq(buf, "1\n");
+}
+END_TEST
+
+/* Issue 24 (8): a file that is not a PID file is refused and left as it
+ * was, content and all. */
+START_TEST(test_not_a_pid_file_refused)
+{
+	static const char text[] = "precious notes\n";
+	char why[256], buf[64];
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(pidfile_take(path, 4242, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	unlink(path);
+
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	ck_assert_int_eq(pidfile_take(path, 4242, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "not a PID"));
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, text);
+}
+END_TEST
+
+/* Release removes only the file it wrote: not one put in its place, nor
+ * ours with someone else's PID written into it. */
+START_TEST(test_release_only_ours)
+{
+	char why[256], buf[64], other[160];
+	int fd = pidfile_take(path, 4242, why, sizeof(why)), ofd;
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ofd = open(other, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_eq(write(ofd, "4242\n", 5), 5);
+	close(ofd);
+	ck_assert_int_eq(rename(other, path), 0);
+	pidfile_release(path, fd, 4242);
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "4242\n");
+	unlink(path);
+
+	fd = pidfile_take(path, 4242, why, sizeof(why));
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "99\n", 3, 0), 3);
+	ck_assert_int_eq(ftruncate(fd, 3), 0);
+	pidfile_release(path, fd, 4242);
+	read_file(buf, sizeof(buf));
+	ck_assert_str_eq(buf, "99\n");
 }
 END_TEST
 
@@ -141,6 +196,8 @@ int main(void)
 	tcase_add_test(tc, test_held_file_is_left_alone);
 	tcase_add_test(tc, test_symlink_refused);
 	tcase_add_test(tc, test_release_of_nothing);
+	tcase_add_test(tc, test_not_a_pid_file_refused);
+	tcase_add_test(tc, test_release_only_ours);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -44,6 +44,7 @@ static struct {
 	atomic_long eof_after;      /* eof driver: bytes per open */
 	atomic_bool finite;         /* eof driver: a regular file's end */
 	atomic_bool block_reads;    /* block in read(2) on an empty pipe */
+	atomic_bool deaf;       /* deaf_read: never returns while set */
 	int pipe_fd[2];
 } ctl;
 
@@ -124,6 +125,18 @@ static ssize_t stuck_read(void *state, void *buf, size_t len)
 	return (ssize_t)len;
 }
 
+/* A read no signal interrupts (a hung device): it ignores EINTR and
+ * returns only when the test lets it. */
+static ssize_t deaf_read(void *state, void *buf, size_t len)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	(void)state;
+	while (atomic_load(&ctl.deaf))
+		nanosleep(&ts, NULL);
+	return random_bytes(buf, len);
+}
+
 static ssize_t eof_read(void *state, void *buf, size_t len)
 {
 	struct dstate *st = state;
@@ -159,6 +172,7 @@ DOUBLE(good, d_open, good_read);
 DOUBLE(stuck, d_open, stuck_read);
 DOUBLE(eof, d_open, eof_read, .finite = eof_finite);
 DOUBLE(absent, absent_open, good_read);
+DOUBLE(deaf, d_open, deaf_read);
 
 static void reset_ctl(void)
 {
@@ -172,6 +186,7 @@ static void reset_ctl(void)
 	atomic_store(&ctl.eof_after, 0);
 	atomic_store(&ctl.finite, false);
 	atomic_store(&ctl.block_reads, false);
+	atomic_store(&ctl.deaf, false);
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -302,6 +317,37 @@ START_TEST(test_stop_blocked_read)
 	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
 	close(ctl.pipe_fd[0]);
 	close(ctl.pipe_fd[1]);
+}
+END_TEST
+
+/* Issue 24: a read that never returns, whatever signal comes, does not
+ * hold reader_stop() (the main thread's stop or reload) for ever: it
+ * returns within about READER_STOP_WAIT_MS, and the thread, once its
+ * read returns, ends and frees what it had by itself. */
+START_TEST(test_stop_deaf_read_bounded)
+{
+	struct reader *r;
+	double t0;
+
+	reset_ctl();
+	atomic_store(&ctl.deaf, true);
+	r = start(&deaf, 0.05);
+	reader_request_block(r);
+	for (int i = 0; i < 20; i++) /* let it reach the read */
+		td_nap();
+	t0 = td_now();
+	reader_stop(r); /* the code before this never returned */
+	ck_assert_msg(td_now() - t0 < 30, "reader_stop took %.1f s",
+		      td_now() - t0);
+	ck_assert_int_eq(atomic_load(&ctl.closes), 0); /* still in its read */
+	atomic_store(&ctl.deaf, false);
+	/* It sees its stop flag and closes its source. */
+	for (int i = 0; i < 3000 && atomic_load(&ctl.closes) == 0; i++)
+		td_nap();
+	ck_assert_int_eq(atomic_load(&ctl.closes), atomic_load(&ctl.opens));
+	/* Its own free() runs just after the close: give it that time. */
+	for (int i = 0; i < 20; i++)
+		td_nap();
 }
 END_TEST
 
@@ -656,6 +702,7 @@ int main(void)
 	tcase_add_test(tc, test_discard);
 	tcase_add_test(tc, test_stop_blocked_read);
 	tcase_add_test(tc, test_stop_at_once);
+	tcase_add_test(tc, test_stop_deaf_read_bounded);
 	tcase_add_test(tc, test_notify_on_change);
 	tcase_add_test(tc, test_read_error_reopens);
 	tcase_add_test(tc, test_eof_not_finite_reopens);

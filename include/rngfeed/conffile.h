@@ -23,6 +23,10 @@ struct conffile_target {
 	 * key, or -EINVAL with a message in @err. */
 	int (*set)(void *ctx, const char *key, const char *value, char *err,
 		   size_t err_len);
+	/* If not NULL: "FILE:LINE" of the line being read, written before
+	 * each line is handed over (for the setters to keep). */
+	char *where;
+	size_t where_len;
 };
 
 /*

@@ -80,6 +80,10 @@ struct rngfeed_config {
 				     * 0 = for ever */
 	double assess_budget;       /* full assessments: % of one core */
 	long long assess_samples;   /* ...on each source's last N samples */
+	/* Where user and egd-owner were set, for main.c's check of the
+	 * names: "FILE:LINE", or "" for the command line. */
+	char user_from[CONFIG_PATH_LEN + 16];
+	char egd_owner_from[CONFIG_PATH_LEN + 16];
 	size_t n_sources;       /* one entry per driver, table order */
 	struct source_config sources[CONFIG_MAX_SOURCES];
 };

@@ -7,7 +7,10 @@
 #define RNGFEED_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <syslog.h>
+
+#define LOG_LINE_MAX 1024
 
 enum log_target {
 	LOG_TO_STDERR,  /* foreground: "rngfeed: message" lines */
@@ -20,6 +23,10 @@ void log_setup(int max_priority, enum log_target target);
 int log_max_priority(void);
 void log_msg(int priority, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Keep (or stop keeping) a copy of the last error message, whatever the
+ * target and verbosity: a detached start-up's verdict carries it. */
+void log_keep_last_error(bool on);
+void log_last_error(char *buf, size_t len);
 
 #define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)

@@ -52,7 +52,11 @@ struct output {
 					* OUTPUT_STDOUT_BATCH for --stdout */
 	bool buf_dirty;                /* stdout: buf holds output */
 	double paused_since;           /* stdout: not writing since; 0 */
-	uint64_t out_bytes;            /* --stdout */
+	uint64_t out_bytes;            /* --stdout: written */
+	size_t pending_off, pending_len; /* stdout: buf's part not written
+					  * yet (it took only some) */
+	bool stdout_blocked;           /* stdout full: poll for POLLOUT */
+	int stdout_flags;              /* its flags before; -1 untouched */
 	double start;
 	/* -t: when the current burst began, the sources whose measuring
 	 * window is open (a bit each), their counters at its start, and

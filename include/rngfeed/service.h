@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Talking to systemd (sd_notify): READY=1 once the pipeline has done its
- * first useful work, STATUS= lines for "systemctl status", WATCHDOG=1
- * when WatchdogSec= is set, STOPPING=1 on the way out.  Without
- * NOTIFY_SOCKET every call is a cheap no-op.
+ * Talking to systemd (sd_notify's protocol, sent without waiting): READY=1
+ * once the pipeline has done its first useful work, STATUS= lines for
+ * "systemctl status", WATCHDOG=1 when WatchdogSec= is set, STOPPING=1 on
+ * the way out.  Without NOTIFY_SOCKET every call is a cheap no-op.
  */
 #ifndef RNGFEED_SERVICE_H
 #define RNGFEED_SERVICE_H
@@ -25,8 +25,9 @@ struct service {
 #define SERVICE_STATUS_PERIOD_S 5.0
 
 void service_init(struct service *s, double now);
-/* READY=1 (once), with a first STATUS= line. */
-void service_ready(struct service *s, const char *status);
+/* READY=1 (once), with a first STATUS= line; false if systemd's socket
+ * did not take it now (full: try again soon). */
+bool service_ready(struct service *s, const char *status);
 /* STATUS=@status, sent only when it changed. */
 void service_status(struct service *s, const char *status);
 /* Would service_status() send @status? */

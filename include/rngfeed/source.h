@@ -271,6 +271,13 @@ int source_opened_credit(struct source *src);
  */
 int source_fd_open(const char *path, int extra_flags, char *why,
 		   size_t why_len);
+/*
+ * source_fd_open() for a device, whoever calls it: the open itself never
+ * waits (O_NONBLOCK: a FIFO or a slow device named by mistake), then the
+ * fd blocks as reads expect.
+ */
+int source_dev_open(const char *path, int extra_flags, char *why,
+		    size_t why_len);
 ssize_t source_fd_read(int fd, void *buf, size_t len);
 
 #endif

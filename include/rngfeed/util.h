@@ -13,6 +13,9 @@
  * Returns 0, -EINVAL (not a number) or -ERANGE (out of range).
  */
 int parse_ll(const char *s, long long min, long long max, long long *out);
+/* A plain decimal "12", "0.5", "3." or ".25" (no sign, blank, exponent or
+ * hex, as the manual documents seconds): 0, or -EINVAL. */
+int parse_decimal(const char *s, double *out);
 /* Like parse_ll but accepts k/M/G suffixes (powers of 1000 or, with "i",
  * 1024: 1k = 1000, 1Ki = 1024). */
 int parse_size(const char *s, long long max, long long *out);

@@ -7,9 +7,18 @@
  * credited, it is read through the file ledger (file_ledger.h): a reopen
  * (SIGHUP, a restart, another path to the same inode) goes on where the
  * last read stopped, never from byte 0.
+ *
+ * A FIFO's open waits for a writer, which may start much later in boot:
+ * it is opened O_NONBLOCK (open never waits, whoever calls it), and the
+ * first read, in the source's reader thread, waits in poll(2) until a
+ * writer has written (a FIFO that never had a writer is not readable) and
+ * only then makes the fd blocking.  Until then the source has nothing
+ * yet; a stop interrupts the wait (the reader's wake signal: EINTR).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gcrypt.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +38,7 @@
 struct file_state {
 	int fd;
 	bool regular; /* a regular file: read once, never reopened */
+	bool fresh;   /* a FIFO no writer has written to yet (O_NONBLOCK) */
 	char path[256];
 
 	/* The ledger, for a credited regular file (ledger_dir != NULL). */
@@ -110,9 +120,8 @@ static int file_open(const struct source_config *cfg, void **state,
 	r = file_check_path(path, why, why_len);
 	if (r < 0)
 		return r;
-	/* Opening a FIFO blocks until a writer appears; callers open
-	 * sources where blocking is harmless. */
-	fd = source_fd_open(path, 0, why, why_len);
+	/* Never waits: a FIFO without a writer opens at once. */
+	fd = source_fd_open(path, O_NONBLOCK, why, why_len);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &sb) < 0) {
@@ -129,6 +138,11 @@ static int file_open(const struct source_config *cfg, void **state,
 	}
 	st->fd = fd;
 	st->regular = S_ISREG(sb.st_mode);
+	st->fresh = !st->regular;
+	/* Reads of a regular file never wait; cleared all the same, as
+	 * reads expect a blocking fd. */
+	if (st->regular)
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	if (st->regular && cfg->ledger_dir && source_config_credit(cfg) > 0) {
 		r = drbg_library_init();
@@ -353,12 +367,33 @@ static void ledger_release(struct file_state *st)
 		file_ledger_record(st->ledger_dir, &m, st->ledger_at, NULL);
 }
 
+/* In the reader thread: wait until a writer has written to the FIFO (or
+ * come and gone: POLLHUP, then the read says end of input), then block
+ * as reads expect.  -EINTR when its stop interrupts the wait. */
+static int file_wait_writer(struct file_state *st)
+{
+	struct pollfd p = { .fd = st->fd, .events = POLLIN };
+
+	if (poll(&p, 1, -1) < 0)
+		return -errno;
+	if (fcntl(st->fd, F_SETFL, fcntl(st->fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return -errno;
+	st->fresh = false;
+	return 0;
+}
+
 static ssize_t file_read(void *state, void *buf, size_t len)
 {
 	struct file_state *st = state;
 	ssize_t n;
 	int r;
 
+	if (st->fresh) {
+		int w = file_wait_writer(st);
+
+		if (w < 0)
+			return w;
+	}
 	if (!st->ledger_dir)
 		return source_fd_read(st->fd, buf, len);
 	if (!st->resumed) {

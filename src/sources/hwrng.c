@@ -100,7 +100,7 @@ static int hwrng_open_device(const char *path, const char *sysfs,
 	int fd, r;
 
 	current[0] = '\0';
-	fd = source_fd_open(path, 0, why, why_len);
+	fd = source_dev_open(path, 0, why, why_len);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {

@@ -134,7 +134,7 @@ static int virtio_open(const struct source_config *cfg, void **state,
 		if (strcmp(current, "none") != 0)
 			strcpy(st->previous, current);
 	}
-	r = source_fd_open(source_config_device(cfg), 0, why, why_len);
+	r = source_dev_open(source_config_device(cfg), 0, why, why_len);
 	if (r < 0)
 		goto fail;
 	st->fd = r;
