@@ -3,7 +3,8 @@
 # daemon within 1 s in every state (issue 24's systematic proof).
 #
 # 1. Record: for each configuration (kernel output, --stdout into a pipe,
-#    the EGD server beside the kernel output) one daemon runs under
+#    the EGD server beside the kernel output; the kernel output's file
+#    source reads a FIFO, the others' a regular file) one daemon runs under
 #    interpose.so (see interpose.c) through start-up, READY=1, a second
 #    of steady state (an EGD client asks for bytes), SIGHUP, a second more
 #    and SIGTERM; the library lists every call site of a call that can
@@ -76,10 +77,17 @@ trap 'exit 1' INT TERM HUP
 head -c 4194304 /dev/urandom >"$tmp/data"
 printf '# make liveness: no settings\n' >"$tmp/rngfeed.conf"
 
+# source_path CONFIG DIR: what the file source reads.  The kernel output
+# reads a FIFO (rngfeed(8)'s example), fed by a writer of its own that
+# holds it open; the others a regular file, read once.
+source_path() {
+	if [ "$1" = kernel ]; then echo "$2/fifo"; else echo "$tmp/data"; fi
+}
+
 # config_args CONFIG DIR: the daemon's arguments.
 config_args() {
 	local a=(-f -v -c "$tmp/rngfeed.conf" -p "$2/pid" -n file
-		-O "file:device=$tmp/data" -O "file:credit=$CREDIT"
+		-O "file:device=$(source_path "$1" "$2")" -O "file:credit=$CREDIT"
 		--ready-timeout 1 --metrics "$2/metrics")
 	case $1 in
 	kernel) a+=(--interval 1) ;;
@@ -127,16 +135,36 @@ start_daemon() {
 	echo "$lp" >"$d/listener"
 	wait_for 5 grep -qs listening "$d/notify.log" || { say "FAIL: no notify socket"; return 1; }
 	mapfile -t args < <(config_args "$c" "$d")
+	if [ "$c" = kernel ]; then
+		# A holder keeps the FIFO open at both ends (O_RDWR does not
+		# wait), so a reload's reopen finds a writer and the writer
+		# outlives the daemon's reader: only the harness blocks the open.
+		mkfifo "$d/fifo" || return 1
+		sleep 100000 <>"$d/fifo" &
+		echo $! >"$d/holder"
+		cat "$tmp/data" >"$d/fifo" 2>/dev/null &
+		echo $! >"$d/writer"
+	fi
 	if [ "$c" = stdout ]; then
 		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" \
 			LIVENESS_DIR="$d" LIVENESS_SOURCE="$tmp/data" LD_PRELOAD="$SO" \
 			"$RNGFEED" "${args[@]}" 2>"$d/log" </dev/null > >(cat >/dev/null) &
 	else
 		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" \
-			LIVENESS_DIR="$d" LIVENESS_SOURCE="$tmp/data" LD_PRELOAD="$SO" \
+			LIVENESS_DIR="$d" LIVENESS_SOURCE="$(source_path "$c" "$d")" \
+			LD_PRELOAD="$SO" \
 			"$RNGFEED" "${args[@]}" 2>"$d/log" </dev/null >/dev/null &
 	fi
 	echo $! >"$d/daemon"
+}
+
+# stop_helpers DIR: the notify listener, the FIFO's writer and holder.
+stop_helpers() {
+	local f
+	for f in listener writer holder; do
+		[ -s "$1/$f" ] && kill "$(cat "$1/$f")" 2>/dev/null
+	done
+	return 0
 }
 
 # The moments the driver makes: steady state (an EGD client asks), the
@@ -166,7 +194,7 @@ record() { # CONFIG
 	kill -TERM "$pid" 2>/dev/null
 	wait_for 10 gone_or "$pid" false
 	wait "$pid" 2>/dev/null
-	kill "$(cat "$d/listener")" 2>/dev/null
+	stop_helpers "$d"
 	[ -s "$d/sites" ] || { say "FAIL: $c: no call site recorded"; sed 's/^/    | /' "$d/log"; return 1; }
 	ready "$d" || { say "FAIL: $c: the recording run never sent READY=1"; tail -n 5 "$d/log"; return 1; }
 }
@@ -263,7 +291,7 @@ run_case() {
 	t1=$EPOCHREALTIME
 	kill "$killer" 2>/dev/null
 	wait "$killer" 2>/dev/null
-	kill "$(cat "$d/listener")" 2>/dev/null
+	stop_helpers "$d"
 	# A fault on the log's own writes or on the PID file's unlink: the
 	# summary or the removal cannot happen, by construction.
 	local log_broken=0 pid_broken=0
