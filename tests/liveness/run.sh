@@ -69,7 +69,7 @@ cleanup() {
 		say "FAIL: $quality left changed; put back to $quality0"
 		echo "$quality0" >"$quality"
 	fi
-	[ -n "${LIVENESS_KEEP:-}" ] && say "work dir kept: $tmp" || rm -rf "$tmp"
+	if [ -n "${LIVENESS_KEEP:-}" ]; then say "work dir kept: $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -86,15 +86,15 @@ source_path() {
 
 # config_args CONFIG DIR: the daemon's arguments.
 config_args() {
-	local a=(-f -v -c "$tmp/rngfeed.conf" -p "$2/pid" -n file
+	local opts=(-f -v -c "$tmp/rngfeed.conf" -p "$2/pid" -n file
 		-O "file:device=$(source_path "$1" "$2")" -O "file:credit=$CREDIT"
 		--ready-timeout 1 --metrics "$2/metrics")
 	case $1 in
-	kernel) a+=(--interval 1) ;;
-	stdout) a+=(--stdout) ;;
-	egd) a+=(--interval 1 --egd-server "unix:$2/egd.sock") ;;
+	kernel) opts+=(--interval 1) ;;
+	stdout) opts+=(--stdout) ;;
+	egd) opts+=(--interval 1 --egd-server "unix:$2/egd.sock") ;;
 	esac
-	printf '%s\n' "${a[@]}"
+	printf '%s\n' "${opts[@]}"
 }
 
 # notify_listener DIR: systemd's side of sd_notify, DIR/notify -> DIR/notify.log.
@@ -316,8 +316,8 @@ run_case() {
 	if [ "$pid_broken" = 0 ] && [ "$(cat "$d/pid" 2>/dev/null)" = "$pid" ]; then
 		result=fail why="$why; PID file left"
 	fi
-	if [ -n "$(ls -A "$d/run" 2>/dev/null)" ]; then
-		result=fail why="$why; left in RUNTIME_DIRECTORY: $(ls -A "$d/run" | tr '\n' ' ')"
+	if [ -n "$(find "$d/run" -mindepth 1 2>/dev/null)" ]; then
+		result=fail why="$why; left in RUNTIME_DIRECTORY: $(find "$d/run" -mindepth 1 -printf '%f ')"
 	fi
 	if [ -s "$d/credit" ]; then
 		if [ "$c" = stdout ]; then
@@ -361,7 +361,7 @@ addr() {
 while read -r res stop c p fn off a why; do
 	[ "$res" = pass ] && continue
 	printf '%s: %-6s %-6s %-7s %s at %s %s: %s (stop %s s)\n' \
-		"$(echo "$res" | tr a-z A-Z)" "$c" "$p" "$a" "$fn" "$off" "$(addr "$off")" "$why" "$stop"
+		"${res^^}" "$c" "$p" "$a" "$fn" "$off" "$(addr "$off")" "$why" "$stop"
 done <"$tmp/results"
 for f in "$tmp"/faillog.*; do
 	[ -e "$f" ] || continue
