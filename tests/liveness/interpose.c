@@ -38,7 +38,7 @@
  *            of a FIFO, socket or device; I/O on a blocking FIFO, socket,
  *            device or anonymous fd; connect/accept on a blocking socket;
  *            poll/ppoll with a non-zero timeout; a sleep of 1 s or more;
- *            getrandom without GRND_NONBLOCK; pthread_join,
+ *            getrandom without GRND_NONBLOCK or GRND_INSECURE; pthread_join,
  *            pthread_timedjoin_np or pthread_cond_wait (a reader stuck
  *            in a device read);
  *            getaddrinfo without AI_NUMERICHOST; fcntl F_SETLKW; stdio
@@ -971,9 +971,13 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 {
 	int err = 0, d;
 
+	/* GRND_INSECURE never waits either, even before the CRNG is ready. */
+	int nowait = (flags & (GRND_NONBLOCK | GRND_INSECURE)) != 0;
+
 	d = decide("getrandom", __builtin_return_address(0),
-		   flags & GRND_NONBLOCK ? NOWAIT : WAIT,
-		   flags & GRND_NONBLOCK ? "GRND_NONBLOCK" : "blocking", &err);
+		   nowait ? NOWAIT : WAIT,
+		   flags & GRND_INSECURE ? "GRND_INSECURE"
+		   : flags & GRND_NONBLOCK ? "GRND_NONBLOCK" : "blocking", &err);
 	if (d == 2)
 		block_forever(K_RESTART);
 	if (d == 1) {
