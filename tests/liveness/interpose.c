@@ -46,12 +46,17 @@
  *   local    regular files and directories (the disk): never blocked
  *            unless LIVENESS_BLOCK_LOCAL=1, but faults are injected.
  *   bounded  a sleep under 1 s, a timed wait: never blocked.
- *   nowait   the call cannot wait (O_NONBLOCK, MSG_DONTWAIT, timeout 0,
- *            the kernel's random device's ioctls, /dev/null and friends).
+ *   nonblock it would wait but was made not to (O_NONBLOCK on a FIFO,
+ *            socket, device or eventfd; MSG_DONTWAIT; GRND_NONBLOCK): its
+ *            "block" is a stall, EAGAIN on every call (the peer never
+ *            gets ready, the CRNG never gets ready).
+ *   nowait   the call cannot wait (timeout 0, GRND_INSECURE, a
+ *            signalfd's read, an ioctl on a non-blocking fd, the
+ *            kernel's memory devices: /dev/random's ioctls, /dev/null).
  *
  * Actions, at the first call at the site in the phase (the class must be
- * wait for block):
- *   block    the call never returns (as a blocked read whose signal
+ * wait or nonblock for block):
+ *   block    nonblock: EAGAIN on every call.  wait: the call never returns (as a blocked read whose signal
  *            handlers restart it), except that poll/ppoll keep waiting
  *            on the signalfds in their set (a loop that takes SIGTERM
  *            through its own signalfd passes) and sleeps end with EINTR
@@ -95,8 +100,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum cls { NOWAIT, BOUNDED, LOCAL, WAIT };
-static const char *const cls_name[] = { "nowait", "bounded", "local", "wait" };
+enum cls { NOWAIT, NONBLOCK, BOUNDED, LOCAL, WAIT };
+static const char *const cls_name[] = { "nowait", "nonblock", "bounded",
+					"local", "wait" };
 enum action { ACT_NONE, ACT_BLOCK, ACT_EINTR, ACT_EAGAIN, ACT_ERROR,
 	      ACT_SIGHUP, ACT_SIGUSR1, ACT_SIGTERM };
 static const char *const act_name[] = { "none", "block", "eintr", "eagain",
@@ -355,8 +361,16 @@ static void fd_what(int fd, char *buf, size_t len)
 			*p = '_';
 }
 
-/* The kernel's memory devices (1:x) never make a caller wait, except a
- * read of /dev/random (1:8) before the CRNG is ready. */
+static int is_signalfd(int fd);
+
+/*
+ * How a call on FD can wait; READING: 1 a read, 0 a write, 2 an ioctl.
+ * The kernel's memory devices (1:x) never make a caller wait, except a
+ * read of /dev/random (1:8) before the CRNG is ready.  On an O_NONBLOCK
+ * FIFO, socket, device or eventfd the call says EAGAIN instead of
+ * waiting (NONBLOCK), except a signalfd's read: the kernel queues the
+ * signal, nothing outside can hold it back.
+ */
 static enum cls fd_class(int fd, int reading)
 {
 	struct stat st;
@@ -366,10 +380,11 @@ static enum cls fd_class(int fd, int reading)
 		return NOWAIT; /* a bad fd: the call fails at once */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
 		return LOCAL;
-	if (fl & O_NONBLOCK)
-		return NOWAIT;
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1)
-		return reading && minor(st.st_rdev) == 8 ? WAIT : NOWAIT;
+		return reading == 1 && minor(st.st_rdev) == 8 &&
+		       !(fl & O_NONBLOCK) ? WAIT : NOWAIT;
+	if (fl & O_NONBLOCK)
+		return reading == 2 || is_signalfd(fd) ? NOWAIT : NONBLOCK;
 	return WAIT; /* FIFO, socket, other device, anonymous inode */
 }
 
@@ -441,6 +456,13 @@ static int decide(const char *fn, void *ra, enum cls c, const char *what,
 		return 0;
 	switch (L.action) {
 	case ACT_BLOCK:
+		/* Non-blocking: the peer never gets ready, EAGAIN each time. */
+		if (c == NONBLOCK) {
+			if (L.acted++ == 0)
+				note_hit(fn, off, "block");
+			*err = EAGAIN;
+			return 1;
+		}
 		if (c != WAIT && !(c == LOCAL && L.block_local))
 			return 0;
 		if (L.acted++ == 0) {
@@ -721,7 +743,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	do {                                                                  \
 		if ((flags) & MSG_DONTWAIT) {                                  \
 			int err_ = 0;                                          \
-			if (decide(fn, __builtin_return_address(0), NOWAIT,    \
+			if (decide(fn, __builtin_return_address(0), NONBLOCK,  \
 				   "MSG_DONTWAIT", &err_) == 1) {              \
 				errno = err_;                                  \
 				return -1;                                     \
@@ -877,7 +899,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	FD_CALL("ioctl", fd, 0, K_RESTART, -1);
+	FD_CALL("ioctl", fd, 2, K_RESTART, -1);
 	r = syscall(SYS_ioctl, fd, req, arg);
 	if (req == RNDADDENTROPY && r == 0 && L.dir[0]) {
 		const struct rand_pool_info *p = arg;
@@ -971,11 +993,11 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 {
 	int err = 0, d;
 
-	/* GRND_INSECURE never waits either, even before the CRNG is ready. */
-	int nowait = (flags & (GRND_NONBLOCK | GRND_INSECURE)) != 0;
-
+	/* GRND_INSECURE never waits, even before the CRNG is ready;
+	 * GRND_NONBLOCK says EAGAIN until it is. */
 	d = decide("getrandom", __builtin_return_address(0),
-		   nowait ? NOWAIT : WAIT,
+		   flags & GRND_INSECURE ? NOWAIT
+		   : flags & GRND_NONBLOCK ? NONBLOCK : WAIT,
 		   flags & GRND_INSECURE ? "GRND_INSECURE"
 		   : flags & GRND_NONBLOCK ? "GRND_NONBLOCK" : "blocking", &err);
 	if (d == 2)

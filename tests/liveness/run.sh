@@ -12,6 +12,9 @@
 # 2. Cases, each one fresh daemon:
 #      block   every "wait" site: that call never returns (a poll keeps
 #              waiting on the signalfds in its set only; see interpose.c);
+#              every "nonblock" site (a FIFO, socket, eventfd or stdout
+#              made non-blocking, getrandom with GRND_NONBLOCK): EAGAIN on
+#              every call, the peer that never gets ready;
 #      eintr, eagain (the first 3 calls), error (EIO, every call): every
 #              site;
 #      sighup, sigusr1, sigterm: at every start-up site, the signal is
@@ -219,9 +222,10 @@ for c in $CONFIGS; do
 			key = $2 " " $3
 			if (!(key in first)) { first[key] = $1; order[++n] = key }
 			seen[$1, key] = 1
-			if (!(key in what) || $4 == "wait") what[key] = $6
+			# A site is said again when its class grows: the last line wins.
+			what[key] = $6
 			via[key] = $5
-			if (!((key, $1) in pc) || $4 == "wait") pc[key, $1] = $4
+			pc[key, $1] = $4
 		}
 		END {
 			for (i = 1; i <= n; i++) {
@@ -234,7 +238,7 @@ for c in $CONFIGS; do
 		function emit(key, p,   j, k) {
 			k = pc[key, p]
 			for (j = 1; j <= na; j++) {
-				if (act[j] == "block" && k != "wait") continue
+				if (act[j] == "block" && k != "wait" && k != "nonblock") continue
 				if (act[j] ~ /^sig/ && p != "start") continue
 				if (act[j] ~ /^(eintr|eagain|error)$/ && via[key] != "direct") continue
 				print c, p, key, act[j], k, via[key], what[key]
