@@ -18,6 +18,7 @@
  *   LIVENESS_ACTION  block | eintr | eagain | error | sighup | sigusr1 | sigterm
  *   LIVENESS_PHASE   start | steady | reload | stop: act only in that phase
  *   LIVENESS_SOURCE  path of the data file the file source reads
+ *   LIVENESS_STALL_SOURCE  a reader's read of it never returns (below)
  *
  * Phases: the driver creates DIR/phase.steady, phase.reload and
  * phase.stop as it goes; the library looks for the next one on each
@@ -145,6 +146,8 @@ static struct {
 	int phase;		/* main thread's view */
 	int acted;		/* calls acted on so far */
 	int block_local;
+	int stall_source;	/* LIVENESS_STALL_SOURCE */
+	atomic_int stalled;
 	char source[PATH_MAX];
 	struct site sites[MAX_SITES];
 	size_t n_sites;
@@ -271,6 +274,7 @@ __attribute__((constructor)) static void setup(void)
 	if (s)
 		snprintf(L.source, sizeof(L.source), "%s", s);
 	L.block_local = getenv("LIVENESS_BLOCK_LOCAL") != NULL;
+	L.stall_source = getenv("LIVENESS_STALL_SOURCE") != NULL;
 	/* backtrace() loads libgcc_s on its first call: not inside a hook. */
 	backtrace(warm, 2);
 	L.ready = 1;
@@ -312,7 +316,8 @@ static void update_phase(void)
 		snprintf(name, sizeof(name), "phase.%s", phase_name[L.phase + 1]);
 		if (!exists(name))
 			break;
-		L.phase++;
+		/* Read by the readers too (stall_source()). */
+		__atomic_store_n(&L.phase, L.phase + 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -534,6 +539,24 @@ static void note_read(int fd, ssize_t n)
 		atomic_fetch_add(&L.source_bytes, (unsigned long long)n);
 }
 
+/*
+ * LIVENESS_STALL_SOURCE: from the phase LIVENESS_PHASE names on, a reader
+ * thread's read of the source never returns, whatever signal it gets (a
+ * device read that only a fatal signal ends, as a stuck virtio-rng's).
+ */
+static void stall_source(int fd)
+{
+	if (!L.stall_source || in_hook || main_thread() || fd < 0 ||
+	    fd >= MAX_FDS || !atomic_load(&L.source_fd[fd]))
+		return;
+	if (L.want_phase >= 0 &&
+	    __atomic_load_n(&L.phase, __ATOMIC_RELAXED) < L.want_phase)
+		return;
+	if (atomic_exchange(&L.stalled, 1) == 0)
+		note_hit("source", "-", "stall");
+	block_forever(K_RESTART);
+}
+
 int close(int fd)
 {
 	REAL(close);
@@ -665,6 +688,7 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	ssize_t n;
 
+	stall_source(fd);
 	FD_CALL("read", fd, 1, K_RESTART, -1);
 	n = syscall(SYS_read, fd, buf, len);
 	note_read(fd, n);
@@ -678,6 +702,7 @@ ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 
 	if (len > buflen)
 		abort();
+	stall_source(fd);
 	FD_CALL("read", fd, 1, K_RESTART, -1);
 	n = syscall(SYS_read, fd, buf, len);
 	note_read(fd, n);

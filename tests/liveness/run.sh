@@ -18,7 +18,10 @@
 #      eintr, eagain (the first 3 calls), error (EIO, every call): every
 #              site;
 #      sighup, sigusr1, sigterm: at every start-up site, the signal is
-#              sent just before the call.
+#              sent just before the call;
+#      stall, stall-hup: the file source stalls in steady state (a reader's
+#              read that no signal ends, as a stuck device's), then SIGTERM,
+#              or SIGHUP (its readers replaced) and SIGTERM.
 #    A site is tested in the phase it first appeared in, and once more
 #    in the reload if the reload runs it again (configuration, sources).
 #    Once the site is hit, SIGTERM (the sigterm case: the signal it sent
@@ -46,7 +49,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 SO=${LIVENESS_SO:-build/liveness/interpose.so}
 CLIENT=${LIVENESS_CLIENT:-tests/helper_egd_client}
 CONFIGS=${LIVENESS_CONFIGS:-kernel stdout egd}
-ACTIONS=${LIVENESS_ACTIONS:-block eintr eagain error sighup sigusr1 sigterm}
+ACTIONS=${LIVENESS_ACTIONS:-block eintr eagain error sighup sigusr1 sigterm stall}
 JOBS=${LIVENESS_JOBS:-2}
 SCALE=${TEST_TIME_SCALE:-1}
 LIMIT=$(awk -v s="$SCALE" 'BEGIN { print 1.0 * s }')
@@ -238,12 +241,18 @@ for c in $CONFIGS; do
 		function emit(key, p,   j, k) {
 			k = pc[key, p]
 			for (j = 1; j <= na; j++) {
+				if (act[j] == "stall") continue
 				if (act[j] == "block" && k != "wait" && k != "nonblock") continue
 				if (act[j] ~ /^sig/ && p != "start") continue
 				if (act[j] ~ /^(eintr|eagain|error)$/ && via[key] != "direct") continue
 				print c, p, key, act[j], k, via[key], what[key]
 			}
 		}' "$tmp/record.$c/sites"
+	# The source stalled in steady state: a reader's read that never
+	# returns, then SIGTERM (stall), or SIGHUP and then SIGTERM (stall-hup).
+	case " $ACTIONS " in
+	*" stall "*) printf '%s steady source - %s nonblock direct -\n' "$c" stall "$c" stall-hup ;;
+	esac
 done >"$tmp/cases"
 
 distinct=$(for c in $CONFIGS; do awk '{ print $2, $3 }' "$tmp/record.$c/sites"; done | sort -u | wc -l)
@@ -272,8 +281,10 @@ run_case_once() {
 	local n=$1 c=$2 p=$3 fn=$4 off=$5 a=$6 target=$7 d=$tmp/case.$1 pid t0 t1 rc why=""
 	local result=pass stop=-
 	rm -rf "$d" && mkdir -p "$d"
+	local stall=
+	[ "${a#stall}" = "$a" ] || stall=LIVENESS_STALL_SOURCE=1
 	start_daemon "$c" "$d" LIVENESS_SITE="$fn:$off" LIVENESS_ACTION="$a" \
-		LIVENESS_PHASE="$p" || { echo "fail - $c $p $fn $off $a no-start" >"$tmp/result.$n"; return; }
+		LIVENESS_PHASE="$p" $stall || { echo "fail - $c $p $fn $off $a no-start" >"$tmp/result.$n"; return; }
 	pid=$(cat "$d/daemon")
 	if [ "$p" != start ]; then
 		wait_for 10 gone_or "$pid" ready "$d"
@@ -291,6 +302,10 @@ run_case_once() {
 	eintr | eagain | error | sighup | sigusr1)
 		hit "$d" && wait_for 5 gone_or "$pid" ready "$d"
 		[ "$p" = start ] || sleep 0.2
+		;;
+	stall-hup)
+		kill -HUP "$pid" 2>/dev/null
+		sleep 0.5
 		;;
 	esac
 	# The sigterm case is timed from the signal its site sent.
@@ -371,6 +386,9 @@ frame() {
 	addr2line -f -s -i -e "$RNGFEED" "$(printf '0x%x' $(($1 - 1)))" |
 		paste - - | awk '$2 ~ /\.c:/ { print $2 " (" $1 ")"; exit }'
 }
+where() {
+	if [ "$1" = - ]; then echo "(a reader thread's read)"; else addr "$1"; fi
+}
 addr() {
 	local at=${1%/*} from=${1#*/} out
 	out=$(frame "$at")
@@ -380,7 +398,7 @@ addr() {
 while read -r res stop c p fn off a why; do
 	[ "$res" = pass ] && continue
 	printf '%s: %-6s %-6s %-7s %s at %s %s: %s (stop %s s)\n' \
-		"${res^^}" "$c" "$p" "$a" "$fn" "$off" "$(addr "$off")" "$why" "$stop"
+		"${res^^}" "$c" "$p" "$a" "$fn" "$off" "$(where "$off")" "$why" "$stop"
 done <"$tmp/results"
 for f in "$tmp"/faillog.*; do
 	[ -e "$f" ] || continue
@@ -388,9 +406,10 @@ for f in "$tmp"/faillog.*; do
 	tail -n 4 "$f" | sed 's/^/    | /'
 done 2>/dev/null | head -n 60
 slowest=$(awk '$1 != "unreached" && $2 != "-" { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$tmp/results")
-blocked=$(awk '$7 == "block" && $1 != "unreached"' "$tmp/results" | wc -l)
-blocked_ok=$(awk '$7 == "block" && $1 == "pass"' "$tmp/results" | wc -l)
-blocked_sites=$(awk '$7 == "block" && $1 != "unreached" { print $5, $6 }' "$tmp/results" | sort -u | wc -l)
+# Blocked: the block cases and the source stalls (a reader's read blocked).
+blocked=$(awk '$7 ~ /^(block|stall)/ && $1 != "unreached"' "$tmp/results" | wc -l)
+blocked_ok=$(awk '$7 ~ /^(block|stall)/ && $1 == "pass"' "$tmp/results" | wc -l)
+blocked_sites=$(awk '$7 ~ /^(block|stall)/ && $1 != "unreached" { print $5, $6 }' "$tmp/results" | sort -u | wc -l)
 passed=$(grep -c '^pass ' "$tmp/results")
 failed=$(grep -c '^fail ' "$tmp/results")
 unreached=$(grep -c '^unreached ' "$tmp/results")
