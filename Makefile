@@ -103,6 +103,21 @@ soak: rngfeed
 bench/shim.so: bench/shim.c
 	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
+# make liveness (issue 24): every call site of a call that can wait that the
+# main thread reaches (start-up, steady state, SIGHUP, stop; the kernel
+# output, --stdout and the EGD server) made to block, to fail with EINTR,
+# EAGAIN and EIO, and hit by SIGHUP/SIGUSR1/SIGTERM at each start-up step;
+# SIGTERM must stop the daemon within 1 s every time.  tests/liveness/run.sh
+# says how; about 5 minutes.  Ends with "liveness: N sites blocked, N
+# stopped within 1 s".  Needs root.
+.PHONY: liveness
+build/liveness/interpose.so: tests/liveness/interpose.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
+
+liveness: rngfeed build/liveness/interpose.so tests/helper_egd_client
+	RNGFEED=./rngfeed tests/liveness/run.sh
+
 # make bench: every stage against its ceiling and the daemon against its
 # peers (installed with apt-get if missing), one Markdown table, also
 # written to bench/results.md.  Not in CI: noisy and minutes long.
