@@ -58,7 +58,8 @@ repo=$PWD
 vmdir=$repo/tests/vm
 work=$vmdir/work/systemd
 timeout_s=${VM_TIMEOUT:-300}
-include=systemd-sysv,udev,kmod,initramfs-tools
+# libdivsufsort3: the package's one dependency outside minbase and systemd's.
+include=systemd-sysv,udev,kmod,initramfs-tools,libdivsufsort3
 
 t0=$(date +%s)
 phase_start=$t0
