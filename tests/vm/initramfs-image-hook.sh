@@ -33,6 +33,7 @@ PREREQ="rngfeed"
 prereqs() { echo "$PREREQ"; }
 case "$1" in prereqs) prereqs; exit 0 ;; esac
 {
+	echo
 	read -r up _ </proc/uptime
 	echo "@@ initrd: uptime=$up"
 	echo "@@ initrd: quality=$(cat /sys/class/misc/hw_random/rng_quality 2>/dev/null || echo none)"

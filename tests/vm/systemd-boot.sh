@@ -157,17 +157,21 @@ if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$include" ]; the
 	mv "$base.new" "$base"
 	echo "$include" >"$base.stamp"
 fi
-if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER" ]; then
+# update-initramfs -c, as the kernel package's postinst does: it registers
+# the kernel, so that a package's initramfs trigger (update-initramfs -u)
+# rebuilds this initrd.
+if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER update-initramfs" ]; then
 	phase "modules and initramfs for $VM_KVER in the cached tree"
 	rm -rf "${base:?}/usr/lib/modules" "${base:?}"/boot/*
 	mkdir -p "$base/usr/lib/modules"
 	cp -a "$VM_MODROOT/lib/modules/$VM_KVER" "$base/usr/lib/modules/" || die "copying the modules failed"
 	cp "$VM_KCONFIG" "$base/boot/config-$VM_KVER"
 	chroot "$base" depmod "$VM_KVER" || die "depmod in the tree failed"
-	chroot "$base" mkinitramfs -o "/boot/initrd.img-$VM_KVER" "$VM_KVER" \
+	rm -rf "$base/var/lib/initramfs-tools"
+	chroot "$base" update-initramfs -c -k "$VM_KVER" \
 		>"$tmp/mkinitramfs.log" 2>&1 ||
-		{ cat "$tmp/mkinitramfs.log"; die "mkinitramfs in the tree failed"; }
-	echo "$VM_KVER" >"$base.kver"
+		{ cat "$tmp/mkinitramfs.log"; die "update-initramfs -c in the tree failed"; }
+	echo "$VM_KVER update-initramfs" >"$base.kver"
 fi
 
 # --- 3. the package and the disk image ------------------------------------------
