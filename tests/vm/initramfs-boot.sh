@@ -17,6 +17,10 @@
 # probe), rng_quality was back at its value from before rngfeed started,
 # and in the real root rngfeed.service is active with the only rngfeed
 # process; reports when the kernel's CRNG became ready against the switch.
+# 3. With INITRAMFS_DRACUT=1 (the default) the hook then installs dracut
+#    into the tree (apt-get there; skipped with the reason if that fails)
+#    and makes its images; two more boots with the switch on (a systemd
+#    initramfs: rngfeed-initrd.service).
 # Knobs: VM_CLOCK (default icount: guest time counts instructions, so
 # times compare whatever loads the host; tcg follows the host's clock), VM_TIMEOUT, VM_KERNEL (see
 # systemd-boot.sh).  Ends with "N passed, N failed"; 77 when QEMU or
@@ -45,6 +49,7 @@ finish() { echo "vm-test-initramfs: $passed passed, $failed failed"; [ "$failed"
 
 echo "== image (tests/vm/systemd-boot.sh VM_IMAGE_ONLY=1 with the initramfs hook)"
 export INITRAMFS_OUT=$work VM_IMAGE_HOOK=$vmdir/initramfs-image-hook.sh
+export INITRAMFS_DRACUT=${INITRAMFS_DRACUT:-1}
 if ! sdvm_image "$work/image"; then
 	tail -n 40 "$work/image/build.log"
 	bad "the guest image was not built (log: $work/image/build.log)"
@@ -62,18 +67,35 @@ echo "   initramfs size: off $size_off B, on $size_on B (+$(((size_on - size_off
 
 results=$work/results.md
 {
-	echo "| switch | virtio-rng | CRNG ready (guest s) | switch_root (guest s) | ready in the initramfs |"
-	echo "|---|---|---|---|---|"
+	echo "| initramfs | switch | virtio-rng | CRNG ready (guest s) | switch_root (guest s) | ready in the initramfs |"
+	echo "|---|---|---|---|---|---|"
 } >"$results"
 export SD_NO_TPM=1 VM_CLOCK=${VM_CLOCK:-icount}
-for sw in off on; do
-	for rng in virtio none; do
-		name=$sw-$rng
-		echo "== boot: switch $sw, ${rng/none/no virtio-rng}"
+# The boots: initramfs-tools' images with the switch off and on, then
+# dracut's with it on (its image with the switch off is only checked
+# for the binary: the real root's boot is the same).
+boots="tools:off:virtio tools:off:none tools:on:virtio tools:on:none"
+if [ "$(fact dracut)" = "" ] || [ "${INITRAMFS_DRACUT}" != 1 ]; then
+	echo "SKIP: dracut: not tried (INITRAMFS_DRACUT=0)"
+elif [[ "$(fact dracut)" == unavailable* ]]; then
+	echo "SKIP: dracut: $(fact dracut)"
+else
+	[ "$(fact binary_dracut-on)" = yes ] && [ "$(fact binary_dracut-off)" = no ] &&
+		ok "dracut $(fact dracut): rngfeed in the initramfs only with RNGFEED_INITRAMFS=yes" ||
+		bad "dracut: binary in the initramfs: off=$(fact binary_dracut-off) on=$(fact binary_dracut-on)"
+	echo "   dracut initramfs size: off $(fact size_dracut-off) B, on $(fact size_dracut-on) B (+$((($(fact size_dracut-on) - $(fact size_dracut-off)) / 1024)) KiB)"
+	boots="$boots dracut:on:virtio dracut:on:none"
+fi
+for b in $boots; do
+	IFS=: read -r kind sw rng <<<"$b"
+	{
+		name=$kind-$sw-$rng
+		echo "== boot: $kind, switch $sw, ${rng/none/no virtio-rng}"
 		args=()
 		[ $rng = virtio ] && args=(-object rng-random,id=rng0,filename=/dev/urandom
 			-device virtio-rng-pci,rng=rng0)
 		SD_INITRD=$work/initrd-$sw.img
+		[ "$kind" = dracut ] && SD_INITRD=$work/initrd-dracut-$sw.img
 		sdvm_boot "$work/$name.log" "" "${args[@]}"
 		rep=$work/$name.report
 		if ! grep -q '^end: ' "$rep"; then
@@ -88,8 +110,8 @@ for sw in off on; do
 		inside=no
 		[ -n "$crng" ] && [ "$crng" -le "$up_us" ] && inside=yes
 		crng_s=$(awk -v u="${crng:-0}" 'BEGIN { printf "%.3f", u / 1e6 }')
-		echo "| $sw | $rng | $crng_s | ${up:-?} | $inside |" >>"$results"
 		[ -n "$crng" ] || crng_s=never
+		echo "| $kind | $sw | $rng | $crng_s | ${up:-?} | $inside |" >>"$results"
 		echo "   CRNG ready at $crng_s s; switch_root at ${up:-?} s; ready in the initramfs: $inside"
 		state="$(sdvm_prop "$rep" show ActiveState)/$(sdvm_prop "$rep" show SubState)"
 		[ "$state" = active/running ] && ok "$name: rngfeed.service active (running) in the real root" ||
@@ -116,7 +138,7 @@ for sw in off on; do
 			bad "$name: rng_quality was '$q0' before rngfeed and '$(init quality)' after its stop"
 		[ "$inside" = yes ] && ok "$name: the CRNG was ready inside the initramfs" ||
 			bad "$name: the CRNG was not ready inside the initramfs"
-	done
+	}
 done
 echo "== results ($results)"
 cat "$results"

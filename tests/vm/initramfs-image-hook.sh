@@ -9,6 +9,7 @@
 set -u
 root=$1
 out=${INITRAMFS_OUT:?}
+vmdir=$(cd "$(dirname "$0")" && pwd)
 die() { echo "initramfs-image-hook: $*" >&2; exit 1; }
 kver=''
 for f in "$root"/boot/initrd.img-*; do [ -f "$f" ] && kver=${f##*/initrd.img-}; done
@@ -27,31 +28,11 @@ grep -q 'usr/sbin/rngfeed$' <<<"$l" && echo "trigger_binary=yes" >>"$facts" ||
 # 2. The probe: facts from inside the initramfs, just before switch_root.
 probe=$root/etc/initramfs-tools/scripts/init-bottom/zz-rngfeed-vmtest
 mkdir -p "${probe%/*}"
-cat >"$probe" <<'PROBE'
-#!/bin/sh
-PREREQ="rngfeed"
-prereqs() { echo "$PREREQ"; }
-case "$1" in prereqs) prereqs; exit 0 ;; esac
 {
-	echo
-	read -r up _ </proc/uptime
-	echo "@@ initrd: uptime=$up"
-	echo "@@ initrd: quality=$(cat /sys/class/misc/hw_random/rng_quality 2>/dev/null || echo none)"
-	echo "@@ initrd: current=$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null || echo none)"
-	n=0
-	for d in /proc/[0-9]*; do
-		[ "$(cat "$d/comm" 2>/dev/null)" = rngfeed ] || continue
-		case "$(cat "$d/stat" 2>/dev/null)" in *") Z "*) continue ;; esac
-		n=$((n + 1))
-	done
-	echo "@@ initrd: rngfeed_running=$n"
-	[ -x /usr/sbin/rngfeed ] && echo "@@ initrd: binary=yes" || echo "@@ initrd: binary=no"
-	if [ -r /run/initramfs/rngfeed.log ]; then
-		while IFS= read -r line; do echo "@@ initrd-log: $line"; done </run/initramfs/rngfeed.log
-	fi
-} >/dev/console 2>&1
-exit 0
-PROBE
+	printf '#!/bin/sh\nPREREQ="rngfeed"\nprereqs() { echo "$PREREQ"; }\n'
+	printf 'case "$1" in prereqs) prereqs; exit 0 ;; esac\n'
+	sed 1d "$vmdir/initramfs-probe.sh"
+} >"$probe"
 chmod 0755 "$probe"
 
 # 3. The two images, as the administrator makes them.
@@ -70,4 +51,70 @@ mk on yes
 # The disk's own copy: back to as shipped.
 sed -i 's/^RNGFEED_INITRAMFS=.*/RNGFEED_INITRAMFS=no/' "$root/etc/default/rngfeed"
 chroot "$root" update-initramfs -u -k "$kver" >/dev/null 2>&1
+
+# 4. dracut (INITRAMFS_DRACUT=1): installed into the same tree with apt-get
+# (it replaces initramfs-tools; the real root boots the same either way),
+# with the test's probe as a dracut module of its own: a unit ordered
+# before rngfeed-initrd.service, so that at the switch to the real root it
+# is stopped after it, and its ExecStop= reports.
+if [ "${INITRAMFS_DRACUT:-0}" = 1 ]; then
+	cp /etc/resolv.conf "$root/etc/resolv.conf"
+	mount -t proc proc "$root/proc" || die "cannot mount /proc in the tree"
+	DEBIAN_FRONTEND=noninteractive chroot "$root" sh -c \
+		'apt-get update -q && apt-get install -y -q --no-install-recommends dracut' \
+		>"$out/dracut-install.log" 2>&1
+	rc=$?
+	umount "$root/proc"
+	if [ $rc -ne 0 ] || [ ! -d "$root/usr/lib/dracut/modules.d/90rngfeed" ]; then
+		echo "dracut=unavailable (apt-get install dracut in the tree: exit $rc, $out/dracut-install.log)" >>"$facts"
+	else
+		m=$root/usr/lib/dracut/modules.d/99rngfeed-vmtest
+		mkdir -p "$m"
+		install -m 0755 "$vmdir/initramfs-probe.sh" "$m/probe.sh"
+		cat >"$m/rngfeed-vmtest.service" <<'UNIT'
+[Unit]
+Description=rngfeed vm-test probe (reports when stopped, after rngfeed-initrd)
+DefaultDependencies=no
+ConditionPathExists=/etc/initrd-release
+Before=rngfeed-initrd.service initrd-switch-root.target
+Conflicts=initrd-switch-root.target
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+ExecStop=/usr/local/sbin/rngfeed-vmtest-probe
+[Install]
+WantedBy=sysinit.target
+UNIT
+		cat >"$m/module-setup.sh" <<'MOD'
+#!/bin/bash
+check() { return 255; }
+depends() { echo rngfeed; }
+install() {
+	inst_script "$moddir/probe.sh" /usr/local/sbin/rngfeed-vmtest-probe
+	inst_simple "$moddir/rngfeed-vmtest.service" "$systemdsystemunitdir/rngfeed-vmtest.service"
+	$SYSTEMCTL -q --root "$initdir" enable rngfeed-vmtest.service
+}
+MOD
+		dr() { # NAME SWITCH
+			sed -i "s/^RNGFEED_INITRAMFS=.*/RNGFEED_INITRAMFS=$2/" "$root/etc/default/rngfeed"
+			local add=()
+			[ "$2" = yes ] && add=(--add rngfeed-vmtest)
+			chroot "$root" dracut -f --no-hostonly "${add[@]}" \
+				--add-drivers "virtio_pci virtio_blk ext4" --kver "$kver" "/boot/initrd-$1.img" \
+				>"$out/$1.log" 2>&1 || { cat "$out/$1.log"; die "dracut ($2) failed"; }
+			mv "$root/boot/initrd-$1.img" "$out/initrd-$1.img"
+			echo "size_$1=$(stat -c %s "$out/initrd-$1.img")" >>"$facts"
+			cp "$out/initrd-$1.img" "$root/tmp/lsinitrd.img"
+			lsinitrd_out=$(chroot "$root" lsinitrd /tmp/lsinitrd.img 2>/dev/null)
+			rm -f "$root/tmp/lsinitrd.img"
+			grep -q 'usr/sbin/rngfeed$' <<<"$lsinitrd_out" && echo "binary_$1=yes" >>"$facts" ||
+				echo "binary_$1=no" >>"$facts"
+		}
+		dr dracut-off no
+		dr dracut-on yes
+		sed -i 's/^RNGFEED_INITRAMFS=.*/RNGFEED_INITRAMFS=no/' "$root/etc/default/rngfeed"
+		echo "dracut=$(chroot "$root" dpkg-query -W -f '${Version}' dracut)" >>"$facts"
+	fi
+fi
 cat "$facts"
