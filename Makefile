@@ -233,6 +233,61 @@ uninstall:
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
 	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 
+# ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
+# Installed always; they put rngfeed into the initramfs only when
+# /etc/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no", kept when
+# the administrator edited it).  Where initramfs-tools and dracut look for
+# them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
+INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
+DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
+INITRAMFS_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+install: install-initramfs
+install-initramfs:
+	install -d $(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks \
+		$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-top \
+		$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-bottom \
+		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed
+	$(INITRAMFS_SUBST) initramfs/initramfs-tools/hooks-rngfeed \
+		>$(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks/rngfeed
+	$(INITRAMFS_SUBST) initramfs/initramfs-tools/scripts/init-top/rngfeed \
+		>$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-top/rngfeed
+	$(INITRAMFS_SUBST) initramfs/initramfs-tools/scripts/init-bottom/rngfeed \
+		>$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-bottom/rngfeed
+	$(INITRAMFS_SUBST) initramfs/initramfs-tools/scripts/init-top/rngfeed \
+		>$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start
+	$(INITRAMFS_SUBST) initramfs/initramfs-tools/scripts/init-bottom/rngfeed \
+		>$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
+	for f in module-setup.sh rngfeed-initrd.service rngfeed-start.sh rngfeed-stop.sh; do \
+		$(INITRAMFS_SUBST) initramfs/dracut/90rngfeed/$$f \
+			>$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/$$f || exit 1; \
+	done
+	chmod 0755 $(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks/rngfeed \
+		$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-top/rngfeed \
+		$(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-bottom/rngfeed \
+		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/*.sh \
+		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
+		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
+	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/rngfeed ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/rngfeed"; \
+	else \
+		install -D -m 0644 initramfs/default $(DESTDIR)$(SYSCONFDIR)/default/rngfeed; \
+	fi
+
+uninstall: uninstall-initramfs
+uninstall-initramfs:
+	rm -f $(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks/rngfeed \
+	      $(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-top/rngfeed \
+	      $(DESTDIR)$(INITRAMFSTOOLSDIR)/scripts/init-bottom/rngfeed
+	rm -rf $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed
+
+# Boots a real initramfs made by Debian's mkinitramfs with the hook, under
+# QEMU (not in CI: about 10 minutes; tests/vm/initramfs-boot.sh).
+vm-test-initramfs:
+	tests/vm/initramfs-boot.sh
+
+.PHONY: install-initramfs uninstall-initramfs vm-test-initramfs
+
 # ---- sanitize, valgrind, analyze ----
 # make sanitize: all of "make check" (unit tests and integration scripts;
 # ./rngfeed and the test programs are the sanitized ones) built with

@@ -58,7 +58,8 @@ repo=$PWD
 vmdir=$repo/tests/vm
 work=$vmdir/work/systemd
 timeout_s=${VM_TIMEOUT:-300}
-include=systemd-sysv,udev,kmod,initramfs-tools
+# libdivsufsort3: the package's one dependency outside minbase and systemd's.
+include=systemd-sysv,udev,kmod,initramfs-tools,libdivsufsort3
 
 t0=$(date +%s)
 phase_start=$t0
@@ -156,17 +157,22 @@ if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$include" ]; the
 	mv "$base.new" "$base"
 	echo "$include" >"$base.stamp"
 fi
-if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER" ]; then
+# The kernel image in /boot and update-initramfs -c, as the kernel
+# package leaves them: update-initramfs -u (a package's initramfs trigger)
+# rebuilds the initrds of the kernels it finds there.
+if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER with vmlinuz, update-initramfs -c" ]; then
 	phase "modules and initramfs for $VM_KVER in the cached tree"
 	rm -rf "${base:?}/usr/lib/modules" "${base:?}"/boot/*
 	mkdir -p "$base/usr/lib/modules"
 	cp -a "$VM_MODROOT/lib/modules/$VM_KVER" "$base/usr/lib/modules/" || die "copying the modules failed"
 	cp "$VM_KCONFIG" "$base/boot/config-$VM_KVER"
+	cp "$VM_VMLINUZ" "$base/boot/vmlinuz-$VM_KVER"
 	chroot "$base" depmod "$VM_KVER" || die "depmod in the tree failed"
-	chroot "$base" mkinitramfs -o "/boot/initrd.img-$VM_KVER" "$VM_KVER" \
+	rm -rf "$base/var/lib/initramfs-tools"
+	chroot "$base" update-initramfs -c -k "$VM_KVER" \
 		>"$tmp/mkinitramfs.log" 2>&1 ||
-		{ cat "$tmp/mkinitramfs.log"; die "mkinitramfs in the tree failed"; }
-	echo "$VM_KVER" >"$base.kver"
+		{ cat "$tmp/mkinitramfs.log"; die "update-initramfs -c in the tree failed"; }
+	echo "$VM_KVER with vmlinuz, update-initramfs -c" >"$base.kver"
 fi
 
 # --- 3. the package and the disk image ------------------------------------------

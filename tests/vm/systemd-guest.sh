@@ -48,5 +48,9 @@ if [ -r $hw/rng_current ]; then
 fi
 [ -r /sys/kernel/tracing/trace ] && out trace grep -E ' hw[rq]: ' /sys/kernel/tracing/trace
 out metrics bash -c 'ls /run/rngfeed 2>/dev/null; journalctl -b -u rngfeed.service --no-pager -o short-monotonic | grep -iE "user|nobody|privil|ready|credit" | tail -n 20'
+# For tests/vm/initramfs-boot.sh: every rngfeed process left (the
+# service's alone, if the initramfs's was stopped), and the initramfs's log.
+out procs bash -c 'for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = rngfeed ] && echo "${d#/proc/} $(tr "\\0" " " <$d/cmdline)"; done'
+[ -r /run/initramfs/rngfeed.log ] && out initlog cat /run/initramfs/rngfeed.log
 echo "@@ end: report complete"
 systemctl poweroff --no-block
