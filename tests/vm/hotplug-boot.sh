@@ -53,6 +53,7 @@ rm -f "$WORK"/*.log "$WORK"/results.txt
 started=$(date +%s)
 passed=0
 failed=0
+skipped=0
 
 # ---- QEMU helpers ----------------------------------------------------------------------
 tpm_pid=""
@@ -152,14 +153,15 @@ analyse() {
 	/^VMTEST kprobe unavailable/ { noprobe = noprobe " " $5 }
 	/^VMTEST sample / {
 		n = $3; sq[n] = field($0, "quality"); scq[n] = field($0, "cq"); scur[n] = field($0, "current")
-		sav[n] = field($0, "avail") + 0; sfeed[n] = field($0, "rngfeed"); order[++ns] = n
+		sav[n] = field($0, "avail") + 0; pool = field($0, "pool") + 0; sfeed[n] = field($0, "rngfeed"); order[++ns] = n
 	}
 	/^VMTEST stop / { stopsent = field($0, "sent"); stopgone = field($0, "gone"); still = field($0, "still") }
 	/^VMTEST drain / { drains = drains " " $3 "/" $4 }
 	/^VMTEST blocking-read start/ { bstart = field($0, "up") }
 	/^VMTEST blocking-read done/ { bdone = field($0, "up") }
 	/^VMTEST notready/ { notready++ }
-	/^VMTEST rngfeed .*: using it/ { u = $3; sub(/:$/, "", u); using[u] = 1 }
+	/^VMTEST rngfeed .*: using it/ { u = $0; sub(/.*rngfeed: /, "", u); sub(/: using it.*/, "", u); using[u] = 1 }
+	/^VMTEST rngfeed .*not handed back/ { notback = 1 }
 	/^VMTEST rngfeed / { if (tolower($0) ~ /fail|stuck/ && $0 ~ /hwrng|virtio|hw_random/) failmsg++ }
 	/^VMTEST trace / {
 		if (!match($0, /[0-9]+\.[0-9]+: /)) next
@@ -206,7 +208,7 @@ analyse() {
 				if (rt[j] < tfeed) continue
 				d = -1
 				for (i = 1; i <= nw; i++) if (wv[i] == "0" && wc[i] ~ /rngfeed/ && wt[i] >= rt[j]) { d = wt[i] - rt[j]; break }
-				verdict(d >= 0 && d <= 1.0, sprintf("%s handed over %s after it registered", rn[j], d < 0 ? "never" : sprintf("%.3f s", d)))
+				verdict(d >= 0 && d <= 1.0, sprintf("%s (registered at %.3f s) handed over %s after it registered", rn[j], rt[j], d < 0 ? "never" : sprintf("%.3f s", d)))
 			}
 		}
 		if (c == "two" || c == "watermark")
@@ -214,8 +216,8 @@ analyse() {
 		wl = ""; for (i = 1; i <= nw; i++) wl = wl sprintf(" %.3f:%s=%s", wt[i], wc[i], wv[i])
 		info("quality writes:" (wl == "" ? " none" : wl))
 		# CRNG
-		if (kready != "" && kload != "") info(sprintf("CRNG ready %.3f s after the device was loaded", kready - kload))
-		else if (kready != "") info("CRNG ready before the device was loaded")
+		if (kready != "" && kload != "" && kready >= kload) info(sprintf("CRNG ready %.3f s after the device was loaded", kready - kload))
+		else if (kready != "") info(sprintf("CRNG ready at %.3f s, before the device was loaded (a device present at boot)", kready))
 		if (c == "strict-alone") {
 			info(sprintf("not ready from interrupts within the wait: %s; blocking read %s -> %s", notready ? "yes" : "no", bstart, bdone))
 			verdict(kready != "", "the CRNG becomes ready without rngfeed (kernel sources" (bstart != "" ? ", after a blocking read starts its jitter entropy)" : ")"))
@@ -241,8 +243,16 @@ analyse() {
 			for (i = 1; i <= ns; i++) if (order[i] ~ /^after-/) info(sprintf("%s: quality %s current_quality %s", order[i], sq[order[i]], scq[order[i]]))
 		}
 		endq = (k == "linux-5.10") ? scq["end"] : sq["end"]
-		verdict(ref != "" && endq == ref, sprintf("%s at the end: %s (without rngfeed: %s) on %s", k == "linux-5.10" ? "current_quality" : "rng_quality", endq, ref == "" ? "unknown" : ref, scur["end"]))
-		if (c == "watermark") {
+		# a device that failed its tests for good is not handed back (README,
+		# Reliability): its quality stays 0 after the stop, and rngfeed says so
+		if (c == "late-stuck")
+			verdict(endq == "0" && notback, sprintf("%s at the end: %s on %s, %s (the failed device is not handed back; without rngfeed: %s)", k == "linux-5.10" ? "current_quality" : "rng_quality", endq, scur["end"], notback ? "and rngfeed says so" : "rngfeed did not say it leaves it at 0", ref))
+		else verdict(ref != "" && endq == ref, sprintf("%s at the end: %s (without rngfeed: %s) on %s", k == "linux-5.10" ? "current_quality" : "rng_quality", endq, ref == "" ? "unknown" : ref, scur["end"]))
+		# Debian 11 kernels from 5.10.119 on carry the 5.18 random.c (a 256-bit
+		# pool that ignores write_wakeup_threshold): nothing to show there
+		if (c == "watermark" && pool < 4096)
+			printf "SKIP: %s %s: the fill watermark needs the pre-5.18 4096-bit pool; this kernel'"'"'s pool is %d bits (random.c of 5.18 backported to 5.10.119+), entropy_avail stays at most %d\n", k, c, pool, pool
+		else if (c == "watermark") {
 			info(sprintf("entropy_avail: filled %d, drains (before/after):%s, refilled %d and %d", sav["filled"], drains, sav["refilled1"], sav["refilled2"]))
 			verdict(sav["filled"] >= wm, sprintf("fed up to -W %d: entropy_avail %d", wm, sav["filled"]))
 			q = 0; for (i = 1; i <= nio; i++) if (it[i] > mark["quiet"] && it[i] < mark["quiet end"]) q++
@@ -255,18 +265,22 @@ analyse() {
 	}' "$WORK/linux-$1-$2.log"
 }
 
-# reference quality for KERNEL (the alone boot's, as the kernel set it)
+# reference quality for KERNEL CASE: the last sample of the boot without rngfeed
+# (strict-alone for strict, alone for the others), as the kernel set it
 refq() {
-	awk -v k="$1" '{ sub(/\r$/, "") } /^VMTEST sample o[0-9]/ { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
-		END { print (k == "5.10" ? v["cq"] : v["quality"]) }' "$WORK/linux-$1-alone.log" 2>/dev/null
+	local f=$WORK/linux-$1-alone.log
+	[ "$2" = strict ] && f=$WORK/linux-$1-strict-alone.log
+	awk -v k="$1" '{ sub(/\r$/, "") } /^VMTEST sample / && $3 != "boot" { for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+		END { print (k == "5.10" ? v["cq"] : v["quality"]) }' "$f" 2>/dev/null
 }
 
 run() {
 	local k=$1 c=$2 backend=$3 extra=$4 out
 	boot "$k" "$c" "$backend" "$extra"
-	out=$(analyse "$k" "$c" "$(refq "$k")")
+	out=$(analyse "$k" "$c" "$(refq "$k" "$c")")
 	echo "$out" | tee -a "$WORK/results.txt"
 	echo "  (log: $WORK/linux-$k-$c.log; $(tail -n 1 "$WORK/linux-$k-$c.log"))"
+	skipped=$((skipped + $(echo "$out" | grep -c '^SKIP')))
 	passed=$((passed + $(echo "$out" | grep -c '^PASS')))
 	failed=$((failed + $(echo "$out" | grep -c '^FAIL')))
 }
@@ -294,12 +308,13 @@ for k in $KERNELS; do
 	run "$k" two /dev/urandom ""
 	run "$k" hotplug /dev/urandom ""
 	if [ "$k" = 6.12 ]; then
-		run "$k" strict /dev/urandom "rng_core.default_quality=0"
 		run "$k" strict-alone /dev/urandom "rng_core.default_quality=0"
+		run "$k" strict /dev/urandom "rng_core.default_quality=0"
 	fi
 	[ "$k" = 5.10 ] && run "$k" watermark /dev/urandom ""
 done
 
 echo "hotplug-boot: $(( $(date +%s) - started )) s of host time"
+[ "$skipped" != 0 ] && echo "($skipped checks skipped, each with its reason above)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -49,6 +49,7 @@ sample() {
 		"quality=$(rd $hr/rng_quality) selected=$(rd $hr/rng_selected)" \
 		"cq=$(rd /sys/module/rng_core/parameters/current_quality)" \
 		"avail=$(rd /proc/sys/kernel/random/entropy_avail)" \
+		"pool=$(rd /proc/sys/kernel/random/poolsize)" \
 		"devices=$(rd $hr/rng_available | tr ' ' ,)" \
 		"rngfeed=$(pidof rngfeed || echo no)"
 }
