@@ -559,7 +559,7 @@ static double housekeeping(struct daemon *d, double now)
 		.ready_timeout = d->cfg->ready_timeout,
 	};
 
-	double hw = sourceset_tick(d->set, now);
+	double hw = sourceset_tick(d->set, now, d->genfd >= 0);
 
 	return fmin(hw, report_tick(&d->report, &v, &p, &d->service, now));
 }
@@ -604,6 +604,9 @@ static bool poll_dispatch(struct daemon *d, double wait_s)
 	if (pfd[2].revents && vmgenid_drain(d->genfd) > 0)
 		discard_state(d, "VM generation changed (snapshot restored "
 				 "or VM cloned)");
+	/* Any uevent may be a hw_random driver that bound or unbound. */
+	if (pfd[2].revents)
+		sourceset_devices_changed(d->set);
 	if (pfd[3].revents & POLLOUT) {
 		d->out.waiting_pollout = false;
 		feeder_kernel_asks(&d->out.feeder);

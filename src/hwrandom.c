@@ -59,6 +59,56 @@ int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
 	return -ENODEV;
 }
 
+int hwrandom_listed(const char *sysfs_dir, const char *name)
+{
+	char path[512], list[1024], *save = NULL, *tok;
+	ssize_t n;
+	int r;
+
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
+	if (r < 0)
+		return r;
+	n = read_text_file(path, list, sizeof(list));
+	if (n < 0)
+		return (int)n;
+	for (tok = strtok_r(list, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (strcmp(tok, name) == 0)
+			return 1;
+	return 0;
+}
+
+static bool is_tpm(const char *name)
+{
+	return strncmp(name, "tpm-rng", 7) == 0;
+}
+
+int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
+{
+	char path[512], list[1024], *save = NULL, *tok;
+	int cur, r;
+
+	cur = hwrandom_current(sysfs_dir, name, len);
+	if (cur < 0)
+		return cur;
+	if (!is_tpm(name))
+		return 0;
+	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
+	if (r < 0)
+		return r;
+	if (read_text_file(path, list, sizeof(list)) < 0)
+		return 0;
+	for (tok = strtok_r(list, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (is_tpm(tok) || strcmp(tok, "none") == 0 ||
+		    strlen(tok) >= len)
+			continue;
+		strcpy(name, tok);
+		return 1;
+	}
+	return 0;
+}
+
 int hwrandom_select(const char *sysfs_dir, const char *name)
 {
 	char path[512];

@@ -19,6 +19,7 @@
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/hwrng_lock.h"
+#include "rngfeed/hwrng_quality.h"
 #include "rngfeed/hwrng_record.h"
 #include "rngfeed/util.h"
 
@@ -34,87 +35,6 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-}
-
-static int sysfs_path(char *path, size_t len, const char *dir,
-		      const char *file)
-{
-	if ((size_t)snprintf(path, len, "%s/%s", dir, file) >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* ---- rng_quality through a kept fd ------------------------------------ */
-
-/* A sysfs attribute is read from offset 0 each time. */
-static int fd_read_quality(int fd, unsigned int *q)
-{
-	char buf[16];
-	long long v = 0;
-	ssize_t n;
-
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (parse_ll(buf, 0, 1024, &v) < 0)
-		return -EBADMSG;
-	*q = (unsigned int)v;
-	return 0;
-}
-
-/* ftruncate() is a no-op on sysfs and keeps a test fixture exact. */
-static int fd_write_quality(int fd, unsigned int q)
-{
-	char buf[16];
-	int n = snprintf(buf, sizeof(buf), "%u\n", q);
-
-	if (ftruncate(fd, 0) < 0 && errno != EINVAL && errno != EPERM)
-		return -errno;
-	if (pwrite(fd, buf, (size_t)n, 0) != n)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-static int open_quality(const char *sysfs_dir, int flags)
-{
-	char path[512];
-	int fd, r;
-
-	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_quality");
-	if (r < 0)
-		return r;
-	fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	return fd;
-}
-
-/* rng_selected, 0 when the kernel has none (it came with 5.5). */
-static bool read_selected(const char *sysfs_dir)
-{
-	char path[512], buf[8];
-
-	if (sysfs_path(path, sizeof(path), sysfs_dir, "rng_selected") < 0 ||
-	    read_text_file(path, buf, sizeof(buf)) < 0)
-		return false;
-	return strcmp(buf, "1") == 0;
-}
-
-/* Is @device the current hw_random device?  0 no, 1 yes, -errno. */
-static int is_current(const char *sysfs_dir, const char *device, char *cur,
-		      size_t cur_len)
-{
-	int r = hwrandom_current(sysfs_dir, cur, cur_len);
-
-	if (r == -ENODEV) {
-		snprintf(cur, cur_len, "none");
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	return strcmp(cur, device) == 0;
 }
 
 /* ---- the machine-wide record and lock (hwrng_lock.h) ------------------ */
@@ -213,7 +133,7 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 	unsigned int q = 0;
 	int r;
 
-	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
+	r = hwrng_is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
 	if (r != 0)
 		return r < 0 ? r : 0;
 	r = hwrandom_select(g->sysfs_dir, g->device);
@@ -224,11 +144,11 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 		    g->device, cur, g->device, strerror(-r));
 		return r;
 	}
-	r = is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
+	r = hwrng_is_current(g->sysfs_dir, g->device, cur, sizeof(cur));
 	if (r < 0)
 		return r;
 	if (r == 1) {
-		r = fd_read_quality(g->fd, &q);
+		r = hwrng_quality_read(g->fd, &q);
 		if (r < 0)
 			return r;
 		if (q == 0)
@@ -240,6 +160,65 @@ static int keep_current(struct hwrng_gate *g, char *why, size_t why_len)
 	    "a device is chosen)",
 	    g->device);
 	return -EBUSY;
+}
+
+/* ---- devices that are no longer current ------------------------------- */
+
+static void park(struct hwrng_gate *g)
+{
+	struct hwrng_gate_parked *p;
+
+	if (g->n_parked == HWRNG_GATE_MAX_PARKED)
+		return; /* more than four devices: the oldest keeps 0 */
+	p = &g->parked[g->n_parked++];
+	snprintf(p->device, sizeof(p->device), "%s", g->device);
+	p->original = g->original;
+	p->selected = g->selected;
+}
+
+/* @device was parked: take it out, as a record.  0 or -ENOENT. */
+static int unpark(struct hwrng_gate *g, const char *device,
+		  struct hwrng_record *rec)
+{
+	for (size_t i = 0; i < g->n_parked; i++) {
+		struct hwrng_gate_parked *p = &g->parked[i];
+
+		if (strcmp(p->device, device) != 0)
+			continue;
+		*rec = (struct hwrng_record){ .quality = p->original,
+					      .selected = p->selected };
+		snprintf(rec->device, sizeof(rec->device), "%s", p->device);
+		g->parked[i] = g->parked[--g->n_parked];
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Put back the parked devices that are still registered: each is chosen
+ * for a moment to reach its rng_quality (it belongs to the current
+ * device only); writing it makes the kernel elect the best device again,
+ * and @keep (the device that was current, chosen explicitly) is chosen
+ * again after.  Called after the readers stopped.
+ */
+static void put_back_parked(struct hwrng_gate *g, const char *keep)
+{
+	char cur[HWRANDOM_NAME_LEN];
+	unsigned int q = 0;
+
+	for (size_t i = 0; i < g->n_parked; i++) {
+		const struct hwrng_gate_parked *p = &g->parked[i];
+
+		if (hwrandom_listed(g->sysfs_dir, p->device) != 1 ||
+		    hwrandom_select(g->sysfs_dir, p->device) < 0 ||
+		    hwrng_is_current(g->sysfs_dir, p->device, cur, sizeof(cur)) != 1 ||
+		    hwrng_quality_read(g->fd, &q) < 0 || q != 0)
+			continue;
+		hwrng_quality_write(g->fd, p->original);
+	}
+	if (g->n_parked && keep && *keep)
+		hwrandom_select(g->sysfs_dir, keep);
+	g->n_parked = 0;
 }
 
 /*
@@ -255,14 +234,29 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 	unsigned int q = 0;
 	int r;
 
-	r = fd_read_quality(g->fd, &q);
+	r = hwrng_quality_read(g->fd, &q);
 	if (r < 0) {
 		say(why, why_len, "%s/rng_quality: %s", g->sysfs_dir,
 		    strerror(-r));
 		return r;
 	}
-	if (q == 0) {
+	if (q == 0 && unpark(g, cur, &old) == 0) {
+		rec = old;
+		adopted = true;
+		snprintf(note, sizeof(note),
+			 "; it was set to 0 when current before (was %u)",
+			 old.quality);
+	} else if (q == 0) {
 		/* The lock is ours: a record is its gone owner's. */
+		if (find_record(g, cur, &old) < 0 &&
+		    hwrng_strict_mode(g->sysfs_dir)) {
+			say(why, why_len,
+			    "rng_quality of %s is 0 from "
+			    "rng_core.default_quality=0 (strict mode): the "
+			    "kernel credits nothing from it itself",
+			    cur);
+			return HWRNG_GATE_NONE;
+		}
 		if (find_record(g, cur, &old) < 0) {
 			say(why, why_len,
 			    "rng_quality of %s is already 0 and no rngfeed "
@@ -291,7 +285,7 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 	} else {
 		snprintf(rec.device, sizeof(rec.device), "%s", cur);
 		rec.quality = q;
-		rec.selected = read_selected(g->sysfs_dir);
+		rec.selected = hwrng_selected(g->sysfs_dir);
 	}
 	rec.failed = false;
 	strcpy(g->device, rec.device);
@@ -308,7 +302,7 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 		return r;
 	}
 	if (!adopted) {
-		r = fd_write_quality(g->fd, 0);
+		r = hwrng_quality_write(g->fd, 0);
 		if (r < 0) {
 			say(why, why_len, "setting %s/rng_quality to 0: %s",
 			    g->sysfs_dir, strerror(-r));
@@ -318,14 +312,15 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 	r = keep_current(g, why, why_len);
 	if (r < 0)
 		goto fail_restore;
-	say(why, why_len, "the kernel's own credit for %s (rng_quality %u) is "
+	say(why, why_len, "the kernel's own credit for %s (%s %u) is "
 	    "handed over: 0 while rngfeed tests it%s",
-	    g->device, g->original, note);
+	    g->device, g->param ? "rng_core current_quality" : "rng_quality",
+	    g->original, note);
 	return HWRNG_GATE_TAKEN;
 
 fail_restore:
 	/* Put back what was there; the kernel re-elects as before. */
-	if (fd_write_quality(g->fd, g->original) == 0 && g->selected)
+	if (hwrng_quality_write(g->fd, g->original) == 0 && g->selected)
 		hwrandom_select(g->sysfs_dir, g->device);
 fail_record:
 	hwrng_record_clear(g->state_fd, g->state_path);
@@ -360,11 +355,13 @@ int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 		say(why, why_len, "%s/rng_current: %s", sysfs_dir, strerror(-r));
 		return r;
 	}
-	r = open_quality(sysfs_dir, O_RDWR);
+	g->admin_choice = hwrng_selected(sysfs_dir);
+	r = hwrng_quality_open(sysfs_dir, O_RDWR, &g->param);
 	if (r == -ENOENT) {
 		say(why, why_len,
-		    "no rng_quality (kernel before 5.18): the kernel's own "
-		    "credit for %s cannot be handed over",
+		    "no rng_quality (kernel before 5.18) and no rng_core "
+		    "current_quality: the kernel's own credit for %s cannot "
+		    "be handed over",
 		    cur);
 		return HWRNG_GATE_NONE;
 	}
@@ -389,7 +386,7 @@ int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 			 * come after the privilege drop. */
 			g->waiting = true;
 			strcpy(g->device, cur);
-			fd_read_quality(g->fd, &q);
+			hwrng_quality_read(g->fd, &q);
 			say(why, why_len,
 			    "another rngfeed owns the hand-over of %s "
 			    "(rng_quality reads %u; lock %s): not taken, and "
@@ -421,7 +418,7 @@ static int put_back(const char *sysfs_dir, int fd, const char *device,
 	unsigned int q = 0;
 	int r;
 
-	r = is_current(sysfs_dir, device, cur, sizeof(cur));
+	r = hwrng_is_current(sysfs_dir, device, cur, sizeof(cur));
 	if (r == 0) {
 		say(msg, msg_len,
 		    "the current hw_random device is now %s, not %s: %s's "
@@ -431,7 +428,7 @@ static int put_back(const char *sysfs_dir, int fd, const char *device,
 		return 1;
 	}
 	if (r > 0)
-		r = fd_read_quality(fd, &q);
+		r = hwrng_quality_read(fd, &q);
 	if (r < 0) {
 		say(msg, msg_len, "reading the hw_random state: %s; %s's "
 		    "rng_quality not put back to %u", strerror(-r), device,
@@ -445,7 +442,7 @@ static int put_back(const char *sysfs_dir, int fd, const char *device,
 		    device, q);
 		return 1;
 	}
-	r = fd_write_quality(fd, original);
+	r = hwrng_quality_write(fd, original);
 	if (r < 0) {
 		say(msg, msg_len, "putting back rng_quality %u of %s: %s",
 		    original, device, strerror(-r));
@@ -502,6 +499,7 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 
 		strcpy(rec.device, g->device);
 		r = records_write(g, &rec, note, sizeof(note));
+		put_back_parked(g, g->device);
 		say(msg, msg_len,
 		    "%s failed its health tests: not handed back to the "
 		    "kernel's own crediting, its rng_quality stays 0 (it was "
@@ -525,8 +523,10 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 		gate_close(g, false);
 		return;
 	}
-	put_back(g->sysfs_dir, g->fd, g->device, g->original, g->selected,
-		 msg, msg_len);
+	if (g->device[0])
+		put_back(g->sysfs_dir, g->fd, g->device, g->original,
+			 g->selected, msg, msg_len);
+	put_back_parked(g, g->selected ? g->device : NULL);
 	hwrng_record_clear(g->state_fd, g->state_path);
 	if (g->lock.owner)
 		hwrng_lock_clear(&g->lock);
@@ -587,8 +587,8 @@ int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
 		    rec.device, rec.quality, rec.quality, sysfs_dir);
 		goto out;
 	}
-	g.fd = open_quality(sysfs_dir, O_RDWR);
-	if (g.fd < 0 && is_current(sysfs_dir, rec.device, cur,
+	g.fd = hwrng_quality_open(sysfs_dir, O_RDWR, &g.param);
+	if (g.fd < 0 && hwrng_is_current(sysfs_dir, rec.device, cur,
 				   sizeof(cur)) == 1) {
 		r = g.fd;
 		say(msg, msg_len, "%s/rng_quality: %s", sysfs_dir, strerror(-r));
@@ -614,41 +614,6 @@ out:
 	return r;
 }
 
-void hwrng_gate_describe_kernel(const char *sysfs_dir, char *buf, size_t len)
-{
-	char cur[HWRANDOM_NAME_LEN];
-	unsigned int q = 0;
-	int fd, r;
-
-	r = hwrandom_current(sysfs_dir, cur, sizeof(cur));
-	if (r == -ENODEV || r == -ENOENT) {
-		say(buf, len, "no hw_random device");
-		return;
-	}
-	if (r < 0) {
-		say(buf, len, "hw_random: %s/rng_current: %s", sysfs_dir,
-		    strerror(-r));
-		return;
-	}
-	fd = open_quality(sysfs_dir, O_RDONLY);
-	r = fd < 0 ? fd : fd_read_quality(fd, &q);
-	if (fd >= 0)
-		close(fd);
-	if (r == -ENOENT)
-		say(buf, len,
-		    "the kernel may credit %s itself (no rng_quality: kernel "
-		    "before 5.18)",
-		    cur);
-	else if (r < 0)
-		say(buf, len, "%s: rng_quality: %s", cur, strerror(-r));
-	else if (q == 0)
-		say(buf, len,
-		    "the kernel credits nothing itself from %s (rng_quality 0)",
-		    cur);
-	else
-		say(buf, len, "the kernel credits %s itself at %u/1024", cur, q);
-}
-
 const char *hwrng_gate_state_path(char *buf, size_t len)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
@@ -660,12 +625,110 @@ const char *hwrng_gate_state_path(char *buf, size_t len)
 	return buf;
 }
 
+/* The kernel set the held device's quality again: 0 again, and what it
+ * set is what release puts back. */
+static int retake(struct hwrng_gate *g, unsigned int q, char *msg,
+		  size_t msg_len)
+{
+	struct hwrng_record rec = { .quality = q, .selected = g->selected };
+	char note[160] = "";
+	int r;
+
+	snprintf(rec.device, sizeof(rec.device), "%s", g->device);
+	g->original = q;
+	r = records_write(g, &rec, note, sizeof(note));
+	if (r >= 0)
+		r = hwrng_quality_write(g->fd, 0);
+	if (r < 0) {
+		say(msg, msg_len, "%s: setting %s to 0 again: %s", g->device,
+		    g->param ? "current_quality" : "rng_quality", strerror(-r));
+		return r;
+	}
+	say(msg, msg_len,
+	    "the kernel set the quality of %s to %u again (it initialised "
+	    "the device again): set to 0 again%s",
+	    g->device, q, note);
+	return HWRNG_GATE_RETAKEN;
+}
+
+/* A held gate: has the current device or its quality changed? */
+static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
+{
+	char cur[HWRANDOM_NAME_LEN], was[HWRANDOM_NAME_LEN], why[300] = "";
+	unsigned int q = 0;
+	bool left;
+	int r;
+
+	r = hwrandom_current(g->sysfs_dir, cur, sizeof(cur));
+	if (r == -ENODEV)
+		cur[0] = '\0';
+	else if (r < 0)
+		return r;
+	/* A TPM that registered later and won the election (6.12 gives it
+	 * 1024): the device read before stays current (hwrandom_best()),
+	 * unless the administrator chose one; once per TPM (on 6.2-6.10 a
+	 * choice resets the quality, and the 0 again re-elects the TPM). */
+	if (cur[0] && !g->admin_choice && strcmp(cur, g->overruled) != 0 &&
+	    hwrandom_best(g->sysfs_dir, was, sizeof(was)) == 1 &&
+	    strcmp(was, g->device) == 0 &&
+	    hwrandom_select(g->sysfs_dir, was) == 0) {
+		snprintf(g->overruled, sizeof(g->overruled), "%s", cur);
+		say(msg, msg_len,
+		    "hw_random: %s became current; %s made current again (a "
+		    "TPM's generator is slow and the tpm source reads it "
+		    "directly)",
+		    cur, was);
+		return HWRNG_GATE_CHANGED;
+	}
+	/* A device it declined (found at 0 with no record) is not asked
+	 * again every tick: only a change is news. */
+	if (!g->device[0] && cur[0] && strcmp(cur, g->declined) == 0)
+		return HWRNG_GATE_NONE;
+	g->declined[0] = '\0';
+	if (strcmp(cur, g->device) == 0) {
+		if (!cur[0])
+			return HWRNG_GATE_NONE;
+		r = hwrng_quality_read(g->fd, &q);
+		if (r < 0 || q == 0)
+			return r < 0 ? r : HWRNG_GATE_NONE;
+		return retake(g, q, msg, msg_len);
+	}
+	snprintf(was, sizeof(was), "%s", g->device);
+	/* Before 5.18 the one parameter is set again by the kernel for
+	 * the new device: nothing of the old one to put back. */
+	left = !was[0] || g->param || hwrandom_listed(g->sysfs_dir, was) != 1;
+	if (!left)
+		park(g);
+	g->device[0] = '\0';
+	/* Emptied, not removed: the kept fd writes the next device's. */
+	hwrng_record_clear(g->state_fd, NULL);
+	if (g->lock.owner)
+		hwrng_lock_clear(&g->lock);
+	r = HWRNG_GATE_NONE;
+	if (cur[0]) {
+		r = own_take(g, cur, false, why, sizeof(why));
+		if (r != HWRNG_GATE_TAKEN) {
+			g->device[0] = '\0';
+			snprintf(g->declined, sizeof(g->declined), "%s", cur);
+		}
+	}
+	say(msg, msg_len, "hw_random: %s %s; %s%s%s%s",
+	    was[0] ? was : "no device",
+	    !was[0] ? "was current" : left ? "left or is not read any more"
+		    : "is no longer current (kept at 0 until rngfeed stops)",
+	    cur[0] ? "now " : "no device is current", cur, why[0] ? ": " : "",
+	    why);
+	return r < 0 ? r : HWRNG_GATE_CHANGED;
+}
+
 int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
 	int r;
 
 	say(msg, msg_len, "%s", "");
+	if (g->fd >= 0 && !g->waiting)
+		return follow(g, msg, msg_len);
 	if (!g->waiting)
 		return HWRNG_GATE_NONE;
 	r = hwrng_lock_try_own(&g->lock);

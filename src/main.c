@@ -67,6 +67,8 @@ static int run_list(struct rngfeed_config *cfg)
 	struct sourceset_params p = {
 		.wait_for_source = cfg->wait_for_source,
 		.sources_named = cfg->sources_named,
+		/* As the daemon would: it waits for a hw_random device. */
+		.gate_hwrng = true,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = HWRNG_GATE_STATE_PATH,
 	};

@@ -319,6 +319,39 @@ START_TEST(device_credit_sysfs)
 }
 END_TEST
 
+/* Exactly the name: virtio_rng.1 is not virtio_rng.10. */
+START_TEST(listed_is_exact)
+{
+	put("rng_available", "tpm-rng-0 virtio_rng.10 none \n");
+	ck_assert_int_eq(hwrandom_listed(dir, "virtio_rng.10"), 1);
+	ck_assert_int_eq(hwrandom_listed(dir, "virtio_rng.1"), 0);
+	ck_assert_int_eq(hwrandom_listed(dir, "tpm-rng-0"), 1);
+}
+END_TEST
+
+/* The rule: a TPM's device gives way to any other registered device;
+ * anything else current stays. */
+START_TEST(best_prefers_another_device_over_a_tpm)
+{
+	char name[HWRANDOM_NAME_LEN];
+
+	put("rng_available", "tpm-rng-0 virtio_rng.0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrandom_best(dir, name, sizeof(name)), 1);
+	ck_assert_str_eq(name, "virtio_rng.0");
+	put("rng_current", "virtio_rng.0\n");
+	ck_assert_int_eq(hwrandom_best(dir, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "virtio_rng.0");
+	/* A TPM alone stays. */
+	put("rng_available", "tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrandom_best(dir, name, sizeof(name)), 0);
+	ck_assert_str_eq(name, "tpm-rng-0");
+	put("rng_current", "none\n");
+	ck_assert_int_eq(hwrandom_best(dir, name, sizeof(name)), -ENODEV);
+}
+END_TEST
+
 static Suite *hwrandom_suite(void)
 {
 	Suite *s = suite_create("hwrandom");
@@ -341,6 +374,8 @@ static Suite *hwrandom_suite(void)
 	tcase_add_test(tc, quality_parsed);
 	tcase_add_test(tc, device_credit_rule);
 	tcase_add_test(tc, device_credit_sysfs);
+	tcase_add_test(tc, listed_is_exact);
+	tcase_add_test(tc, best_prefers_another_device_over_a_tpm);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -592,6 +592,250 @@ START_TEST(waiter_stopping_after_owner_puts_back)
 }
 END_TEST
 
+/* ---- following the machine after start-up (issue 26) ----------------- */
+
+/* A second device registers and becomes current (not a TPM: that one is
+ * the next test's): the gate takes it (its own identity and quality), and
+ * parks the first at 0 (not current: the
+ * kernel reads only the current device) to put back at release. */
+START_TEST(follows_a_switch_to_a_new_device)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
+	put("rng_quality", "64\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 is no longer current"));
+	ck_assert_ptr_nonnull(strstr(why, "now amd-rng"));
+	ck_assert_str_eq(g.device, "amd-rng");
+	ck_assert_uint_eq(g.original, 64);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_uint_eq(g.n_parked, 1);
+	ck_assert_str_eq(g.parked[0].device, "virtio_rng.0");
+	ck_assert_uint_eq(g.parked[0].original, 1024);
+	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+				     "device=amd-rng\nquality=64\n"));
+	/* Logged once: the next tick has nothing to say. */
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_str_eq(why, "");
+	/* The first one becomes current again (at the 0 it kept): adopted
+	 * from the parked list, not found "already 0". */
+	put("rng_current", "virtio_rng.0\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.original, 1024);
+	ck_assert_uint_eq(g.n_parked, 1);
+	ck_assert_str_eq(g.parked[0].device, "amd-rng");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	/* (The fixture has one rng_quality file for both devices: only
+	 * the current one's value can be checked here.) */
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "amd-rng");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+}
+END_TEST
+
+/* The device read leaves (hot-unplug): forgotten, nothing written; a
+ * device that arrives later is taken at the next tick. */
+START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "none \n");
+	put("rng_current", "none\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 left"));
+	ck_assert_ptr_nonnull(strstr(why, "no device is current"));
+	ck_assert_str_eq(g.device, "");
+	ck_assert_uint_eq(g.n_parked, 0);
+	ck_assert_str_eq(slurp(state, buf, sizeof(buf)), ""); /* no record */
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "now virtio_rng.1"));
+	ck_assert_str_eq(g.device, "virtio_rng.1");
+	ck_assert_uint_eq(g.original, 1000);
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+				     "device=virtio_rng.1\nquality=1000\n"));
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* Kernels 6.2 to 6.10 reset rng_quality when a device is chosen again;
+ * any kernel when the device registers again: 0 again at the tick, and
+ * the new value is what goes back. */
+START_TEST(takes_again_a_quality_the_kernel_reset)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_RETAKEN);
+	ck_assert_ptr_nonnull(strstr(why, "set to 0 again"));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_uint_eq(g.original, 1000);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* Before 5.18: rng_core's current_quality is the kernel's credit for the
+ * current device: taken, taken again when the kernel sets it again on a
+ * device change, put back at release and after a crash. */
+START_TEST(pre_5_18_current_quality_parameter)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256], path[160];
+
+	snprintf(path, sizeof(path), "%s/rng_quality", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	put("rng_core.current_quality", "1000\n");
+	hwrng_gate_describe_kernel(dir, why, sizeof(why));
+	ck_assert_str_eq(why, "the kernel credits virtio_rng.0 itself at "
+			      "1000/1024 (rng_core current_quality, kernel "
+			      "before 5.18)");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	ck_assert(g.param);
+	ck_assert_ptr_nonnull(strstr(why, "current_quality 1000"));
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	/* A device change: the kernel sets the parameter from the new
+	 * device; the old one has nothing of its own to put back. */
+	put("rng_available", "virtio_rng.0 virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_core.current_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_uint_eq(g.n_parked, 0);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	/* The same device initialised again. */
+	put("rng_core.current_quality", "700\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_RETAKEN);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "0\n");
+	crash(&g);
+	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
+			 0);
+	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
+			 "700\n");
+}
+END_TEST
+
+/* Strict mode (rng_core.default_quality=0): a 0 with no record is the
+ * administrator's choice, said as such, not a warning. */
+START_TEST(strict_mode_zero_is_not_a_warning)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	put("rng_quality", "0\n");
+	put("rng_core.default_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_ptr_nonnull(strstr(why, "strict mode"));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(access(lock, F_OK), -1);
+	/* Not strict: the same 0 is a warning. */
+	put("rng_core.default_quality", "1024\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_FOUND_ZERO);
+}
+END_TEST
+
+/* A new device found at 0 with no record is said once, not every tick,
+ * and taken when it changes. */
+START_TEST(declined_device_is_said_once)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 amd-rng none \n");
+	put("rng_current", "amd-rng\n");
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ck_assert_str_eq(g.device, "");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_NONE);
+	put("rng_available", "virtio_rng.0 virtio_rng.1 none \n");
+	put("rng_current", "virtio_rng.1\n");
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "virtio_rng.1");
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+}
+END_TEST
+
+/* A TPM that registers later and wins the kernel's election (6.12 gives
+ * it 1024): the virtio-rng read before is made current again, unless the
+ * administrator had chosen a device. */
+START_TEST(late_tpm_does_not_displace_the_device_read)
+{
+	struct hwrng_gate g;
+	char why[HWRNG_GATE_MSG_LEN], buf[256];
+
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 made current again"));
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
+	ck_assert_str_eq(g.device, "virtio_rng.0");
+	ck_assert_uint_eq(g.n_parked, 0);
+	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+
+	/* Chosen by the administrator: followed, not overruled. */
+	put("rng_available", "virtio_rng.0 none \n");
+	put("rng_selected", "1\n");
+	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
+			 HWRNG_GATE_TAKEN);
+	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
+	put("rng_current", "tpm-rng-0\n");
+	put("rng_quality", "64\n");
+	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
+			 HWRNG_GATE_CHANGED);
+	ck_assert_str_eq(g.device, "tpm-rng-0");
+	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "tpm-rng-0\n");
+	crash(&g);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("hwrng_gate");
@@ -624,6 +868,13 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, live_record_is_not_adopted);
 	tcase_add_test(tc, crash_record_found_from_other_runtime_dir);
 	tcase_add_test(tc, waiter_stopping_after_owner_puts_back);
+	tcase_add_test(tc, follows_a_switch_to_a_new_device);
+	tcase_add_test(tc, follows_a_device_that_leaves_and_one_that_arrives);
+	tcase_add_test(tc, takes_again_a_quality_the_kernel_reset);
+	tcase_add_test(tc, pre_5_18_current_quality_parameter);
+	tcase_add_test(tc, strict_mode_zero_is_not_a_warning);
+	tcase_add_test(tc, declined_device_is_said_once);
+	tcase_add_test(tc, late_tpm_does_not_displace_the_device_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,6 +29,20 @@ int hwrandom_current(const char *sysfs_dir, char *name, size_t len);
 int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
 		  size_t len);
 
+/* Is @name (exactly) in rng_available?  1 yes, 0 no, -errno. */
+int hwrandom_listed(const char *sysfs_dir, const char *name);
+
+/*
+ * The device rngfeed prefers to read through /dev/hwrng: the current one,
+ * unless it is a TPM's (tpm-rng-N: a slow DRBG's output, which the tpm
+ * source reads directly) and another device is registered (a host-backed
+ * virtio-rng, a CPU's or a board's TRNG): then the first such in
+ * rng_available.  The kernel prefers the higher quality, and 6.12 gives a
+ * TPM 1024 against virtio-rng's 1000.  Its name in @name; 1 when it is
+ * not the current one, 0 when it is, -ENODEV (no device) or -errno.
+ */
+int hwrandom_best(const char *sysfs_dir, char *name, size_t len);
+
 /* Make @name the current device (write rng_current).  0 or -errno. */
 int hwrandom_select(const char *sysfs_dir, const char *name);
 

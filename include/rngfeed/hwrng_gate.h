@@ -23,6 +23,13 @@
  * a small record file, so that the service's ExecStopPost= can put it back
  * after a crash (rngfeed --restore-hwrng-quality).
  *
+ * One instance per machine owns the hand-over (hwrng_lock.h); another
+ * waits and takes it over.  After start-up the gate follows the machine
+ * (hwrng_gate_tick()): devices register, leave and become current, and
+ * the kernel sets a quality again when it initialises a device.  Before
+ * 5.18 the same is done with rng_core's current_quality parameter
+ * (hwrng_quality.h).
+ *
  * Functions take the sysfs directory (HWRANDOM_SYSFS_DIR) so tests can use
  * a fixture.  No logging: messages come back to the caller.
  */
@@ -40,12 +47,23 @@
 #define HWRNG_GATE_STATE_PATH "/run/rngfeed/hwrng-quality"
 #define HWRNG_GATE_MSG_LEN 384
 
+
 /*
  * Where this instance records what it found: hwrng-quality in
  * $RUNTIME_DIRECTORY when systemd (or a test) sets it, its first entry if
  * it lists several, else HWRNG_GATE_STATE_PATH.  Returns @buf.
  */
 const char *hwrng_gate_state_path(char *buf, size_t len);
+
+/* A device the gate set to 0 that is registered but no longer current:
+ * the kernel reads only the current device, so it credits nothing from
+ * it; its value is put back at release. */
+struct hwrng_gate_parked {
+	char device[64];
+	unsigned int original;
+	bool selected;
+};
+#define HWRNG_GATE_MAX_PARKED 4
 
 /* Public so it can live inside another struct; touch it only through
  * the functions below. */
@@ -60,8 +78,18 @@ struct hwrng_gate {
 				* chosen explicitly, chosen again on release */
 	char sysfs_dir[128];   /* where rng_current and rng_selected are */
 	struct hwrng_lock lock; /* one owner per machine (hwrng_lock.h) */
+	bool param;            /* fd is rng_core's current_quality (before
+				* 5.18), not rng_quality */
 	bool waiting;          /* another instance owns the hand-over: fd
 				* is kept for the take-over, nothing taken */
+	struct hwrng_gate_parked parked[HWRNG_GATE_MAX_PARKED];
+	size_t n_parked;
+	bool admin_choice;     /* rng_selected read 1 at the take: the
+				* administrator chose; no device is chosen
+				* for them */
+	char overruled[64];    /* the TPM made not current once */
+	char declined[64];     /* current device found at 0 with no record:
+				* not taken, not asked again until a change */
 };
 
 /* hwrng_gate_take()'s and hwrng_gate_tick()'s answers (or -errno). */
@@ -72,6 +100,11 @@ enum {
 				    * credit the device 0 meanwhile */
 	HWRNG_GATE_FOUND_ZERO = 3, /* rng_quality already 0 and no record
 				    * says why: a warning for the user */
+	HWRNG_GATE_CHANGED = 4,    /* the current device changed (tick):
+				    * the gate follows it; device "" = none
+				    * now */
+	HWRNG_GATE_RETAKEN = 5,    /* the kernel set the quality again (it
+				    * initialised the device): 0 again */
 };
 
 void hwrng_gate_init(struct hwrng_gate *g);
@@ -136,12 +169,18 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 			size_t msg_len);
 
 /*
- * The daemon's housekeeping tick (about once a second): a waiting gate
- * tries the lock; when the owner has stopped it takes the hand-over over
- * (adopting the owner's record: rng_quality stays 0 throughout).
- * Returns HWRNG_GATE_TAKEN (@msg says so), HWRNG_GATE_NONE (nothing
- * changed), HWRNG_GATE_FOUND_ZERO (the lock came free but there was
- * nothing to take over: @msg says why), or -errno.
+ * The daemon's housekeeping tick (on uevents, at most twice a second):
+ * the gate follows the machine.  A waiting gate tries the lock; when the owner has stopped it
+ * takes the hand-over over (adopting the owner's record: rng_quality
+ * stays 0 throughout).  A held gate looks at rng_current: a device that
+ * left is forgotten (its quality goes with it), one that is registered
+ * but no longer current is parked at 0 and put back at release, and the
+ * new current device is taken (identity and quality read again); a
+ * quality the kernel set again (a device initialised again: before 5.18
+ * on every device change, on 6.2 to 6.10 on a select) is set to 0 again.
+ * Returns HWRNG_GATE_TAKEN, _CHANGED or _RETAKEN (@msg says what, once),
+ * HWRNG_GATE_NONE (nothing changed), HWRNG_GATE_FOUND_ZERO (nothing to
+ * take: @msg says why), or -errno.
  */
 int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len);
 

@@ -62,9 +62,15 @@ size_t sourceset_reload(struct source_set *s,
 			const struct rngfeed_config *fresh, int notify_fd);
 
 /* The housekeeping tick (main thread, never blocks): the hand-over of
- * hw_random follows the machine (a gate that waits for another instance
- * takes over when it stops).  Seconds until it wants to look again. */
-double sourceset_tick(struct source_set *s, double now);
+ * hw_random follows the machine (devices that register, leave or become
+ * current; a gate that waits for another instance takes over when it
+ * stops).  @told: the caller hears the kernel's uevents and calls
+ * sourceset_devices_changed() on each.  Seconds until it wants to look
+ * again by itself. */
+double sourceset_tick(struct source_set *s, double now, bool told);
+/* A uevent arrived (a driver bound or unbound, perhaps a hw_random one):
+ * the next tick looks at once. */
+void sourceset_devices_changed(struct source_set *s);
 
 /* A tested block from the next reader that has one, round robin: true
  * with @block, the slot and its credit. */

@@ -604,6 +604,9 @@ const struct source_driver source_tpm = {
 	 * patterned output, which is what fails in the field. */
 	.min_entropy = 8.0,
 	.flags = SOURCE_F_DEVICE,
+	/* The kernel's TPM hw_random device (tpm-rng-N) answers from the
+	 * same TPM2_GetRandom: one physical source, one credit. */
+	.hw_random_twin = "tpm-rng",
 	.default_device = "/dev/tpmrm0",
 	.option_keys = tpm_keys,
 	.probe = tpm_probe,
