@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The source set: slots, their readers, and the hand-over of the kernel's
- * own hw_random credit.  See include/rngfeed/sourceset.h.
+ * The source set: slots and their readers.  The hand-over of the kernel's
+ * own hw_random credit is in sourceset_hwrng.c.  See
+ * include/rngfeed/sourceset.h.
  */
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,49 +15,10 @@
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
-#include "rngfeed/hwrng_quality.h"
 #include "rngfeed/ledger.h"
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
-
-struct slot {
-	struct source_config cfg;
-	struct source *opened;       /* opened, not yet handed to a reader */
-	struct reader *reader;       /* NULL when not started */
-	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
-	int device_credit;           /* the device's default, looked up once
-				      * before the gate zeroes rng_quality;
-				      * -1 = not looked up */
-	bool wanted;                 /* opened, or waiting (wait_for_source) */
-	bool gated;                  /* reads the device the gate holds */
-	bool credit_follows_device;  /* no credit configured: it is the
-				      * device's, looked up again when the
-				      * gate takes another device */
-	int held_back_credit;        /* its credit while another instance
-				      * owns the hand-over (it counts 0
-				      * meanwhile); -1 = none held back */
-	bool used;                   /* a reader was started at some point */
-	char finished[256];          /* the input it read to its end: data
-				      * read once is credited once, so a
-				      * reload does not read it again */
-};
-
-struct source_set {
-	struct sourceset_params p;
-	size_t n_slots, next_take;
-	struct hwrng_gate gate;
-	char sysfs_dir[256], gate_state[256], gate_lock[256]; /* the
-					      * params' strings, kept */
-	double next_tick;            /* when sourceset_tick() looks again */
-	char gate_seen[HWRANDOM_NAME_LEN]; /* rng_current at the last take */
-	char gate_sysfs[256], gate_lock_here[300]; /* the gate's, for the
-					      * slot it was taken for */
-	char kernel_line[200];
-	/* One per configured source (the driver table's size), not
-	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
-	 * (issue 20). */
-	struct slot slots[];
-};
+#include "sourceset_internal.h"
 
 int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		  const struct sourceset_params *p)
@@ -92,61 +53,6 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 	return 0;
 }
 
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-static bool reads_hw_random(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
-	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
-	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
-}
-
-/*
- * The hwrng source on its default path before the kernel made it: with
- * rng_core a module, /dev/hwrng appears only when the first hw_random
- * driver loads, often after rngfeed started.  Only the hwrng source waits
- * for it by default (the virtio source is the same device's other door:
- * two readers would split it).
- */
-static bool hw_random_later(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return strcmp(cfg->driver->name, "hwrng") == 0 && dev &&
-	       cfg->driver->default_device &&
-	       strcmp(dev, cfg->driver->default_device) == 0 &&
-	       stat(dev, &st) < 0 && errno == ENOENT;
-}
-
-/*
- * The same through two doors: slot @i reads /dev/hwrng while its current
- * device is a kernel driver over a generator that a later source reads
- * directly (s390x's PRNO TRNG through "s390-trng"); the later source's
- * name, or NULL.
- */
-static const char *later_twin_of_hw_random(const struct source_set *s,
-					   size_t i)
-{
-	char cur[HWRANDOM_NAME_LEN];
-
-	if (!reads_hw_random(&s->slots[i].cfg) ||
-	    hwrandom_current(s->p.sysfs_dir, cur, sizeof(cur)) < 0)
-		return NULL;
-	for (size_t j = i + 1; j < s->n_slots; j++) {
-		const struct source_config *b = &s->slots[j].cfg;
-		const char *t = b->driver->hw_random_twin;
-		char why[SOURCE_WHY_LEN];
-
-		if (b->enabled && t && strncmp(cur, t, strlen(t)) == 0 &&
-		    b->driver->probe(b, why, sizeof(why)) == 0)
-			return b->driver->name;
-	}
-	return NULL;
-}
-
 /*
  * Two enabled sources reading one device (hwrng and virtio both on
  * /dev/hwrng) would split its output between two monitors and count it
@@ -158,7 +64,7 @@ static const char *later_reader_of_device(const struct source_set *s,
 {
 	const struct source_config *a = &s->slots[i].cfg;
 	struct stat sa, sb;
-	const char *other = later_twin_of_hw_random(s, i);
+	const char *other = sourceset_hw_twin(s, i);
 
 	*twin = other != NULL;
 	if (other)
@@ -200,248 +106,6 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 	return true;
 }
 
-static void describe_kernel(struct source_set *s)
-{
-	hwrng_gate_describe_kernel(s->p.sysfs_dir, s->kernel_line,
-				   sizeof(s->kernel_line));
-}
-
-/*
- * The gate was taken (or taken over) while slot @sl reads its device:
- * the credit follows what the gate found, not the 0 that rng_quality
- * reads now (an earlier run's record adopted, or another instance's).
- */
-static void credit_from_gate(struct source_set *s, struct slot *sl)
-{
-	size_t i = (size_t)(sl - s->slots);
-	const char *twin = later_twin_of_hw_random(s, i);
-
-	if (sl->held_back_credit >= 0) {
-		sl->cfg.credit = sl->held_back_credit;
-		sl->held_back_credit = -1;
-	}
-	if (sl->credit_follows_device && s->gate.device[0]) {
-		sl->cfg.credit = -1;
-		sl->cfg.hw_quality = (int)s->gate.original;
-		sl->device_credit = (int)source_config_credit(&sl->cfg);
-		sl->cfg.credit = sl->device_credit;
-	}
-	/* One physical source, one credit: a device that another source
-	 * reads directly (a TPM's tpm-rng and the tpm source) counts 0
-	 * here. */
-	if (twin && sl->cfg.credit > 0) {
-		log_notice("%s: %s is read directly by the %s source: "
-			   "credited 0 here",
-			   sl->cfg.driver->name, s->gate.device, twin);
-		sl->cfg.credit = 0;
-	}
-}
-
-/* The hw_random directory the gate uses for @sl: the source's sysfs key
- * (a test's fixture) or the set's; its lock beside a fixture, else the
- * machine's. */
-static void gate_paths(struct source_set *s, const struct slot *sl)
-{
-	const char *dir = source_config_get(&sl->cfg, "sysfs");
-
-	if (!dir || strcmp(dir, s->p.sysfs_dir) == 0) {
-		snprintf(s->gate_sysfs, sizeof(s->gate_sysfs), "%s",
-			 s->p.sysfs_dir);
-		snprintf(s->gate_lock_here, sizeof(s->gate_lock_here), "%s",
-			 s->p.gate_lock);
-		return;
-	}
-	snprintf(s->gate_sysfs, sizeof(s->gate_sysfs), "%s", dir);
-	snprintf(s->gate_lock_here, sizeof(s->gate_lock_here),
-		 "%s/rngfeed-hwrng.lock", dir);
-}
-
-/*
- * The kernel credits the current hw_random device itself, untested; while
- * a slot reads that device, the kernel's credit is handed over to the
- * health tests (rng_quality 0) and given back at stop.  One instance per
- * machine owns the hand-over: while another does, this one credits the
- * device 0 (the kernel may credit it untested again the moment the other
- * hands it back) and takes over when the other stops (sourceset_tick()).
- */
-static void take_gate(struct source_set *s, struct slot *sl)
-{
-	const char *name = sl->cfg.driver->name;
-	char why[HWRNG_GATE_MSG_LEN] = "";
-	int r;
-
-	if (!s->p.gate_hwrng ||
-	    !(reads_hw_random(&sl->cfg) || hw_random_later(&sl->cfg)))
-		return;
-	sl->gated = true;
-	if (hwrng_gate_waiting(&s->gate)) {
-		sl->held_back_credit = sl->cfg.credit;
-		sl->cfg.credit = 0;
-		return;
-	}
-	if (hwrng_gate_held(&s->gate))
-		return;
-	gate_paths(s, sl);
-	if (hwrandom_current(s->gate_sysfs, s->gate_seen,
-			     sizeof(s->gate_seen)) < 0)
-		s->gate_seen[0] = '\0';
-	r = hwrng_gate_take(&s->gate, s->gate_sysfs, s->p.gate_state,
-			    s->gate_lock_here, why, sizeof(why));
-	if (r < 0)
-		log_warn("%s: the kernel keeps crediting %s itself: %s", name,
-			 source_config_device(&sl->cfg), why);
-	else if (r == HWRNG_GATE_FOUND_ZERO)
-		log_warn("%s: %s", name, why);
-	else if (r == HWRNG_GATE_WAITING) {
-		log_notice("%s: %s", name, why);
-		sl->held_back_credit = sl->cfg.credit;
-		sl->cfg.credit = 0;
-	} else if (r == HWRNG_GATE_TAKEN) {
-		credit_from_gate(s, sl);
-		log_info("%s: %s", name, why);
-	} else if (why[0]) {
-		log_info("%s: %s", name, why);
-	}
-}
-
-/* A device became current while the gate held none: take it. */
-static void tick_idle(struct source_set *s)
-{
-	char cur[HWRANDOM_NAME_LEN];
-
-	if (hwrandom_current(s->gate_sysfs, cur, sizeof(cur)) < 0)
-		cur[0] = '\0';
-	if (strcmp(cur, s->gate_seen) == 0)
-		return;
-	log_notice("hw_random: %s%s", cur[0] ? cur : "no device",
-		   cur[0] ? " is current now" : " is current any more");
-	snprintf(s->gate_seen, sizeof(s->gate_seen), "%s", cur);
-	for (size_t i = 0; cur[0] && i < s->n_slots; i++)
-		if (s->slots[i].gated && s->slots[i].wanted)
-			take_gate(s, &s->slots[i]);
-}
-
-/*
- * The housekeeping tick: the hand-over follows the machine within a
- * second (hwrng_gate_tick(): a waiter takes over from an owner that
- * stopped; a held gate follows rng_current; an idle one takes a device
- * that registers).
- *
- * When: a device registers or leaves with a driver's bind or unbind, and
- * the kernel says so on its uevent socket, which the daemon has open
- * anyway (vmgenid): any uevent makes the next tick look at once
- * (sourceset_devices_changed()), and otherwise the tick looks whenever
- * the loop wakes anyway, at most twice a second, so an idle daemon does
- * not wake more for it.  Without uevents (@told false), and while
- * another instance owns the hand-over (its stop sends none), it looks
- * every second by itself.  Not a udev rule: the unit starts before udev
- * has run its rules (an initramfs may have no udev at all), and a rule
- * would have to reach a sandboxed daemon.  Seconds until it wants to
- * look by itself.
- */
-double sourceset_tick(struct source_set *s, double now, bool told)
-{
-	char msg[HWRNG_GATE_MSG_LEN] = "";
-	bool any = false;
-	double again;
-	int r;
-
-	for (size_t i = 0; i < s->n_slots; i++)
-		any |= s->slots[i].gated;
-	if (!any)
-		return 3600;
-	again = told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
-	if (now < s->next_tick)
-		return fmin(again, s->next_tick - now);
-	s->next_tick = now + 0.5;
-	if (!hwrng_gate_held(&s->gate) && !hwrng_gate_waiting(&s->gate)) {
-		tick_idle(s);
-		describe_kernel(s);
-		return again;
-	}
-	r = hwrng_gate_tick(&s->gate, msg, sizeof(msg));
-	if (r == HWRNG_GATE_NONE)
-		return again;
-	snprintf(s->gate_seen, sizeof(s->gate_seen), "%s", s->gate.device);
-	for (size_t i = 0; i < s->n_slots; i++) {
-		struct slot *sl = &s->slots[i];
-
-		if (!sl->gated)
-			continue;
-		if (r == HWRNG_GATE_TAKEN || r == HWRNG_GATE_CHANGED ||
-		    r == HWRNG_GATE_RETAKEN) {
-			credit_from_gate(s, sl);
-		} else if (sl->held_back_credit >= 0) {
-			/* Nothing to take over: the device is read as if
-			 * no gate had been asked for. */
-			sl->cfg.credit = sl->held_back_credit;
-			sl->held_back_credit = -1;
-		}
-	}
-	if (r == HWRNG_GATE_TAKEN)
-		log_notice("hwrng: the other rngfeed stopped; %s", msg);
-	else if (r == HWRNG_GATE_CHANGED || r == HWRNG_GATE_RETAKEN)
-		log_notice("%s", msg);
-	else if (r == HWRNG_GATE_FOUND_ZERO)
-		log_warn("hwrng: the other rngfeed stopped; %s", msg);
-	else
-		log_warn("hw_random: following the current device: %s", msg);
-	describe_kernel(s);
-	return told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
-}
-
-void sourceset_devices_changed(struct source_set *s)
-{
-	s->next_tick = 0;
-}
-
-static void release_gate(struct source_set *s)
-{
-	bool failed = false, any = false;
-	char msg[300] = "";
-
-	for (size_t i = 0; i < s->n_slots; i++) {
-		struct slot *sl = &s->slots[i];
-
-		if (!sl->gated)
-			continue;
-		any = true;
-		failed |= sl->base.state == READER_DISABLED;
-		sl->gated = false;
-		sl->held_back_credit = -1;
-	}
-	if (!any || (!hwrng_gate_held(&s->gate) &&
-		     !hwrng_gate_waiting(&s->gate)))
-		return;
-	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
-	if (msg[0])
-		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
-}
-
-/*
- * Is an unusable source kept, its reader looking for it?  With
- * --wait-for-source, when it can appear: not a CPU instruction this CPU
- * lacks (-EINVAL, -ENOTSUP), not a source with nothing configured to read.
- * Without it, the kernel's hw_random device alone, when only its device
- * is missing: drivers load late at boot (virtio_rng, TPMs), and the gate
- * must be there to hand the kernel's credit over when one registers.
- */
-static bool waits_for(const struct source_set *s, const struct slot *sl,
-		      int err)
-{
-	const struct source_config *cfg = &sl->cfg;
-
-	if (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
-	    ((cfg->driver->flags & SOURCE_F_NEEDS_DEVICE) &&
-	     !source_config_device(cfg)))
-		return false;
-	if (s->p.wait_for_source)
-		return true;
-	return s->p.gate_hwrng && (err == -ENODEV || err == -ENOENT) &&
-	       strcmp(cfg->driver->name, "hwrng") == 0 &&
-	       (reads_hw_random(cfg) || hw_random_later(cfg));
-}
-
 static void open_slot(struct source_set *s, struct slot *sl)
 {
 	const char *name = sl->cfg.driver->name;
@@ -464,7 +128,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r < 0) {
 		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
 			"%s: unavailable: %s", name, why);
-		if (!waits_for(s, sl, r))
+		if (!sourceset_waits_for(s, sl, r))
 			return;
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
@@ -472,43 +136,14 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		}
 	}
 	sl->wanted = true;
-	take_gate(s, sl);
-}
-
-/*
- * The best device current before the slots decide who reads /dev/hwrng
- * (hwrandom_best(): a virtio-rng over a TPM's tpm-rng), unless the
- * administrator chose one (rng_selected).  Only when rngfeed feeds the
- * kernel: --list, -t and --stdout change nothing.
- */
-static void choose_best_device(struct source_set *s)
-{
-	char best[HWRANDOM_NAME_LEN], cur[HWRANDOM_NAME_LEN];
-	const struct slot *reader = NULL;
-
-	for (size_t i = 0; i < s->n_slots && !reader; i++)
-		if (s->slots[i].cfg.enabled &&
-		    reads_hw_random(&s->slots[i].cfg))
-			reader = &s->slots[i];
-	if (!reader || !s->p.gate_hwrng)
-		return;
-	gate_paths(s, reader);
-	if (hwrng_selected(s->gate_sysfs) ||
-	    hwrandom_current(s->gate_sysfs, cur, sizeof(cur)) < 0 ||
-	    hwrandom_best(s->gate_sysfs, best, sizeof(best)) != 1)
-		return;
-	if (hwrandom_select(s->gate_sysfs, best) == 0)
-		log_notice("hw_random: %s made current instead of %s: a "
-			   "TPM's generator is slow and the tpm source reads "
-			   "it directly",
-			   best, cur);
+	sourceset_take_gate(s, sl);
 }
 
 size_t sourceset_open(struct source_set *s)
 {
 	size_t n = 0;
 
-	choose_best_device(s);
+	sourceset_choose_best_device(s);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
 
@@ -524,7 +159,7 @@ size_t sourceset_open(struct source_set *s)
 		open_slot(s, sl);
 		n += sl->wanted;
 	}
-	describe_kernel(s);
+	sourceset_describe_kernel(s);
 	return n;
 }
 
@@ -613,7 +248,7 @@ void sourceset_stop(struct source_set *s)
 		sl->opened = NULL;
 		sl->wanted = false;
 	}
-	release_gate(s);
+	sourceset_release_gate(s);
 }
 
 size_t sourceset_reload(struct source_set *s,
@@ -815,7 +450,7 @@ void sourceset_plan(const struct source_set *s, size_t i,
 			 source_config_device(cfg), other);
 		return;
 	}
-	if (!out->available && !waits_for(s, &s->slots[i], r)) {
+	if (!out->available && !sourceset_waits_for(s, &s->slots[i], r)) {
 		snprintf(out->why_not, sizeof(out->why_not), "%s",
 			 s->p.wait_for_source ? "unavailable, and cannot "
 						"appear here"

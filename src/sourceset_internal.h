@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The source set's insides, shared by sourceset.c (slots and readers) and
+ * sourceset_hwrng.c (the hand-over of the kernel's hw_random credit).
+ * Not a public header.
+ */
+#ifndef RNGFEED_SOURCESET_INTERNAL_H
+#define RNGFEED_SOURCESET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rngfeed/hwrandom.h"
+#include "rngfeed/hwrng_gate.h"
+#include "rngfeed/sourceset.h"
+
+struct slot {
+	struct source_config cfg;
+	struct source *opened;       /* opened, not yet handed to a reader */
+	struct reader *reader;       /* NULL when not started */
+	struct reader_stats base;    /* totals of earlier readers (SIGHUP) */
+	int device_credit;           /* the device's default, looked up once
+				      * before the gate zeroes rng_quality;
+				      * -1 = not looked up */
+	bool wanted;                 /* opened, or waiting (wait_for_source) */
+	bool gated;                  /* reads the device the gate holds */
+	bool credit_follows_device;  /* no credit configured: it is the
+				      * device's, looked up again when the
+				      * gate takes another device */
+	int held_back_credit;        /* its credit while another instance
+				      * owns the hand-over (it counts 0
+				      * meanwhile); -1 = none held back */
+	bool used;                   /* a reader was started at some point */
+	char finished[256];          /* the input it read to its end: data
+				      * read once is credited once, so a
+				      * reload does not read it again */
+};
+
+struct source_set {
+	struct sourceset_params p;
+	size_t n_slots, next_take;
+	struct hwrng_gate gate;
+	char sysfs_dir[256], gate_state[256], gate_lock[256]; /* the
+					      * params' strings, kept */
+	double next_tick;            /* when sourceset_tick() looks again */
+	char gate_seen[HWRANDOM_NAME_LEN]; /* rng_current at the last take */
+	char gate_sysfs[256], gate_lock_here[300]; /* the gate's, for the
+					      * slot it was taken for */
+	char kernel_line[200];
+	/* One per configured source (the driver table's size), not
+	 * CONFIG_MAX_SOURCES: 1.9 KB each, for the daemon's whole life
+	 * (issue 20). */
+	struct slot slots[];
+};
+
+/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
+bool sourceset_reads_hw_random(const struct source_config *cfg);
+/* The later source that reads directly what slot @i reads through
+ * /dev/hwrng (s390-trng, tpm), or NULL. */
+const char *sourceset_hw_twin(const struct source_set *s, size_t i);
+/* Refresh the one line on the kernel's own crediting. */
+void sourceset_describe_kernel(struct source_set *s);
+/* Slot @sl is opened (or waits): take the hand-over for its device. */
+void sourceset_take_gate(struct source_set *s, struct slot *sl);
+/* The readers stopped: give the hand-over back. */
+void sourceset_release_gate(struct source_set *s);
+/* Is an unusable source kept, its reader looking for it? */
+bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
+			 int err);
+/* Before the slots open: the best hw_random device current. */
+void sourceset_choose_best_device(struct source_set *s);
+
+#endif
