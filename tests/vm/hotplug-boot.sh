@@ -162,6 +162,11 @@ analyse() {
 	/^VMTEST notready/ { notready++ }
 	/^VMTEST rngfeed .*: using it/ { u = $0; sub(/.*rngfeed: /, "", u); sub(/: using it.*/, "", u); using[u] = 1 }
 	/^VMTEST rngfeed .*not handed back/ { notback = 1 }
+	# the stop summary: a source whose passed blocks carried credit
+	/^VMTEST rngfeed rngfeed: +[a-z0-9-]+: [0-9]+ raw bytes, [0-9]+ blocks? passed/ {
+		u = $0; sub(/.*rngfeed: +/, "", u); pb = u; sub(/:.*/, "", u)
+		sub(/.* raw bytes, /, "", pb); sub(/ .*/, "", pb); if (pb + 0 > 0) credited[u] = 1
+	}
 	/^VMTEST rngfeed / { if (tolower($0) ~ /fail|stuck/ && $0 ~ /hwrng|virtio|hw_random/) failmsg++ }
 	/^VMTEST trace / {
 		if (!match($0, /[0-9]+\.[0-9]+: /)) next
@@ -203,12 +208,20 @@ analyse() {
 		if (feeding)
 			verdict(bad == 0, sprintf("kernel credits outside registration after rngfeed saw the device: %d (registration credits %d%s)", bad, regc, strict ? ", none allowed in strict mode" : ""))
 		# hand-over within 1 s of each device that registered after rngfeed started
-		if (feeding && c != "two" && c != "watermark") {
+		# /dev/hwrng reads the current device, which the virtio source also reads
+		# through /dev/hwrng: both crediting is one device credited twice
+		if (feeding)
+			verdict(!(credited["hwrng"] && credited["virtio"]), sprintf("one device, one credit: hwrng and virtio %s", credited["hwrng"] && credited["virtio"] ? "both credited passed blocks (twins)" : "not both credited"))
+		# strict mode: nothing to hand over, the kernel set 0 itself; it stays 0
+		if (c == "strict") {
+			z = 1; for (i = 1; i <= ns; i++) if (order[i] ~ /^o[0-9]/ && sq[order[i]] != "0") z = 0
+			verdict(z, "rng_quality 0 (strict mode) while rngfeed runs")
+		} else if (feeding && c != "two" && c != "watermark") {
 			for (j = 1; j <= nr; j++) {
 				if (rt[j] < tfeed) continue
 				d = -1
 				for (i = 1; i <= nw; i++) if (wv[i] == "0" && wc[i] ~ /rngfeed/ && wt[i] >= rt[j]) { d = wt[i] - rt[j]; break }
-				verdict(d >= 0 && d <= 1.0, sprintf("%s (registered at %.3f s) handed over %s after it registered", rn[j], rt[j], d < 0 ? "never" : sprintf("%.3f s", d)))
+				verdict(d >= 0 && d <= 1.0, sprintf("%s (registered at %.3f s) handed over %s after it registered", rn[j], rt[j], d < 0 ? "never" : sprintf("%.2f ms", d * 1000)))
 			}
 		}
 		if (c == "two" || c == "watermark")
@@ -221,7 +234,10 @@ analyse() {
 		if (c == "strict-alone") {
 			info(sprintf("not ready from interrupts within the wait: %s; blocking read %s -> %s", notready ? "yes" : "no", bstart, bdone))
 			verdict(kready != "", "the CRNG becomes ready without rngfeed (kernel sources" (bstart != "" ? ", after a blocking read starts its jitter entropy)" : ")"))
-		} else if (feeding) verdict(kready != "", "CRNG ready")
+		} else if (c == "late-stuck")
+			# zeros are the only input: ready only if something credited them
+			info(kready == "" ? "CRNG not ready: the only device gives zeros (nothing credited them)" : nc ? "CRNG ready (from the registration credit of zeros)" : "CRNG ready with no hw_random credit (the kernel'"'"'s own sources: the device'"'"'s interrupts)")
+		else if (feeding) verdict(kready != "", "CRNG ready")
 		if (!feeding) { info(sprintf("the kernel alone: current %s, rng_quality %s, current_quality %s", scur[order[ns]], sq[order[ns]], scq[order[ns]])); exit }
 		# rngfeed kept running and stopped on SIGTERM within 1 s
 		alive = 1

@@ -158,9 +158,13 @@ watermark)
 	startfeed -W "$wm"; sleep 1
 	readywait
 	above() { [ "$(cat /proc/sys/kernel/random/entropy_avail)" -ge "$wm" ]; }
-	wait_for "$timeout" above; sample filled
+	# a 256-bit pool (5.18's random.c, backported to 5.10.119+) has no watermark
+	rounds="1 2"
+	[ "$(cat /proc/sys/kernel/random/poolsize)" -lt 4096 ] && rounds=""
+	[ -n "$rounds" ] && wait_for "$timeout" above
+	sample filled
 	mark quiet; observe q; mark "quiet end"
-	for round in 1 2; do
+	for round in $rounds; do
 		mark "drain $round"
 		/bin/hotplug-drain "$wm"
 		sample "drained$round"
