@@ -236,7 +236,7 @@ analyse() {
 			verdict(kready != "", "the CRNG becomes ready without rngfeed (kernel sources" (bstart != "" ? ", after a blocking read starts its jitter entropy)" : ")"))
 		} else if (c == "late-stuck")
 			# zeros are the only input: ready only if something credited them
-			info(kready == "" ? "CRNG not ready: the only device gives zeros (nothing credited them)" : nc ? "CRNG ready (from the registration credit of zeros)" : "CRNG ready with no hw_random credit (the kernel'"'"'s own sources: the device'"'"'s interrupts)")
+			info(kready == "" ? "CRNG not ready: the only device gives zeros (nothing credited them)" : nc ? "CRNG ready (from the registration credit of zeros)" : "CRNG ready with no hw_random credit (the kernel'"'"'s own sources, e.g. interrupts)")
 		else if (feeding) verdict(kready != "", "CRNG ready")
 		if (!feeding) { info(sprintf("the kernel alone: current %s, rng_quality %s, current_quality %s", scur[order[ns]], sq[order[ns]], scq[order[ns]])); exit }
 		# rngfeed kept running and stopped on SIGTERM within 1 s
