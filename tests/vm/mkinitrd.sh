@@ -5,6 +5,8 @@
 # host's shared libraries that rngfeed and rngd link, and the waiter and minfeed
 # programs (built here, static). /init is tests/vm/init.sh. VM_EXTRA_BINS: more host
 # programs to put in /bin with their libraries (for debugging, e.g. /usr/bin/strace).
+# VM_INIT: another /init (tests/vm/hotplug-boot.sh); VM_EXTRA_MODULES: more kernel
+# modules to copy with their dependencies (e.g. "rng-core tpm_tis" for 5.10).
 set -eu
 
 out=$1
@@ -32,7 +34,7 @@ for p in ${VM_EXTRA_BINS:-}; do
 	cp "$p" "$stage/bin/"
 done
 cp "$VM_RNGD" "$stage/bin/rngd"
-cp "$here/init.sh" "$stage/init"
+cp "${VM_INIT:-$here/init.sh}" "$stage/init"
 chmod 755 "$stage/init"
 
 # The host's libraries, at the paths the loader looks for them (ldd prints
@@ -46,7 +48,7 @@ done
 # virtio-rng and what it needs (modules in this kernel; the TPM drivers are built in),
 # with a modules.dep of just those so busybox modprobe resolves the order.
 mods=$VM_MODROOT/lib/modules/$VM_KVER
-want="virtio-rng virtio_pci"
+want="virtio-rng virtio_pci ${VM_EXTRA_MODULES:-}"
 have=""
 while [ -n "$want" ]; do
 	set -- $want
