@@ -59,8 +59,16 @@
 
 static const char *const egd_keys[] = { "timeout-ms", "mode", NULL };
 
+struct egd_addr {
+	bool tcp;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char host[256];
+	char port[8];
+};
+
 struct egd_state {
-	int fd;
+	int fd;           /* -1: tcp, not connected yet (its reader connects) */
+	struct egd_addr addr;
 	bool nonblocking; /* mode=nonblocking: 0x01 requests */
 	int timeout_ms;
 	char device[256];
@@ -86,12 +94,6 @@ static long long now_ms(void)
 
 /* ---- the device text: unix:PATH or tcp:HOST:PORT ----------------------- */
 
-struct egd_addr {
-	bool tcp;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char host[256];
-	char port[8];
-};
 
 /*
  * Parse @device into @a.  A TCP host may be a name, an IPv4 address or an
@@ -320,6 +322,14 @@ static int egd_probe(const struct source_config *cfg, char *why,
 		r = parse_device(device, &a, why, why_len);
 	if (r < 0)
 		return r;
+	/* A TCP server is looked up and connected to by the source's reader
+	 * thread, never here: the main thread waits on no resolver or
+	 * network (a unix socket's non-blocking connect never waits). */
+	if (a.tcp) {
+		snprintf(why, why_len, "EGD server at %s (connected by its reader)",
+			 device);
+		return 0;
+	}
 	/* Connecting is enough: nothing is asked, nothing consumed. */
 	fd = egd_connect(&a, device, timeout_ms, why, why_len);
 	if (fd < 0)
@@ -346,8 +356,9 @@ static int egd_open(const struct source_config *cfg, void **state, char *why,
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->fd = egd_connect(&a, device, timeout_ms, why, why_len);
-	if (st->fd < 0) {
+	st->addr = a;
+	st->fd = a.tcp ? -1 : egd_connect(&a, device, timeout_ms, why, why_len);
+	if (st->fd < 0 && !a.tcp) {
 		r = st->fd;
 		free(st);
 		return r;
@@ -365,7 +376,8 @@ static void egd_close(void *state)
 
 	if (!st)
 		return;
-	close(st->fd);
+	if (st->fd >= 0)
+		close(st->fd);
 	explicit_bzero(st, sizeof(*st));
 	free(st);
 }
@@ -499,6 +511,16 @@ static ssize_t egd_read(void *state, void *buf, size_t len)
 		return st->broken;
 	if (len == 0)
 		return 0;
+	if (st->fd < 0) {
+		/* tcp: the lookup and the connect, in the reader's thread. */
+		char why[160];
+		int fd = egd_connect(&st->addr, st->device, st->timeout_ms, why,
+				     sizeof(why));
+
+		if (fd < 0)
+			return fail(st, fd, "%s", why);
+		st->fd = fd;
+	}
 	if (!st->pending) {
 		int r = send_request(st, len < EGD_ASK_MAX ? (uint8_t)len
 							   : EGD_ASK_MAX);
