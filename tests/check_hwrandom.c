@@ -14,19 +14,14 @@
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
+#include "test_doubles.h"
 
 static char dir[64];
 
+/* A fake sysfs attribute of this test's directory. */
 static void put(const char *file, const char *text)
 {
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	td_put(dir, file, text);
 }
 
 static void get(const char *file, char *buf, size_t len)

@@ -15,19 +15,14 @@
 #include <unistd.h>
 
 #include "rngfeed/hwrng_gate.h"
+#include "test_doubles.h"
 
 static char dir[64], state[128], lock[128];
 
+/* A fake sysfs attribute of this test's directory. */
 static void put(const char *file, const char *text)
 {
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	td_put(dir, file, text);
 }
 
 /* The whole of @path ("" when missing) in @buf. */
