@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rngfeed/hwrng_lock.h"
+#include "rngfeed/hwrng_record.h"
 
 enum { BYTE_OWNER = 0, BYTE_WAITERS = 1 };
 
@@ -18,25 +19,11 @@ void hwrng_lock_init(struct hwrng_lock *l)
 	*l = (struct hwrng_lock){ .fd = -1 };
 }
 
+/* The lock file is made as a record is (it holds the owner's record):
+ * created 0600 with its directory, never through a link. */
 static int open_file(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-
-	if (fd < 0 && errno == ENOENT) {
-		char dir[256], *slash;
-
-		if (strlen(path) >= sizeof(dir))
-			return -ENAMETOOLONG;
-		strcpy(dir, path);
-		slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			return -ENOENT;
-		*slash = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	}
-	return fd < 0 ? -errno : fd;
+	return hwrng_record_open(path);
 }
 
 int hwrng_lock_open(struct hwrng_lock *l, const char *path)
