@@ -62,7 +62,7 @@ listing() { # DESTDIR: every file and link below it, with its mode
 	(cd "$1" && find . ! -type d -printf '%M %p\n' | sed 's|^\(.\{10\}\) \./|\1 /|' | sort -k2)
 }
 
-# Nothing but the five files may be there.
+# Nothing but the files named may be there.
 only() {
 	local root=$1 extra
 	shift
@@ -80,13 +80,44 @@ if ! mk install DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
 fi
 echo "make install DESTDIR=\$tmp PREFIX=/usr installed:"
 listing "$d" | sed 's/^/    /'
+# The initramfs pieces (initramfs-tools' hook and boot scripts, dracut's
+# module) go where those tools look, whatever PREFIX is; the switch that
+# turns them on is a configuration file, /etc/default/rngfeed.
+initramfs_files=(/usr/share/initramfs-tools/hooks/rngfeed
+       /usr/share/initramfs-tools/scripts/init-top/rngfeed
+       /usr/share/initramfs-tools/scripts/init-bottom/rngfeed
+       /usr/lib/dracut/modules.d/90rngfeed/module-setup.sh
+       /usr/lib/dracut/modules.d/90rngfeed/rngfeed-initrd.service
+       /usr/lib/dracut/modules.d/90rngfeed/rngfeed-start.sh
+       /usr/lib/dracut/modules.d/90rngfeed/rngfeed-stop.sh
+       /usr/lib/dracut/modules.d/90rngfeed/initramfs-start
+       /usr/lib/dracut/modules.d/90rngfeed/initramfs-stop)
 files=(/usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8
        /usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"
-       /etc/rngfeed.conf)
+       /etc/rngfeed.conf /etc/default/rngfeed "${initramfs_files[@]}")
 expect "$d" /usr/sbin/rngfeed:755 /usr/share/man/man8/rngfeed.8:644 \
 	/usr/share/man/man5/rngfeed.conf.5:644 "$unitdir/rngfeed.service:644" \
-	/etc/rngfeed.conf:644
+	/etc/rngfeed.conf:644 /etc/default/rngfeed:644 \
+	/usr/share/initramfs-tools/hooks/rngfeed:755 \
+	/usr/share/initramfs-tools/scripts/init-top/rngfeed:755 \
+	/usr/share/initramfs-tools/scripts/init-bottom/rngfeed:755 \
+	/usr/lib/dracut/modules.d/90rngfeed/module-setup.sh:755 \
+	/usr/lib/dracut/modules.d/90rngfeed/rngfeed-initrd.service:644
 only "$d" "${files[@]}"
+grep -q '^RNGFEED_INITRAMFS=no$' "$d/etc/default/rngfeed" ||
+	bad "/etc/default/rngfeed does not ship the initramfs switch off"
+# The scripts name the installed binary and configuration, no placeholder.
+if grep -l '@SBINDIR@\|@SYSCONFDIR@' "${initramfs_files[@]/#/$d}" 2>/dev/null | grep -q .; then
+	bad "an initramfs script still has a @...@ placeholder"
+fi
+grep -q '^sbin=/usr/sbin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
+	bad "the initramfs-tools hook does not name /usr/sbin/rngfeed"
+for f in /usr/share/initramfs-tools/hooks/rngfeed \
+	/usr/share/initramfs-tools/scripts/init-top/rngfeed \
+	/usr/share/initramfs-tools/scripts/init-bottom/rngfeed \
+	/usr/lib/dracut/modules.d/90rngfeed/module-setup.sh; do
+	sh -n "$d$f" 2>/dev/null || bash -n "$d$f" || bad "$f does not parse"
+done
 cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || bad "installed rngfeed.8 differs"
 cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || bad "installed unit differs"
 cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || bad "installed rngfeed.conf differs"
@@ -114,7 +145,7 @@ if ! mk uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
 	sed 's/^/    /' "$tmp/log"
 fi
 for f in /usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8 \
-	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"; do
+	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "${initramfs_files[@]}"; do
 	[ ! -e "$d$f" ] || bad "make uninstall left $f"
 done
 cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
@@ -133,10 +164,15 @@ expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
 	/opt/rf/man/man5/rngfeed.conf.5:644 /usr/lib/systemd/system/rngfeed.service:644 \
 	/opt/rf/etc/rngfeed.conf:644
 only "$d" /opt/rf/bin/rngfeed /opt/rf/man/man8/rngfeed.8 /opt/rf/man/man5/rngfeed.conf.5 \
-	/usr/lib/systemd/system/rngfeed.service /opt/rf/etc/rngfeed.conf
+	/usr/lib/systemd/system/rngfeed.service /opt/rf/etc/rngfeed.conf \
+	/opt/rf/etc/default/rngfeed "${initramfs_files[@]}"
+grep -q '^sbin=/opt/rf/bin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" &&
+	grep -q '^conf=/opt/rf/etc/rngfeed.conf$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
+	bad "the initramfs-tools hook does not name SBINDIR's binary and SYSCONFDIR's configuration"
 mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
 	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
-left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf)
+left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf \
+	! -path ./opt/rf/etc/default/rngfeed)
 [ -z "$left" ] || bad "make uninstall with custom directories left: $(echo $left)"
 
 # --- 5. PREFIX and SYSCONFDIR reach the unit and the binary --------------------
