@@ -92,11 +92,13 @@ start() {
 	srv=$!
 	srvlog=$tmp/$name.log
 	pids+=("$srv")
-	for _ in $(seq 100); do
+	# Up to 30 s (x TEST_TIME_SCALE): a loaded machine may take seconds
+	# to start it; a wait, not a timed assertion.
+	for _ in $(seq $((600 * SCALE))); do
 		[ -S "$tmp/$name.sock" ] && return 0
 		sleep 0.05
 	done
-	fail "$name: no socket after 5 s: $(tail -3 "$tmp/$name.log")"
+	fail "$name: no socket after $((30 * SCALE)) s: $(tail -3 "$tmp/$name.log")"
 	return 1
 }
 
@@ -192,7 +194,8 @@ if want unseeded; then
 		-O "file:device=$tmp/zeros" -v 2>"$tmp/dead.log" &
 	srv=$! srvlog=$tmp/dead.log
 	pids+=("$srv")
-	for _ in $(seq 100); do [ -S "$tmp/dead.sock" ] && break; sleep 0.05; done
+	for _ in $(seq $((600 * SCALE))); do [ -S "$tmp/dead.sock" ] && break; sleep 0.05; done
+	[ -S "$tmp/dead.sock" ] || fail "unseeded: no socket after $((30 * SCALE)) s"
 	a=unix:$tmp/dead.sock
 	bits=$("$CLIENT" "$a" avail)
 	n=$("$CLIENT" "$a" nbread 64)
