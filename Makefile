@@ -212,11 +212,12 @@ build/install/paths: FORCE
 	@echo 'SYSCONFDIR=$(SYSCONFDIR)' >$@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
 
-build/install/config.o: src/config.c build/install/paths $(HEADERS)
+# config.c and config_usage.c (--help) name the configuration path.
+build/install/%.o: src/%.c build/install/paths $(HEADERS)
 	$(CC) $(CPPFLAGS) -DCONFIG_DEFAULT_PATH='"$(SYSCONFDIR)/rngfeed.conf"' $(CFLAGS) -c -o $@ $<
 
-# Its config.o comes first, so the library's copy is never pulled in.
-$(INSTALL_BIN): build/install/config.o build/src/main.o $(LIB)
+# Its config objects come first, so the library's copies are never pulled in.
+$(INSTALL_BIN): build/install/config.o build/install/config_usage.o build/src/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: FORCE

@@ -33,9 +33,11 @@
 #include "rngfeed/detach.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/file_ledger.h"
+#include "rngfeed/file_ledger_setup.h"
 #include "rngfeed/egd_server.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_record.h"
 #include "rngfeed/log.h"
 #include "rngfeed/output.h"
 #include "rngfeed/pidfile.h"
@@ -200,56 +202,6 @@ static void sources_down(struct daemon *d)
 	d->set = NULL;
 }
 
-/*
- * The file ledger is this machine's: a state directory that came with a
- * copied image keeps what it lists as read, and the files that came with
- * the image are not credited here (file_ledger_adopt()).  Only when a
- * credited file source is configured: other runs leave the directory be.
- */
-static void file_ledger_up(const struct rngfeed_config *cfg)
-{
-	char other[40] = "";
-	bool credited_file = false;
-	int r;
-
-	for (size_t i = 0; i < cfg->n_sources; i++)
-		credited_file |= cfg->sources[i].enabled &&
-				 strcmp(cfg->sources[i].driver->name, "file") == 0 &&
-				 source_config_credit(&cfg->sources[i]) > 0;
-	if (cfg->mode != MODE_DAEMON || !credited_file)
-		return;
-	r = file_ledger_adopt(cfg->state_dir, FILE_LEDGER_MACHINE_ID, other);
-	if (cfg->user[0] || geteuid() == 0) {
-		/* After the drop the readers write it as that user, without
-		 * CAP_DAC_OVERRIDE even as root: theirs, whoever had it. */
-		char why[200];
-		uid_t uid = geteuid();
-		gid_t gid = getegid();
-		int c = cfg->user[0] ? privs_lookup_user(cfg->user, &uid, &gid,
-							 why, sizeof(why))
-				     : 0;
-
-		if (c == 0)
-			c = file_ledger_chown(cfg->state_dir, uid, gid);
-		if (c < 0)
-			log_warn("file ledger in %s: cannot give it to %s (%s): "
-				 "a credited regular file will not be read",
-				 cfg->state_dir,
-				 cfg->user[0] ? cfg->user : "this user",
-				 strerror(-c));
-	}
-	if (r == 1)
-		log_notice("file ledger %s/%s was written on machine %s: what "
-			   "it lists stays read; regular files from before now "
-			   "that it does not list came with the image and are "
-			   "not credited here",
-			   cfg->state_dir, FILE_LEDGER_NAME, other);
-	else if (r < 0)
-		log_warn("file ledger in %s: cannot tie it to this machine "
-			 "(%s: %s); a copied image's files cannot be told apart",
-			 cfg->state_dir, FILE_LEDGER_MACHINE_ID, strerror(-r));
-}
-
 /* Probe and open the sources while root: devices are root's, and so is
  * the kernel's hw_random credit the set takes over. */
 static int sources_up(struct daemon *d)
@@ -266,7 +218,7 @@ static int sources_up(struct daemon *d)
 		.sources_named = cfg->sources_named,
 		.gate_hwrng = cfg->mode == MODE_DAEMON,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
-		.gate_state = hwrng_gate_state_path(record, sizeof(record)),
+		.gate_state = hwrng_record_path(record, sizeof(record)),
 		/* Only what feeds the kernel spends a file's bytes. */
 		.ledger_dir = cfg->mode == MODE_DAEMON ? cfg->state_dir : NULL,
 		.gate_lock = HWRNG_LOCK_PATH,
@@ -276,7 +228,7 @@ static int sources_up(struct daemon *d)
 	};
 	int r;
 
-	file_ledger_up(cfg);
+	file_ledger_setup(cfg);
 	r = sourceset_new(&d->set, cfg, &p);
 	if (r < 0)
 		return r;

@@ -618,17 +618,6 @@ out:
 	return r;
 }
 
-const char *hwrng_gate_state_path(char *buf, size_t len)
-{
-	const char *dir = getenv("RUNTIME_DIRECTORY");
-	size_t n = dir ? strcspn(dir, ":") : 0;
-
-	if (n == 0 || dir[0] != '/' ||
-	    (size_t)snprintf(buf, len, "%.*s/hwrng-quality", (int)n, dir) >= len)
-		snprintf(buf, len, "%s", HWRNG_GATE_STATE_PATH);
-	return buf;
-}
-
 /* The kernel set the held device's quality again: 0 again, and what it
  * set is what release puts back. */
 static int retake(struct hwrng_gate *g, unsigned int q, char *msg,

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rngfeed/hwrng_gate.h"
 #include "rngfeed/hwrng_record.h"
 #include "rngfeed/util.h"
 
@@ -143,3 +145,13 @@ int hwrng_record_clear(int fd, const char *path)
 	return r < 0 ? -errno : 0;
 }
 
+const char *hwrng_record_path(char *buf, size_t len)
+{
+	const char *dir = getenv("RUNTIME_DIRECTORY");
+	size_t n = dir ? strcspn(dir, ":") : 0;
+
+	if (n == 0 || dir[0] != '/' ||
+	    (size_t)snprintf(buf, len, "%.*s/hwrng-quality", (int)n, dir) >= len)
+		snprintf(buf, len, "%s", HWRNG_GATE_STATE_PATH);
+	return buf;
+}

@@ -23,6 +23,7 @@
 #include "rngfeed/early.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_record.h"
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
 #include "rngfeed/source.h"
@@ -188,7 +189,7 @@ static int run_restore_hwrng(void)
 {
 	char msg[HWRNG_GATE_MSG_LEN], path[256];
 	int r = hwrng_gate_restore(HWRANDOM_SYSFS_DIR,
-				   hwrng_gate_state_path(path, sizeof(path)),
+				   hwrng_record_path(path, sizeof(path)),
 				   HWRNG_LOCK_PATH, msg, sizeof(msg));
 
 	if (r < 0) {

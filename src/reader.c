@@ -329,42 +329,6 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 	}
 }
 
-/* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */
-static bool open_error_is_absent(int err)
-{
-	return err == -ENOENT || err == -ENODEV || err == -ENXIO;
-}
-
-/*
- * The reason an open failed.  Refused after a privilege drop (the device
- * was opened as root before it), say as whom: the fix is the device's
- * permissions or the configured user, not the device.
- */
-static void open_failure_reason(const struct reader *r, int err,
-				const char *why, bool reopen, char *reason,
-				size_t len)
-{
-	const char *dev = source_config_device(&r->p.source);
-	uid_t uid = geteuid();
-
-	if ((err == -EACCES || err == -EPERM) && dev && uid != 0) {
-		struct passwd pw, *res = NULL;
-		char pwbuf[1024], user[64];
-
-		if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 &&
-		    res)
-			snprintf(user, sizeof(user), "%s", res->pw_name);
-		else
-			snprintf(user, sizeof(user), "uid %u",
-				 (unsigned int)uid);
-		snprintf(reason, len, "cannot %s %s as user %s: %s",
-			 reopen ? "reopen" : "open", dev, user,
-			 strerror(-err));
-		return;
-	}
-	snprintf(reason, len, "%s", why);
-}
-
 /*
  * Record what is behind a newly opened source and log it.  A credit that
  * was the device's default was decided for the device found when the
@@ -443,7 +407,7 @@ static void *reader_thread(void *arg)
 					  sizeof(why));
 			if (stopping(r))
 				break;
-			if (ret < 0 && open_error_is_absent(ret)) {
+			if (ret < 0 && source_open_error_is_absent(ret)) {
 				double wait = r->p.retry_initial_s;
 
 				/* Not there yet: look again soon, without
@@ -465,7 +429,7 @@ static void *reader_thread(void *arg)
 			}
 			absent = false;
 			if (ret < 0) {
-				open_failure_reason(r, ret, why, reopen,
+				source_open_failure_reason(&r->p.source, ret, why, reopen,
 						    reason, sizeof(reason));
 				next = READER_BACKOFF;
 				goto back_off;

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -545,4 +546,40 @@ int source_describe(struct source *src, char *buf, size_t len)
 		return 0;
 	}
 	return src->cfg.driver->describe(src->state, buf, len);
+}
+
+/* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */
+bool source_open_error_is_absent(int err)
+{
+	return err == -ENOENT || err == -ENODEV || err == -ENXIO;
+}
+
+/*
+ * The reason an open failed.  Refused after a privilege drop (the device
+ * was opened as root before it), say as whom: the fix is the device's
+ * permissions or the configured user, not the device.
+ */
+void source_open_failure_reason(const struct source_config *cfg, int err,
+				const char *why, bool reopen, char *reason,
+				size_t len)
+{
+	const char *dev = source_config_device(cfg);
+	uid_t uid = geteuid();
+
+	if ((err == -EACCES || err == -EPERM) && dev && uid != 0) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[1024], user[64];
+
+		if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 &&
+		    res)
+			snprintf(user, sizeof(user), "%s", res->pw_name);
+		else
+			snprintf(user, sizeof(user), "uid %u",
+				 (unsigned int)uid);
+		snprintf(reason, len, "cannot %s %s as user %s: %s",
+			 reopen ? "reopen" : "open", dev, user,
+			 strerror(-err));
+		return;
+	}
+	snprintf(reason, len, "%s", why);
 }

@@ -48,13 +48,6 @@
 #define HWRNG_GATE_MSG_LEN 384
 
 
-/*
- * Where this instance records what it found: hwrng-quality in
- * $RUNTIME_DIRECTORY when systemd (or a test) sets it, its first entry if
- * it lists several, else HWRNG_GATE_STATE_PATH.  Returns @buf.
- */
-const char *hwrng_gate_state_path(char *buf, size_t len);
-
 /* A device the gate set to 0 that is registered but no longer current:
  * the kernel reads only the current device, so it credits nothing from
  * it; its value is put back at release. */

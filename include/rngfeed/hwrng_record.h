@@ -44,4 +44,11 @@ int hwrng_record_open(const char *path);
 /* Empty @fd, then remove @path: 0 if either worked. */
 int hwrng_record_clear(int fd, const char *path);
 
+/*
+ * Where this instance records what it found: hwrng-quality in
+ * $RUNTIME_DIRECTORY when systemd (or a test) sets it, its first entry if
+ * it lists several, else HWRNG_GATE_STATE_PATH.  Returns @buf.
+ */
+const char *hwrng_record_path(char *buf, size_t len);
+
 #endif

@@ -280,4 +280,12 @@ int source_dev_open(const char *path, int extra_flags, char *why,
 		    size_t why_len);
 ssize_t source_fd_read(int fd, void *buf, size_t len);
 
+/* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */
+bool source_open_error_is_absent(int err);
+/* The reason an open of @cfg failed with @err (@why, the driver's
+ * words): refused after a privilege drop, it says as whom. */
+void source_open_failure_reason(const struct source_config *cfg, int err,
+				const char *why, bool reopen, char *reason,
+				size_t len);
+
 #endif
