@@ -78,7 +78,7 @@ static double jitter_h(void)
 	}
 	for (size_t i = 0; i < len; i++)
 		best = dist[i] > best ? dist[i] : best;
-	return -log2(best);
+	return best > 0 ? -log2(best) : 0.0; /* best > 0: the loops above fill dist */
 }
 
 /* The dependent kinds: their probability of the fixed function. */

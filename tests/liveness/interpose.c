@@ -845,7 +845,7 @@ static int blocked_poll(struct pollfd *fds, nfds_t n)
 {
 	struct pollfd sig[16];
 	nfds_t k = 0, map[16];
-	int r;
+	int r = -1;
 
 	for (nfds_t i = 0; i < n; i++) {
 		fds[i].revents = 0;
