@@ -57,14 +57,14 @@ static void path_of(char *buf, size_t len, const char *name)
 START_TEST(test_record_lookup)
 {
 	struct file_ledger_mark m = { .dev = 7, .ino = 42, .offset = 1000,
-				      .hashed = 900 }, got, now;
+				      .hashed = 900 }, got = { 0 }, now = { 0 };
 
 	make_dir();
 	memset(m.hash, 0xab, sizeof(m.hash));
 	ck_assert_int_eq(file_ledger_lookup(dir, 7, 42, &got, NULL), 0);
 	ck_assert_int_eq(file_ledger_record(dir, &m, 0, NULL), 1);
 	ck_assert_int_eq(file_ledger_lookup(dir, 7, 42, &got, NULL), 1);
-	ck_assert_mem_eq(&got, &m, sizeof(m));
+	ck_assert(memcmp(&got, &m, sizeof(m)) == 0); /* check.h's mem macro trips scan-build */
 	ck_assert_int_eq(file_ledger_lookup(dir, 7, 43, &got, NULL), 0);
 	/* Only from where it was: another reader's stale mark is refused
 	 * and told where the entry is. */
