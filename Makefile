@@ -467,7 +467,8 @@ FUZZ_REPLAYS := $(FUZZ_NAMES:%=build/fuzz/replay/fuzz_%)
 FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
 # What each harness parses, and what that code links against.
 FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
-                    src/hwrandom.c src/tpm2.c src/egd_proto.c $(wildcard src/sources/*.c)
+                    src/hwrandom.c src/tpm2.c src/egd_proto.c src/file_ledger.c src/drbg.c \
+                    $(wildcard src/sources/*.c)
 FUZZ_SRCS_config  := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_options := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_tpm2    := src/tpm2.c
@@ -492,7 +493,7 @@ build/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(FUZZ_HDRS)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_LINK_$*) \
-		-o $@ $< $(call fuzz_objs,$*) -lm
+		-o $@ $< $(call fuzz_objs,$*) -lm -lgcrypt
 
 # Replay programs: the harness and tests/fuzz/replay.c, ordinary build.
 build/fuzz/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_replay_$$*) $(LIB) $(FUZZ_HDRS)

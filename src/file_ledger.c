@@ -70,12 +70,18 @@ static int lock_dir(const char *dir, bool create)
 			  0600);
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			r = -errno;
+	/* Bounded: file_ledger_adopt() runs in the main thread, which
+	 * never waits on another process (one stuck holding the lock on a
+	 * hung disk): 50 tries 10 ms apart, then -EAGAIN. */
+	for (int tries = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; tries++) {
+		const struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
+
+		if ((errno != EWOULDBLOCK && errno != EINTR) || tries >= 50) {
+			r = errno == EWOULDBLOCK ? -EAGAIN : -errno;
 			close(fd);
 			return r;
 		}
+		nanosleep(&ten_ms, NULL);
 	}
 	return fd;
 }

@@ -152,11 +152,11 @@ start_daemon() {
 		echo $! >"$d/writer"
 	fi
 	if [ "$c" = stdout ]; then
-		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" \
+		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" STATE_DIRECTORY="$d/state" \
 			LIVENESS_DIR="$d" LIVENESS_SOURCE="$tmp/data" LD_PRELOAD="$SO" \
 			"$RNGFEED" "${args[@]}" 2>"$d/log" </dev/null > >(cat >/dev/null) &
 	else
-		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" \
+		env "$@" NOTIFY_SOCKET="$d/notify" RUNTIME_DIRECTORY="$d/run" STATE_DIRECTORY="$d/state" \
 			LIVENESS_DIR="$d" LIVENESS_SOURCE="$(source_path "$c" "$d")" \
 			LD_PRELOAD="$SO" \
 			"$RNGFEED" "${args[@]}" 2>"$d/log" </dev/null >/dev/null &
