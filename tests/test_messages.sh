@@ -91,7 +91,10 @@ else
 	timeout $((10 * SCALE)) setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 		"$RNGFEED" -c /dev/null -f -n rdrand >/dev/null 2>"$tmp/nocap.err"
 	line=$(grep -m1 'RNDADDENTROPY' "$tmp/nocap.err")
-	if [[ "$line" == *"CAP_SYS_ADMIN is missing"*"--cap-add SYS_ADMIN"* ]] &&
+	if [[ "$line" == *"Function not implemented"* ]]; then
+		# qemu-user (make cross-check) implements no RNDADDENTROPY.
+		echo "SKIP: root without CAP_SYS_ADMIN: RNDADDENTROPY is not implemented here (qemu-user): $line"
+	elif [[ "$line" == *"CAP_SYS_ADMIN is missing"*"--cap-add SYS_ADMIN"* ]] &&
 		[[ "$line" != *"run as root"* ]]; then
 		ok "root without CAP_SYS_ADMIN: ${line#*: }"
 	else
@@ -132,6 +135,12 @@ else
 	elif [[ "$line" =~ over\ ([0-9]+)\ samples.*the\ window\ holds\ ([0-9]+)\ samples\ now ]] &&
 		[ "${BASH_REMATCH[2]}" -gt "${BASH_REMATCH[1]}" ]; then
 		ok "rate line: estimate over ${BASH_REMATCH[1]} samples, window ${BASH_REMATCH[2]}"
+	elif [[ "$line" =~ blocks\ ([0-9]+)\ passed.*over\ ([0-9]+)\ samples ]] &&
+		[ "${BASH_REMATCH[2]}" -eq $((BASH_REMATCH[1] * 2500)) ] &&
+		[[ "$line" != *"the window holds"* ]]; then
+		# The estimate was just made (at 1, 2, 4, 8, 16, 26 blocks) over
+		# every sample the window holds: nothing more to say.
+		ok "rate line: estimate fresh over the whole window (${BASH_REMATCH[2]} samples)"
 	else
 		fail "rate line does not say what the window holds: '$line'"
 	fi
@@ -143,6 +152,10 @@ out=$(RUNTIME_DIRECTORY="$tmp/rt" "$RNGFEED" -c /dev/null --restore-hwrng-qualit
 rc=$?
 if [ $rc -eq 0 ] && [[ "$out" == *"no hand-over record in $tmp/rt/hwrng-quality"* ]]; then
 	ok "--restore-hwrng-quality without a record: ${out#rngfeed: }"
+elif [ $rc -eq 0 ] && [[ "$out" == *"another rngfeed owns the hand-over"* ]]; then
+	# A service (or another test's daemon) holds the machine's gate:
+	# the restore rightly leaves it alone, and cannot say the other thing.
+	echo "SKIP: --restore-hwrng-quality without a record: ${out#rngfeed: }"
 else
 	fail "--restore-hwrng-quality without a record: exit $rc, '$out'"
 fi
