@@ -337,7 +337,8 @@ SAN_ENV     := ASAN_OPTIONS=log_path=$(SAN_REPORTS)/asan:detect_stack_use_after_
 # memory, which valgrind's own add to), and the scripts that do not run the
 # daemon beyond printing text (cavp, install, man, fuzz regressions: the
 # DRBG and parsers they use are in the unit tests).
-VG          := valgrind --error-exitcode=1 --leak-check=full
+VG          := valgrind --error-exitcode=1 --leak-check=full \
+               --suppressions=$(CURDIR)/tests/valgrind.supp
 VG_DIR      := build/valgrind
 VG_SCRIPTS  := $(filter $(addprefix tests/,test_daemon.sh test_service.sh \
                  test_sources.sh test_tpm.sh test_virtio.sh test_vmgenid.sh \
