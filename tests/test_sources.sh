@@ -356,8 +356,11 @@ if [ "$(list_state rdrand)" = available ] && [ "$(id -u)" -eq 0 ]; then
 		"$tmp/t.err" | tail -n 2)
 	rate= per_s=
 	if [ ${#last[@]} -eq 2 ]; then
-		read -r _ p1 f1 <<<"${last[0]}"
+		read -r r1 p1 f1 <<<"${last[0]}"
 		read -r rate p2 f2 <<<"${last[1]}"
+		# A block tested in this interval may have been read in the one
+		# before (valgrind is that slow): the burst rate of either line.
+		[ "$r1" -gt "$rate" ] && rate=$r1
 		per_s=$(((p2 + f2 - p1 - f1) * 2500))
 	fi
 	if [ -z "$ticks" ] || [ "$ticks" -gt "$limit" ]; then
@@ -365,7 +368,7 @@ if [ "$(list_state rdrand)" = available ] && [ "$(id -u)" -eq 0 ]; then
 	elif [ -z "$rate" ]; then
 		fail "-t -n rdrand: fewer than two rate lines: $(head -c 600 "$tmp/t.err")"
 	elif [ "$per_s" -le 0 ] || [ "$rate" -lt $((3 * per_s)) ]; then
-		fail "-t -n rdrand: last rate line says $rate B/s, the interval read $per_s B in 1 s (the rate in its bursts should be several times that)"
+		fail "-t -n rdrand: the last two rate lines say at most $rate B/s, the interval read $per_s B in 1 s (the rate in its bursts should be several times that)"
 	else
 		ok "-t -n rdrand: $ticks CPU ticks in 6 s, rate line $rate B/s against $per_s B read in its 1-s interval"
 	fi
