@@ -33,20 +33,29 @@ int hwrandom_current(const char *sysfs_dir, char *name, size_t len)
 	return (int)n;
 }
 
-int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
-		  size_t len)
+/* rng_available into @list: 0 or -errno.  Space-separated names, as
+ * the kernel prints them. */
+static int read_available(const char *sysfs_dir, char *list, size_t len)
 {
-	char path[512], list[1024], *save = NULL, *tok;
+	char path[512];
 	ssize_t n;
 	int r;
 
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, list, sizeof(list));
-	if (n < 0)
-		return (int)n;
-	/* Space-separated names, as the kernel prints them. */
+	n = read_text_file(path, list, len);
+	return n < 0 ? (int)n : 0;
+}
+
+int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
+		  size_t len)
+{
+	char list[1024], *save = NULL, *tok;
+	int r = read_available(sysfs_dir, list, sizeof(list));
+
+	if (r < 0)
+		return r;
 	for (tok = strtok_r(list, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		if (strncmp(tok, prefix, strlen(prefix)) != 0)
@@ -61,16 +70,11 @@ int hwrandom_find(const char *sysfs_dir, const char *prefix, char *name,
 
 int hwrandom_listed(const char *sysfs_dir, const char *name)
 {
-	char path[512], list[1024], *save = NULL, *tok;
-	ssize_t n;
-	int r;
+	char list[1024], *save = NULL, *tok;
+	int r = read_available(sysfs_dir, list, sizeof(list));
 
-	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, list, sizeof(list));
-	if (n < 0)
-		return (int)n;
 	for (tok = strtok_r(list, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save))
 		if (strcmp(tok, name) == 0)
@@ -85,7 +89,7 @@ static bool is_tpm(const char *name)
 
 int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
 {
-	char path[512], list[1024], *save = NULL, *tok;
+	char list[1024], *save = NULL, *tok;
 	int cur, r;
 
 	cur = hwrandom_current(sysfs_dir, name, len);
@@ -93,10 +97,11 @@ int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
 		return cur;
 	if (!is_tpm(name))
 		return 0;
-	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
-	if (r < 0)
+	/* No list to choose from: the current device stays. */
+	r = read_available(sysfs_dir, list, sizeof(list));
+	if (r == -ENAMETOOLONG)
 		return r;
-	if (read_text_file(path, list, sizeof(list)) < 0)
+	if (r < 0)
 		return 0;
 	for (tok = strtok_r(list, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
