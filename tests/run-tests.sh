@@ -35,7 +35,11 @@ note_quality_change() { # TEST
 	quality_seen=$q
 }
 
+# Each test's wall time, for the closing line of the slowest (CI's time
+# budget is spent here: issue 28).
+times=()
 for t in "$@"; do
+	t_start=$SECONDS
 	case "$t" in
 	*.sh)
 		printf '%-44s ' "$t"
@@ -84,7 +88,11 @@ for t in "$@"; do
 		;;
 	esac
 	note_quality_change "$t"
+	times+=("$((SECONDS - t_start)) $t")
 done
+[ ${#times[@]} -lt 2 ] ||
+	echo "slowest: $(printf '%s\n' "${times[@]}" | sort -rn | head -n 6 |
+		awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
 [ $quality_changes -le 1 ] ||
 	echo "note: $quality changed $quality_changes times during the run (not written back)"
 
