@@ -89,11 +89,14 @@ AS_USER := $(if $(and $(SUDO_USER),$(filter 0,$(shell id -u)),$(filter-out root,
 # make check TESTS=...: only these (everything is still built): .ci/run's smoke
 # of the README's sudo form runs one.
 TESTS = $(UNIT_TESTS) $(TEST_SCRIPTS)
+# How many tests run at once (tests/run-tests.sh: never two that take the
+# machine's hw_random hand-over).  The suite mostly waits on its daemons.
+CHECK_JOBS ?= 3
 check-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so
 
 check: $(if $(AS_USER),,check-programs)
 	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
-	@RNGFEED=./rngfeed tests/run-tests.sh $(TESTS)
+	@RNGFEED=./rngfeed RUN_TESTS_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(TESTS)
 
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
 soak: rngfeed
@@ -344,6 +347,8 @@ VG          := valgrind --error-exitcode=1 --leak-check=full \
                --child-silent-after-fork=yes \
                --suppressions=$(CURDIR)/tests/valgrind.supp
 VG_DIR      := build/valgrind
+# Two at a time: memcheck keeps one core busy per process; two cores here.
+VG_JOBS     ?= 2
 VG_SCRIPTS  := $(filter $(addprefix tests/,test_daemon.sh test_service.sh \
                  test_sources.sh test_tpm.sh test_virtio.sh test_vmgenid.sh \
                  test_check_vs_rngtest.sh),$(TEST_SCRIPTS))
@@ -427,12 +432,12 @@ sanitize:
 
 valgrind: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 	@rm -rf $(VG_DIR) && mkdir -p $(VG_DIR)
-	@rc=0; for t in $(UNIT_TESTS); do \
-		n=$${t##*/}; t0=$$(date +%s); \
-		CK_FORK=no RNGFEED_VALGRIND=1 $(VG) --log-file=$(VG_DIR)/$$n.%p.log ./$$t >$(VG_DIR)/$$n.out 2>&1 || rc=1; \
-		printf '%-44s %s (%d s)\n' "$$t" "$$(grep -E '^[0-9]+%: Checks' $(VG_DIR)/$$n.out || echo 'no Check summary')" $$(($$(date +%s) - t0)); \
-	done; \
-	RNGFEED=tests/valgrind-rngfeed RNGFEED_VG_LOGS=$(CURDIR)/$(VG_DIR) \
+	@rc=0; printf '%s\n' $(UNIT_TESTS) | xargs -P $(VG_JOBS) -n 1 sh -c ' \
+		n=$${1##*/}; t0=$$(date +%s); \
+		CK_FORK=no RNGFEED_VALGRIND=1 $(VG) --log-file=$(VG_DIR)/$$n.%p.log ./$$1 >$(VG_DIR)/$$n.out 2>&1; r=$$?; \
+		printf "%-44s %s (%d s)\n" "$$1" "$$(grep -E "^[0-9]+%: Checks" $(VG_DIR)/$$n.out || echo "no Check summary")" $$(($$(date +%s) - t0)); \
+		exit $$r' sh || rc=1; \
+	RNGFEED=tests/valgrind-rngfeed RNGFEED_VG_LOGS=$(CURDIR)/$(VG_DIR) RUN_TESTS_JOBS=$(VG_JOBS) \
 		TEST_TIME_SCALE=4 tests/run-tests.sh $(VG_SCRIPTS) || rc=1; \
 	for f in $(VG_DIR)/*.log; do \
 		grep -q 'ERROR SUMMARY: 0 errors' "$$f" && continue; \

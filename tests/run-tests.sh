@@ -6,21 +6,26 @@
 # A part that a passing script or a check skipped ("SKIP: reason" on its
 # own line) is counted as skipped too: a run that skipped something never
 # reads "0 skipped".
+#
+# RUN_TESTS_JOBS (default 1): how many tests run at once.  The suite mostly
+# waits (daemons started, signalled, timed out: about a quarter of one
+# core), so make check runs several.  A script that takes the machine's
+# hw_random hand-over (a line "# run-tests: alone" in it) never runs beside
+# another such script: two daemons on the device would see each other as
+# the other owner.  Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
+# of its own.  Each test's report is printed when it ends, whole.
 set -u
 passed=0 failed=0 skipped=0 failed_names=()
-log=$(mktemp) || exit 2
-# Daemons the tests start record the hw_random hand-over here, never in
-# /run/rngfeed, where a running rngfeed service keeps its own; and keep
-# their file ledger here, never in /var/lib/rngfeed.
-RUNTIME_DIRECTORY=$(mktemp -d) || exit 2
-STATE_DIRECTORY=$(mktemp -d) || exit 2
-export RUNTIME_DIRECTORY STATE_DIRECTORY
-trap 'rm -f "$log"; rm -rf "$RUNTIME_DIRECTORY" "$STATE_DIRECTORY"' EXIT
+jobs_max=${RUN_TESTS_JOBS:-1}
+[[ "$jobs_max" =~ ^[1-9][0-9]?$ ]] || { echo "RUN_TESTS_JOBS: '$jobs_max' is not 1-99" >&2; exit 2; }
+work=$(mktemp -d) || exit 2
+trap 'rm -rf "$work"' EXIT
 # The kernel's hw_random credit is the machine's: a rngfeed service may
 # hand it over (0) or back at any time while the tests run.  The harness
 # never writes it; a change it sees between two tests is said once, as the
 # machine's, and fails no test.  The tests that start a daemon on the
-# device check and restore their own daemon's hand-over themselves.
+# device check and restore their own daemon's hand-over themselves; it is
+# looked at when such a test ends (no other one runs then).
 # (HWRNG_QUALITY_FILE: tests/test_run_tests.sh's stand-in.)
 quality=${HWRNG_QUALITY_FILE:-/sys/class/misc/hw_random/rng_quality}
 quality_seen=$(cat "$quality" 2>/dev/null)
@@ -35,17 +40,34 @@ note_quality_change() { # TEST
 	quality_seen=$q
 }
 
-# Each test's wall time, for the closing line of the slowest (CI's time
-# budget is spent here: issue 28).
-times=()
-for t in "$@"; do
-	t_start=$SECONDS
+# run_test N TEST: runs it (in the background when several run) with its
+# own directories; its log is $work/N.log, its exit status $work/N.rc.
+# Daemons the tests start record the hw_random hand-over in their
+# RUNTIME_DIRECTORY, never in /run/rngfeed, where a running rngfeed service
+# keeps its own; and keep their file ledger in their STATE_DIRECTORY, never
+# in /var/lib/rngfeed.
+run_test() {
+	local n=$1 t=$2 rc
+	mkdir -p "$work/$n.run" "$work/$n.state"
+	if [ "${t%.sh}" != "$t" ]; then
+		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
+			bash "$t" >"$work/$n.log" 2>&1
+	else
+		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
+			"./$t" >"$work/$n.log" 2>&1
+	fi
+	rc=$?
+	echo "$rc" >"$work/$n.rc.new" && mv "$work/$n.rc.new" "$work/$n.rc"
+}
+
+# report N TEST SECONDS: its lines and its counts.
+report() {
+	local n=$1 t=$2 log=$work/$1.log rc k sum c f e
+	rc=$(cat "$work/$n.rc")
 	case "$t" in
 	*.sh)
 		printf '%-44s ' "$t"
-		bash "$t" >"$log" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ]; then
+		if [ "$rc" -eq 0 ]; then
 			k=$(grep -c '^SKIP: ' "$log")
 			if [ "$k" -gt 0 ]; then
 				echo "PASS ($k part(s) skipped)"
@@ -55,7 +77,7 @@ for t in "$@"; do
 			passed=$((passed + 1)); skipped=$((skipped + k))
 			# Parts a passing script skipped, with their reasons.
 			grep -h '^SKIP: ' "$log" | sed 's/^/    /'
-		elif [ $rc -eq 77 ]; then
+		elif [ "$rc" -eq 77 ]; then
 			echo "SKIP ($(grep -m1 -i 'skip' "$log" || tail -n1 "$log"))"
 			skipped=$((skipped + 1))
 		else
@@ -64,8 +86,6 @@ for t in "$@"; do
 		fi
 		;;
 	*)
-		"./$t" >"$log" 2>&1
-		rc=$?
 		sum=$(grep -E '^[0-9]+%: Checks: ' "$log" | tail -n1)
 		printf '%-44s %s\n' "$t" "${sum:-no Check summary (exit $rc)}"
 		n=$(sed -nE 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/p' <<<"$sum")
@@ -77,7 +97,7 @@ for t in "$@"; do
 			passed=$((passed + c - f - e - k)); failed=$((failed + f + e))
 			skipped=$((skipped + k))
 		fi
-		if [ $rc -ne 0 ] || [ -z "$n" ]; then
+		if [ "$rc" -ne 0 ] || [ -z "$n" ]; then
 			grep -vE '^[0-9]+%: Checks|^Running suite' "$log" | sed 's/^/    | /' | tail -n 40
 			[ -z "$n" ] || [ "$f" -gt 0 ] || [ "$e" -gt 0 ] || failed=$((failed + 1))
 			[ -n "$n" ] || failed=$((failed + 1))
@@ -87,14 +107,91 @@ for t in "$@"; do
 		grep -h '^SKIP: ' "$log" | sed 's/^/    /'
 		;;
 	esac
-	note_quality_change "$t"
-	times+=("$((SECONDS - t_start)) $t")
+}
+
+# alone TEST: it takes the hw_random hand-over.
+alone() { [ "${1%.sh}" != "$1" ] && grep -q '^# run-tests: alone' "$1"; }
+
+# The tests in the order given; those that must run alone start as soon
+# as none of them runs (they are the longest chain), the others fill the
+# remaining jobs.  Each test's wall time, for the closing line of the
+# slowest (CI's time budget is spent here: issue 28).
+tests=("$@")
+declare -A in_flight=() start_of=() is_alone=()
+times=()
+next_alone=0 next_other=0 running=0 alone_running=0
+pick() { # sets picked to the index of the next test of KIND (alone|other), or -1
+	local i=$2
+	picked=-1
+	while [ "$i" -lt ${#tests[@]} ]; do
+		if [ "$1" = alone ] && [ -n "${is_alone[$i]}" ]; then picked=$i; return; fi
+		if [ "$1" = other ] && [ -z "${is_alone[$i]}" ]; then picked=$i; return; fi
+		i=$((i + 1))
+	done
+}
+for i in "${!tests[@]}"; do
+	is_alone[$i]=
+	alone "${tests[$i]}" && is_alone[$i]=1
 done
+start() { # INDEX
+	start_of[$1]=$SECONDS
+	if [ "$jobs_max" -eq 1 ]; then
+		run_test "$1" "${tests[$1]}"
+		finish "$1"
+		return
+	fi
+	run_test "$1" "${tests[$1]}" &
+	in_flight[$1]=1
+	running=$((running + 1))
+	[ -z "${is_alone[$1]}" ] || alone_running=1
+}
+finish() { # INDEX
+	report "$1" "${tests[$1]}"
+	[ -z "${is_alone[$1]}" ] && [ "$jobs_max" -gt 1 ] || note_quality_change "${tests[$1]}"
+	times+=("$((SECONDS - start_of[$1])) ${tests[$1]}")
+	rm -rf "$work/$1".*
+}
+if [ "$jobs_max" -eq 1 ]; then
+	for i in "${!tests[@]}"; do start "$i"; done
+else
+	while :; do
+		if [ "$running" -lt "$jobs_max" ] && [ "$alone_running" -eq 0 ]; then
+			pick alone "$next_alone"
+			if [ "$picked" -ge 0 ]; then
+				next_alone=$((picked + 1))
+				start "$picked"
+				continue
+			fi
+			next_alone=${#tests[@]}
+		fi
+		if [ "$running" -lt "$jobs_max" ]; then
+			pick other "$next_other"
+			if [ "$picked" -ge 0 ]; then
+				next_other=$((picked + 1))
+				start "$picked"
+				continue
+			fi
+			next_other=${#tests[@]}
+		fi
+		[ "$running" -gt 0 ] || break
+		# A test has ended when its status file is there (wait -n -p
+		# does not name a job that ended before the call).
+		wait -n 2>/dev/null || sleep 0.1
+		for i in "${!in_flight[@]}"; do
+			[ -e "$work/$i.rc" ] || continue
+			unset "in_flight[$i]"
+			running=$((running - 1))
+			[ -z "${is_alone[$i]}" ] || alone_running=0
+			finish "$i"
+		done
+	done
+	wait
+fi
+[ $quality_changes -le 1 ] ||
+	echo "note: $quality changed $quality_changes times during the run (not written back)"
 [ ${#times[@]} -lt 2 ] ||
 	echo "slowest: $(printf '%s\n' "${times[@]}" | sort -rn | head -n 6 |
 		awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
-[ $quality_changes -le 1 ] ||
-	echo "note: $quality changed $quality_changes times during the run (not written back)"
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"

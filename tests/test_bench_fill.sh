@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # --bench-fill (issue 9's fill-phase benchmark option), end to end as root:
 #   1. rdrand, 512-byte steps: feeds, bytes = calls x step, exits 0 on
 #      time, and credits no more than the ledger took in from the source

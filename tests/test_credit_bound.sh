@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Credit measured from outside the process (issue 14): every case runs the
 # real daemon under bench/shim.so (LD_PRELOAD), which counts each

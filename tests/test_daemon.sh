@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # Integration tests of the daemon, end to end, on this machine (issue 5):
 #   1. feeding the kernel from hwrng: metrics, RNDADDENTROPY seen by strace,
 #      SIGTERM within 2 s with exit 0 and a summary;

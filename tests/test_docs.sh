@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The documents against the binary: one source of truth.  The README is
 # the short form (at most 250 lines); the full tables live in docs/usage.md,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # Issue 26: the hand-over follows hw_random devices that register, leave
 # and become current after start-up.  The daemon reads the real /dev/hwrng
 # but its hw_random directory is a fixture (-O hwrng:sysfs=DIR: rng_current,

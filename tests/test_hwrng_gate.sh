@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # Issue 14 item 4: the kernel credits /dev/hwrng by itself, untested.  On
 # this machine's real hw_random device:
 #   1. while rngfeed reads it, rng_quality reads 0 (the kernel credits

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # Issue 25 item 4: one owner of the hw_random hand-over.  Two rngfeed
 # instances on this machine's real hw_random device, with the same or
 # different RUNTIME_DIRECTORY, stopped in either order (and the owner

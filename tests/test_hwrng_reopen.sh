@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Issue 25 item 8: the hwrng source's default credit is decided for the
 # device found when its slot opens; every open and reopen must check what

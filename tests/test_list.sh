@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # "rngfeed --list" says what a run with the same options and config does
 # (issue 18 item 2): for each case, --list's RUN, CREDIT and H columns and

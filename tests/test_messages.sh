@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Exit codes and messages a newcomer meets (issue 18 item 5): bad usage
 # exits 2 with one line and one hint (-o /dev/null, -r /dev/urandom,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Misuse (issue 15, defects 3 and 6): bad input is refused with one clear
 # line and exit 2, never a hang, a crash or a daemon that runs feeding

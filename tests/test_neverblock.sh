@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Never block, never hang (issue 24, the cases that are not the EGD
 # server's): each numbered case of the issue against the real daemon, each

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 printf 'echo ok: fine\nexit 0\n' >"$tmp/a_pass.sh"
 printf 'echo "SKIP: no such device here"\nexit 77\n' >"$tmp/b_skip.sh"
 printf 'echo ok: one part\necho "SKIP: part two: no RDSEED"\necho "SKIP: part three"\nexit 0\n' >"$tmp/c_part.sh"
-out=$(bash tests/run-tests.sh "$tmp/a_pass.sh" "$tmp/b_skip.sh" "$tmp/c_part.sh" 2>&1)
+out=$(RUN_TESTS_JOBS=1 bash tests/run-tests.sh "$tmp/a_pass.sh" "$tmp/b_skip.sh" "$tmp/c_part.sh" 2>&1)
 rc=$?
 want="tests: 2 passed, 0 failed, 3 skipped"
 if [ $rc -ne 0 ] || [ "$(tail -n1 <<<"$out")" != "$want" ]; then
@@ -35,7 +35,7 @@ echo 1024 >"$q"
 printf 'echo ok: first\nexit 0\n' >"$tmp/q1.sh"
 printf 'echo 0 >"%s"\necho ok: the service took the gate meanwhile\nexit 0\n' "$q" >"$tmp/q2.sh"
 printf 'echo ok: third\nexit 0\n' >"$tmp/q3.sh"
-out=$(HWRNG_QUALITY_FILE=$q bash tests/run-tests.sh "$tmp/q1.sh" "$tmp/q2.sh" "$tmp/q3.sh" 2>&1)
+out=$(RUN_TESTS_JOBS=1 HWRNG_QUALITY_FILE=$q bash tests/run-tests.sh "$tmp/q1.sh" "$tmp/q2.sh" "$tmp/q3.sh" 2>&1)
 rc=$?
 want="tests: 3 passed, 0 failed, 0 skipped"
 fails=0
@@ -56,3 +56,56 @@ if [ $fails -ne 0 ]; then
 	exit 1
 fi
 echo "ok: an outside change of rng_quality is said once, fails no test, and is not written back"
+
+# Issue 28: RUN_TESTS_JOBS runs tests side by side, but never two that
+# take the hw_random hand-over ("# run-tests: alone"): each alone script
+# holds a directory while it runs and fails if another holds it; the
+# others record that they overlapped.  Every test has directories of its
+# own; a failure and a skip are counted as in a serial run.
+mkdir -p "$tmp/par"
+for i in 1 2 3; do
+	cat >"$tmp/par/alone$i.sh" <<EOS
+# run-tests: alone (a stand-in for the machine's hw_random device)
+mkdir "$tmp/par/held" 2>/dev/null || { echo "two alone tests at once"; exit 1; }
+echo "\$RUNTIME_DIRECTORY" >>"$tmp/par/dirs"
+sleep 0.6
+rmdir "$tmp/par/held"
+exit 0
+EOS
+done
+for i in 1 2 3 4; do
+	cat >"$tmp/par/other$i.sh" <<EOS
+touch "$tmp/par/running.$i"
+sleep 0.6
+ls "$tmp/par" | grep -c '^running\.' >>"$tmp/par/seen"
+echo "\$STATE_DIRECTORY" >>"$tmp/par/dirs"
+exit 0
+EOS
+done
+printf 'echo "SKIP: not here"\nexit 77\n' >"$tmp/par/skip.sh"
+printf 'echo "broken on purpose"\nexit 3\n' >"$tmp/par/fail.sh"
+out=$(RUN_TESTS_JOBS=3 bash tests/run-tests.sh "$tmp"/par/alone*.sh "$tmp"/par/other*.sh \
+	"$tmp/par/skip.sh" "$tmp/par/fail.sh" 2>&1)
+rc=$?
+want="tests: 7 passed, 1 failed, 1 skipped"
+fails=0
+if [ $rc -eq 0 ] || [ "$(tail -n1 <<<"$out")" != "$want" ]; then
+	echo "FAIL: RUN_TESTS_JOBS=3: exit $rc, want a failure and '$want' last"
+	fails=1
+fi
+grep -q 'fail.sh *FAIL (exit 3)' <<<"$out" && grep -q '| broken on purpose' <<<"$out" ||
+	{ echo "FAIL: RUN_TESTS_JOBS=3: the failing script's report is not whole"; fails=1; }
+if [ "$(sort -rn "$tmp/par/seen" | head -n1)" -lt 2 ]; then
+	echo "FAIL: RUN_TESTS_JOBS=3: the other tests never ran side by side"
+	fails=1
+fi
+if [ "$(sort -u "$tmp/par/dirs" | grep -c .)" -ne 7 ]; then
+	echo "FAIL: RUN_TESTS_JOBS=3: tests shared a RUNTIME_DIRECTORY or STATE_DIRECTORY:"
+	sed 's/^/    | /' "$tmp/par/dirs"
+	fails=1
+fi
+if [ $fails -ne 0 ]; then
+	sed 's/^/    | /' <<<"$out"
+	exit 1
+fi
+echo "ok: RUN_TESTS_JOBS=3 runs tests side by side, never two alone ones, each with its own directories"

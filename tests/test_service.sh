@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # rngfeed as a systemd service: the unit verifies and is hardened (exposure
 # <= 2.0), the notify protocol really speaks (READY=1, STATUS=, WATCHDOG=1,
 # STOPPING=1), and after start-up only CAP_SYS_ADMIN is left, as the

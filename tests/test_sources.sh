@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Integration tests of the real binary on this machine's real sources:
 # --raw from hwrng, rdseed and rdrand gives exactly the bytes asked for and

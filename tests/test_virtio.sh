@@ -1,4 +1,5 @@
 #!/bin/bash
+# run-tests: alone (its daemons read the machine's hw_random device)
 # virtio-rng on a real VM: the virtio source reads the host-backed device,
 # its output passes rngtest, and hwrng and virtio never both read it.
 set -u
