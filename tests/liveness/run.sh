@@ -40,7 +40,7 @@
 #
 # Environment: RNGFEED (./rngfeed), LIVENESS_SO (build/liveness/interpose.so),
 # LIVENESS_CONFIGS ("kernel stdout egd"), LIVENESS_ACTIONS (all),
-# LIVENESS_JOBS (2 cases at a time), LIVENESS_KEEP=1 keeps the work dir,
+# LIVENESS_JOBS (3 cases at a time), LIVENESS_KEEP=1 keeps the work dir,
 # LIVENESS_BLOCK_LOCAL=1 blocks regular-file calls too (not by default:
 # a disk is not outside the process in the sense of the rule).
 set -u
@@ -50,7 +50,7 @@ SO=${LIVENESS_SO:-build/liveness/interpose.so}
 CLIENT=${LIVENESS_CLIENT:-tests/helper_egd_client}
 CONFIGS=${LIVENESS_CONFIGS:-kernel stdout egd}
 ACTIONS=${LIVENESS_ACTIONS:-block eintr eagain error sighup sigusr1 sigterm stall}
-JOBS=${LIVENESS_JOBS:-2}
+JOBS=${LIVENESS_JOBS:-3}
 SCALE=${TEST_TIME_SCALE:-1}
 LIMIT=$(awk -v s="$SCALE" 'BEGIN { print 1.0 * s }')
 CREDIT=512
