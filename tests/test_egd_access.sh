@@ -61,9 +61,12 @@ cleanup() {
 trap cleanup EXIT
 groupadd "$group" || skip "groupadd $group failed"
 gid=$(getent group "$group" | cut -d: -f3)
-# nobody must reach the client program and the mktemp directory.
+# nobody must reach the client program and the mktemp directory: a copy
+# of the client in it (the tree may sit under a directory only root can
+# enter, as a mktemp -d checkout does).
 chmod 0755 "$tmp"
-client=$(readlink -f "$CLIENT")
+cp "$CLIENT" "$tmp/client" && chmod 0755 "$tmp/client" || exit 1
+client=$tmp/client
 
 # As QEMU would: uid nobody, the socket's group as its only group (or none).
 as_client() { # GROUPS ADDR

@@ -328,7 +328,7 @@ timeout 10 "$RNGFEED" -n file -O file:device="$tmp/short" --raw --bytes 500 2>/d
 
 # ---- -t reads in bursts, not flat out (issue 18 item 7) ---------------------------
 # RDRAND read flat out kept a core busy for a whole -t run (76 MB/s); now a
-# burst per --stats-interval: under 25 % of a core over 6 s, and the rate
+# burst per --stats-interval: under half a core over 6 s, and the rate
 # lines still show RDRAND's rate in its bursts, not the duty cycle's
 # (issue 28: compared with what the run read, not with a fixed figure,
 # which valgrind or a loaded machine cannot meet).  A burst is a tenth of
@@ -350,8 +350,12 @@ if [ "$(list_state rdrand)" = available ] && [ "$(id -u)" -eq 0 ]; then
 	kill -TERM "$tpid"
 	wait "$tpid"
 	hz=$(getconf CLK_TCK)
-	# 25 % of 6 s, more under valgrind (TEST_TIME_SCALE).
-	limit=$((6 * hz / 4 * ${TEST_TIME_SCALE:-1}))
+	# Flat out is a whole core (6 s of CPU in 6 s); a burst per interval
+	# reads a fixed number of blocks, so its share follows how fast the
+	# machine's shared RDRAND answers: 10-20 % quiet, 27 % seen with other
+	# jobs running.  The line between the two: half a core, more under
+	# valgrind (TEST_TIME_SCALE).
+	limit=$((6 * hz / 2 * ${TEST_TIME_SCALE:-1}))
 	# Every rate line: RATE BLOCKS_PASSED BLOCKS_FAILED each.  The burst
 	# rate is the highest a line says; what an interval read on average
 	# is the blocks from the first line to the last over the intervals
