@@ -21,6 +21,7 @@
 
 #include "rngfeed/config.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 static char tmpdir[] = "/tmp/check_conffile.XXXXXX";
 static struct rngfeed_config cfg;
@@ -794,17 +795,13 @@ static Suite *conffile_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int status;
 
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	sr = srunner_create(conffile_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = td_run(conffile_suite());
 	remove_tree(tmpdir);
-	return failed ? 1 : 0;
+	return status;
 }

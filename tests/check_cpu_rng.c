@@ -18,6 +18,7 @@
 
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 /* ---- a scripted fake instruction ------------------------------------------- */
 
@@ -653,13 +654,4 @@ static Suite *cpu_rng_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(cpu_rng_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(cpu_rng_suite()); }

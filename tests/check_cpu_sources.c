@@ -28,6 +28,7 @@
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 static const char *const new_drivers[] = { "rndrrs", "rndr", "darn",
 					   "s390-trng" };
@@ -553,13 +554,4 @@ static Suite *cpu_sources_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(cpu_sources_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(cpu_sources_suite()); }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rngfeed/egd_proto.h"
+#include "test_doubles.h"
 
 /* Parse @len bytes fed @piece at a time; the requests found, in order. */
 static size_t parse_all(const uint8_t *buf, size_t len, size_t piece,
@@ -238,13 +239,4 @@ static Suite *egd_proto_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(egd_proto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(egd_proto_suite()); }

@@ -29,6 +29,7 @@
 
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
+#include "test_doubles.h"
 
 /* ---- a scripted EGD server ------------------------------------------------- */
 
@@ -862,18 +863,14 @@ static void remove_sock_dir(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int status;
 
 	snprintf(sock_dir, sizeof(sock_dir), "/tmp/check_egd.XXXXXX");
 	if (!mkdtemp(sock_dir)) {
 		perror("mkdtemp");
 		return EXIT_FAILURE;
 	}
-	sr = srunner_create(egd_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = td_run(egd_suite());
 	remove_sock_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

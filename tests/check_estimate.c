@@ -19,15 +19,13 @@
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
+#include "test_doubles.h"
 
 /* xorshift64*: fixed-seed test data. */
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return td_xorshift64(&rng_state);
 }
 
 static double bound(double p, double n)
@@ -483,13 +481,4 @@ static Suite *estimate_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(estimate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(estimate_suite()); }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rngfeed/feeder.h"
+#include "test_doubles.h"
 
 /* ---- a fake kernel -------------------------------------------------------- */
 
@@ -470,13 +471,4 @@ static Suite *feeder_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(feeder_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(feeder_suite()); }

@@ -375,13 +375,4 @@ static Suite *hwrandom_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(hwrandom_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(hwrandom_suite()); }

@@ -876,13 +876,4 @@ static Suite *gate_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(gate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(gate_suite()); }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "rngfeed/monitor.h"
+#include "test_doubles.h"
 
 #define B MONITOR_BLOCK_BYTES
 #define NBITS (B * 8)
@@ -42,10 +43,7 @@ struct rng {
 
 static uint64_t rng_next(struct rng *r)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&r->s);
 }
 
 static void rng_fill(struct rng *r, uint8_t *p, size_t n)
@@ -1403,13 +1401,4 @@ static Suite *monitor_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(monitor_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(monitor_suite()); }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "rngfeed/online_estimate.h"
+#include "test_doubles.h"
 
 #define B MONITOR_BLOCK_BYTES
 #define BLOCKS 60
@@ -38,10 +39,7 @@ struct rng {
 
 static uint64_t rng_next(struct rng *r)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&r->s);
 }
 
 static unsigned rng_byte(struct rng *r)
@@ -280,8 +278,6 @@ int main(void)
 {
 	Suite *s = suite_create("online_estimate");
 	TCase *tc = tcase_create("streams");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_credit_at_most_true, 0,
@@ -290,9 +286,5 @@ int main(void)
 	tcase_add_test(tc, test_fourth_repeat_is_dependence);
 	tcase_add_test(tc, test_reset_and_args);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(s);
 }

@@ -513,23 +513,17 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("report");
-	TCase *tc = tcase_create("report");
-
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_credit_zero_only);
-	tcase_add_test(tc, test_credited_in_startup);
-	tcase_add_test(tc, test_mixed_and_running);
-	tcase_add_test(tc, test_something_credited);
-	tcase_add_test(tc, test_source_in_error);
-	tcase_add_test(tc, test_nothing_running);
-	tcase_add_test(tc, test_status_truncated);
-	tcase_add_test(tc, test_why_truncated_not_wrong);
-	tcase_add_test(tc, test_metrics_file);
-	tcase_add_test(tc, test_rates_and_summary);
-	suite_add_tcase(s, tc);
-	return td_run_suite(s, base, sizeof(base), "report");
+
+	return td_run_suite(
+		td_suite("report", "report", setup, teardown, 180,
+			 TD_TESTS(test_credit_zero_only,
+				  test_credited_in_startup,
+				  test_mixed_and_running,
+				  test_something_credited, test_source_in_error,
+				  test_nothing_running, test_status_truncated,
+				  test_why_truncated_not_wrong,
+				  test_metrics_file, test_rates_and_summary)),
+		base, sizeof(base), "report");
 }

@@ -27,6 +27,7 @@
 #include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
+#include "test_doubles.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -1337,13 +1338,4 @@ static Suite *source_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(source_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(source_suite()); }

@@ -615,27 +615,22 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("sourceset");
-	TCase *tc = tcase_create("sourceset");
-
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_open_start_round_robin);
-	tcase_add_test(tc, test_request_credited_only);
-	tcase_add_test(tc, test_credit_coming);
-	tcase_add_test(tc, test_stats_stop_reload);
-	tcase_add_test(tc, test_discard_waiting);
-	tcase_add_test(tc, test_unusable_skipped);
-	tcase_add_test(tc, test_wait_for_source);
-	tcase_add_test(tc, test_disabled_not_opened);
-	tcase_add_test(tc, test_shared_device_later_wins);
-	tcase_add_test(tc, test_hw_random_twin_later_wins);
-	tcase_add_test(tc, test_hw_random_twin_of_other_device);
-	tcase_add_test(tc, test_gate_not_taken_for_other_device);
-	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
-	tcase_add_test(tc, test_gate_off_leaves_hwrng);
-	suite_add_tcase(s, tc);
-	return td_run_suite(s, base, sizeof(base), "sourceset");
+
+	return td_run_suite(
+		td_suite("sourceset", "sourceset", setup, teardown, 180,
+			 TD_TESTS(test_open_start_round_robin,
+				  test_request_credited_only,
+				  test_credit_coming, test_stats_stop_reload,
+				  test_discard_waiting, test_unusable_skipped,
+				  test_wait_for_source,
+				  test_disabled_not_opened,
+				  test_shared_device_later_wins,
+				  test_hw_random_twin_later_wins,
+				  test_hw_random_twin_of_other_device,
+				  test_gate_not_taken_for_other_device,
+				  test_gate_taken_and_released_on_fixture,
+				  test_gate_off_leaves_hwrng)),
+		base, sizeof(base), "sourceset");
 }

@@ -24,6 +24,7 @@
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
 #include "rngfeed/tpm2.h"
+#include "test_doubles.h"
 
 /* ---- building responses ------------------------------------------------- */
 
@@ -1180,13 +1181,4 @@ static Suite *tpm2_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tpm2_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(tpm2_suite()); }

@@ -30,14 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "td_xorshift.h"
+
 static uint64_t state;
 
 static uint64_t next64(void)
 {
-	state ^= state >> 12;
-	state ^= state << 25;
-	state ^= state >> 27;
-	return state * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&state);
 }
 
 static unsigned byte(void)

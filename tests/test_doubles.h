@@ -8,7 +8,10 @@
  *    the suite) and per test (td_dir_make, td_tree_remove), and files in
  *    it (td_put, td_get): a fake sysfs, state files;
  *  - waiting for an event with a generous deadline (TD_WAIT_UNTIL): a
- *    test asserts what happens, never how fast a loaded machine is.
+ *    test asserts what happens, never how fast a loaded machine is;
+ *  - main()'s suite and runner (td_suite, td_run): one test case built
+ *    from a list, the exit status from the failures;
+ *  - the fixed-seed generator of synthetic data (td_xorshift.h).
  * Header-only (static inline): each check program is one .c file.
  */
 #ifndef RNGFEED_TEST_DOUBLES_H
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "rngfeed/source.h"
+#include "td_xorshift.h"
 
 /* ---- source drivers ------------------------------------------------------ */
 
@@ -110,22 +114,57 @@ static inline bool td_base_make(char *base, size_t len, const char *name)
 	return mkdtemp(base) != NULL;
 }
 
-/* main()'s end: the run's directory made in @base, suite @s run, the
+/* ---- main() -------------------------------------------------------------- */
+
+/* A list of tests for td_suite(): TD_TESTS(test_a, test_b). */
+#define TD_TESTS(...) ((const TTest *const[]){ __VA_ARGS__, NULL })
+
+/*
+ * A suite @name of one test case @tcname: the NULL-ended @tests, each
+ * with the checked fixture @setup/@teardown (either may be NULL) and a
+ * timeout of @timeout s (0: Check's default, or CK_DEFAULT_TIMEOUT).
+ */
+static inline Suite *td_suite(const char *name, const char *tcname,
+			      SFun setup, SFun teardown, double timeout,
+			      const TTest *const *tests)
+{
+	Suite *s = suite_create(name);
+	TCase *tc = tcase_create(tcname);
+
+	if (setup || teardown)
+		tcase_add_checked_fixture(tc, setup, teardown);
+	if (timeout > 0)
+		tcase_set_timeout(tc, timeout);
+	for (; *tests; tests++)
+		tcase_add_test(tc, *tests);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* main()'s end: suite @s run.  Returns main()'s exit status. */
+static inline int td_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* main()'s end with a run directory: made in @base, suite @s run, the
  * directory removed.  Returns main()'s exit status. */
 static inline int td_run_suite(Suite *s, char *base, size_t len,
 			       const char *name)
 {
-	SRunner *sr;
-	int failed;
+	int status;
 
 	if (!td_base_make(base, len, name))
 		return EXIT_FAILURE;
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = td_run(s);
 	td_tree_remove(base);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }
 
 /* A fresh directory below @base for one test (its setup). */
