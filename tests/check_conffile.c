@@ -8,7 +8,6 @@
  * is not.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -103,24 +102,6 @@ static void load_bad(const char *text, unsigned int line, const char *culprit)
 static bool near(double a, double b)
 {
 	return fabs(a - b) < 1e-9;
-}
-
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[600];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 /* ---- a good file ---------------------------------------------------------- */
@@ -802,6 +783,6 @@ int main(void)
 		return 1;
 	}
 	status = td_run(conffile_suite());
-	remove_tree(tmpdir);
+	td_tree_remove(tmpdir);
 	return status;
 }

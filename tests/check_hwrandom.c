@@ -5,7 +5,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,24 +36,14 @@ static void get(const char *file, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-hwrandom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_tmpdir(dir, sizeof(dir), "hwrandom");
 }
 
 static void teardown(void)
 {
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 START_TEST(current_names_the_device)

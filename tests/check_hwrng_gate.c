@@ -7,7 +7,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +24,15 @@ static void put(const char *file, const char *text)
 	td_put(dir, file, text);
 }
 
-/* The whole of @path ("" when missing) in @buf. */
-static const char *slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return buf;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
+/* The whole of a fake sysfs attribute ("" when missing) in @buf. */
 static const char *get(const char *file, char *buf, size_t len)
 {
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return slurp(path, buf, len);
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	return td_get(dir, file, buf, len);
 }
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-gate-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_tmpdir(dir, sizeof(dir), "gate");
 	snprintf(state, sizeof(state), "%s/run/hwrng-quality", dir);
 	/* The machine-wide lock's stand-in: apart from the service's. */
 	snprintf(lock, sizeof(lock), "%s/lock/hwrng.lock", dir);
@@ -72,7 +44,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 /* A crash: the process is gone, nothing was put back. */
@@ -96,7 +68,7 @@ START_TEST(take_sets_zero_and_records)
 	ck_assert_str_eq(g.device, "virtio_rng.0");
 	ck_assert_uint_eq(g.original, 1024);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_str_eq(slurp(state, buf, sizeof(buf)),
+	ck_assert_str_eq(td_slurp(state, buf, sizeof(buf)),
 			 "device=virtio_rng.0\nquality=1024\nselected=0\n"
 			 "state=held\n");
 	ck_assert_ptr_nonnull(strstr(why, "handed over"));
@@ -132,7 +104,7 @@ START_TEST(release_failed_keeps_zero_and_marks_record)
 	hwrng_gate_release(&g, true, why, sizeof(why));
 	ck_assert(!hwrng_gate_held(&g));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "state=failed\n"));
 	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
 	ck_assert_ptr_nonnull(strstr(why, "echo 1024 >"));
@@ -303,7 +275,7 @@ START_TEST(failed_record_handed_back_only_after_clean_run)
 	hwrng_gate_release(&g, true, why, sizeof(why));
 	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert_ptr_nonnull(strstr(why, "failed its tests"));
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "state=held\n"));
 	hwrng_gate_release(&g, true, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
@@ -361,7 +333,7 @@ START_TEST(explicit_choice_is_recorded)
 	put("rng_selected", "1\n");
 	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
 	ck_assert(g.selected);
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "selected=1\n"));
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	/* Chosen again after the write that makes the kernel forget it:
@@ -452,9 +424,9 @@ START_TEST(second_instance_waits_and_takes_nothing)
 	/* B stops first: A's 0 stays, A's records stay. */
 	hwrng_gate_release(&b, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
-	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(lock, buf, sizeof(buf)),
 				     "quality=1024"));
 	hwrng_gate_release(&a, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
@@ -497,7 +469,7 @@ static void take_over(bool same_runtime_dir, bool owner_crashes)
 	ck_assert(hwrng_gate_held(&b));
 	ck_assert_uint_eq(b.original, 1000);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(same_runtime_dir ? state : state_b,
+	ck_assert_ptr_nonnull(strstr(td_slurp(same_runtime_dir ? state : state_b,
 					   buf, sizeof(buf)),
 				     "quality=1000"));
 	hwrng_gate_release(&b, false, why, sizeof(why));
@@ -540,7 +512,7 @@ START_TEST(live_record_is_not_adopted)
 	ck_assert_ptr_nonnull(strstr(why, "another rngfeed owns"));
 	hwrng_gate_release(&b, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
 	hwrng_gate_release(&a, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
@@ -617,7 +589,7 @@ START_TEST(follows_a_switch_to_a_new_device)
 	ck_assert_uint_eq(g.n_parked, 1);
 	ck_assert_str_eq(g.parked[0].device, "virtio_rng.0");
 	ck_assert_uint_eq(g.parked[0].original, 1024);
-	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(lock, buf, sizeof(buf)),
 				     "device=amd-rng\nquality=64\n"));
 	/* Logged once: the next tick has nothing to say. */
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
@@ -658,7 +630,7 @@ START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
 	ck_assert_ptr_nonnull(strstr(why, "no device is current"));
 	ck_assert_str_eq(g.device, "");
 	ck_assert_uint_eq(g.n_parked, 0);
-	ck_assert_str_eq(slurp(state, buf, sizeof(buf)), ""); /* no record */
+	ck_assert_str_eq(td_slurp(state, buf, sizeof(buf)), ""); /* no record */
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
 	put("rng_available", "virtio_rng.1 none \n");
@@ -670,7 +642,7 @@ START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
 	ck_assert_str_eq(g.device, "virtio_rng.1");
 	ck_assert_uint_eq(g.original, 1000);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "device=virtio_rng.1\nquality=1000\n"));
 	hwrng_gate_release(&g, false, why, sizeof(why));
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");

@@ -9,7 +9,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,18 +41,9 @@ static void tmpdir_setup(void)
 		abort();
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
 static void tmpdir_teardown(void)
 {
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(tmpdir);
 }
 
 /* A path inside the test case's temporary directory. */

@@ -167,6 +167,14 @@ static inline int td_run_suite(Suite *s, char *base, size_t len,
 	return status;
 }
 
+/* A fresh directory /tmp/rngfeed-@name-XXXXXX for one test (its setup);
+ * td_tree_remove() in its teardown. */
+static inline void td_tmpdir(char *dir, size_t len, const char *name)
+{
+	snprintf(dir, len, "/tmp/rngfeed-%s-XXXXXX", name);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
 /* A fresh directory below @base for one test (its setup). */
 static inline void td_dir_make(char *dir, size_t len, const char *base)
 {
@@ -187,23 +195,29 @@ static inline void td_put(const char *dir, const char *file, const char *text)
 	fclose(f);
 }
 
-/* The contents of @dir/@file in @buf ("" when it cannot be read). */
-static inline const char *td_get(const char *dir, const char *file,
-				 char *buf, size_t len)
+/* The contents of @path in @buf ("" when it cannot be read). */
+static inline const char *td_slurp(const char *path, char *buf, size_t len)
 {
-	char path[256];
-	FILE *f;
+	FILE *f = fopen(path, "r");
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	buf[0] = '\0';
-	f = fopen(path, "r");
 	if (!f)
 		return buf;
 	n = fread(buf, 1, len - 1, f);
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
+}
+
+/* The contents of @dir/@file in @buf ("" when it cannot be read). */
+static inline const char *td_get(const char *dir, const char *file,
+				 char *buf, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return td_slurp(path, buf, len);
 }
 
 /* ---- waiting for events -------------------------------------------------- */
