@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Measuring a running daemon from outside (issue 28): what
-# tests/test_credit_bound.sh and tests/test_faults.sh share.  Sourced, not
-# run:   . tests/lib_measure.sh
+# tests/test_credit_bound.sh, tests/test_faults.sh and the other scripts that
+# start daemons share.  Sourced, not run:   . tests/lib_measure.sh
 #
 #   measure_need_shim BINARY   skip (exit 77) where the binary is built with
 #                              ASan, which hides RNDADDENTROPY from the
 #                              LD_PRELOAD shim; sets SHIM to an absolute path
 #   measure_temp NAME          $tmp: a fresh directory, removed at exit with
-#                              every PID listed in $tmp/pids stopped first
+#                              every PID listed in $tmp/pids or in the
+#                              array pids stopped first
 #   "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT=DIR/shim CMD...
 #                              CMD with bench/shim.so preloaded, its record
 #                              written to DIR/shim (a command, not a shell
@@ -45,7 +46,8 @@ measure_need_shim() {
 
 measure_cleanup() {
 	local p
-	for p in $(cat "$tmp/pids" 2>/dev/null); do
+	# shellcheck disable=SC2154 # pids: the sourcing script's, if any
+	for p in $(cat "$tmp/pids" 2>/dev/null) ${pids[@]+"${pids[@]}"}; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null

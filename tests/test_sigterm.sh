@@ -50,15 +50,9 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 fi
 
 # ---- inside a network namespace of its own ----
-tmp=$(mktemp -d /tmp/test_sigterm.XXXXXX) || exit 1
-bg=()
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. tests/lib_measure.sh
+measure_temp test_sigterm
+pids=()
 trap 'exit 1' INT TERM HUP
 
 # systemd's side of sd_notify: read and count every datagram.
@@ -71,7 +65,7 @@ perl -MSocket -e '
 	my $n = 0;
 	while (defined recv($s, my $buf, 65536, 0)) { $n++; print "$n\n"; }
 ' "$tmp/notify" "$tmp/notify.log" &
-bg+=($!)
+pids+=($!)
 for _ in $(seq 100); do
 	[ -S "$tmp/notify" ] && grep -q listening "$tmp/notify.log" 2>/dev/null && break
 	sleep 0.05
@@ -84,7 +78,7 @@ head -c 100000 /dev/urandom >"$tmp/data"
 # Load: two busy loops, stopped at the end (cleanup).
 for _ in 1 2; do
 	( while :; do :; done ) &
-	bg+=($!)
+	pids+=($!)
 done
 
 # rand_ms MIN MAX
