@@ -202,22 +202,32 @@ START_TEST(test_credit_at_most_true)
 }
 END_TEST
 
-/* Uniform bytes keep a high credit (a full window's MCV bound ~7.6). */
-START_TEST(test_uniform_high)
+/* A byte-sample estimator fed one full window of stream @s from @seed,
+ * and its result in @res. */
+static struct online_estimate *window_of(enum stream s, uint64_t seed,
+					 struct online_estimate_result *res)
 {
 	struct online_estimate *e;
-	struct online_estimate_result res;
 	struct gen g;
 	uint8_t block[B];
 
 	ck_assert_int_eq(online_estimate_new(8, 0.0, &e), 0);
-	gen_init(&g, 42);
+	gen_init(&g, seed);
 	for (unsigned k = 0; k < ONLINE_WINDOW_BLOCKS; k++) {
 		for (unsigned j = 0; j < B; j++)
-			block[j] = next_byte(&g, UNIFORM);
+			block[j] = next_byte(&g, s);
 		ck_assert_int_ge(online_estimate_add(e, block), 0);
 	}
-	online_estimate_get(e, &res);
+	online_estimate_get(e, res);
+	return e;
+}
+
+/* Uniform bytes keep a high credit (a full window's MCV bound ~7.6). */
+START_TEST(test_uniform_high)
+{
+	struct online_estimate_result res;
+	struct online_estimate *e = window_of(UNIFORM, 42, &res);
+
 	ck_assert_msg(res.credit >= 940, "credit %u (H %.3f)", res.credit, res.h);
 	ck_assert_msg(res.h_mcv > 7.4 && res.h_lag > 7.4 && res.h_markov > 7.4,
 		      "MCV %.3f Markov %.3f lag %.3f", res.h_mcv, res.h_markov, res.h_lag);
@@ -229,19 +239,9 @@ END_TEST
  * predictor sees the dependence. */
 START_TEST(test_fourth_repeat_is_dependence)
 {
-	struct online_estimate *e;
 	struct online_estimate_result res;
-	struct gen g;
-	uint8_t block[B];
+	struct online_estimate *e = window_of(FOURTH, 7, &res);
 
-	ck_assert_int_eq(online_estimate_new(8, 0.0, &e), 0);
-	gen_init(&g, 7);
-	for (unsigned k = 0; k < ONLINE_WINDOW_BLOCKS; k++) {
-		for (unsigned j = 0; j < B; j++)
-			block[j] = next_byte(&g, FOURTH);
-		ck_assert_int_ge(online_estimate_add(e, block), 0);
-	}
-	online_estimate_get(e, &res);
 	ck_assert_msg(res.h_mcv > 7.4, "MCV %.3f", res.h_mcv);
 	ck_assert_msg(res.h_lag < 2.5 && res.h == res.h_lag, "lag %.3f, h %.3f", res.h_lag, res.h);
 	online_estimate_free(e);

@@ -105,12 +105,20 @@ for k in $(sed -n '/^#\{0,1\}[[:space:]]*\[/q; s/^#\{0,1\}[[:space:]]*\([a-z][a-
 	accepts_key "$k" || bad "systemd/rngfeed.conf uses '$k', which rngfeed rejects"
 done
 [ -n "$keys" ] || { bad "found no config-file keys at all"; exit 1; }
-n=0
-for k in $keys; do
-	n=$((n + 1))
-	grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 does not define the key '$k' (as '$k = ...')"
-done
+# defined WHAT KEYS...: each key has its "KEY = " item in rngfeed.conf.5;
+# n: how many were checked.
+defined() {
+	local what=$1 k
+	shift
+	n=0
+	for k in "$@"; do
+		n=$((n + 1))
+		grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
+			bad "rngfeed.conf.5 does not define the ${what}key '$k' (as '$k = ...')"
+	done
+}
+# shellcheck disable=SC2086 # a list of words
+defined "" $keys
 echo "ok: checked $n daemon keys against rngfeed.conf.5:$keys"
 
 # 4. Sources and their keys.  Candidates: the keys every source takes, the
@@ -142,12 +150,8 @@ for s in $sources; do
 			bad "rngfeed.conf.5 does not describe the key '$k' of source '$s' (as '$k=...')"
 	done
 done
-n=0
-for k in $src_keys; do
-	n=$((n + 1))
-	grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 does not define the source key '$k' (as '$k = ...')"
-done
+# shellcheck disable=SC2086 # a list of words
+defined "source " $src_keys
 echo "ok: checked $(wc -w <<<"$sources") sources and $n source keys:$src_keys"
 
 [ $fail -eq 0 ] && echo "PASS: man pages render cleanly and are complete"
