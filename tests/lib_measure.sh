@@ -3,13 +3,21 @@
 # Measuring a running daemon from outside (issue 28): what
 # tests/test_credit_bound.sh, tests/test_faults.sh and the other scripts that
 # start daemons share.  Sourced, not run:   . tests/lib_measure.sh
+# (a script may define its own of any of these after it).
 #
+#   say TEXT                   TEXT on a line of its own
+#   ok TEXT, fail TEXT         "ok: TEXT"; "FAIL: TEXT", counted in $failures
+#   skip TEXT                  "SKIP: TEXT", then exit 77
+#   need_feeder TEXT           skip with TEXT ("needs root (why)") unless
+#                              root, and with a reason unless the process
+#                              has CAP_SYS_ADMIN, which RNDADDENTROPY needs
+#   need_built FILE...         FAIL and exit 1 unless each FILE is built
 #   measure_need_shim BINARY   skip (exit 77) where the binary is built with
 #                              ASan, which hides RNDADDENTROPY from the
 #                              LD_PRELOAD shim; sets SHIM to an absolute path
 #   measure_temp NAME          $tmp: a fresh directory, removed at exit with
-#                              every PID listed in $tmp/pids or in the
-#                              array pids stopped first
+#                              every PID listed in $tmp/pids, in the array
+#                              pids or in pid stopped first
 #   "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT=DIR/shim CMD...
 #                              CMD with bench/shim.so preloaded, its record
 #                              written to DIR/shim (a command, not a shell
@@ -30,6 +38,26 @@
 #                              README catalogue's Markdown table
 
 SHIM=${SHIM:-bench/shim.so}
+failures=0
+
+say() { printf '%s\n' "$*"; }
+ok() { say "ok: $*"; }
+fail() { say "FAIL: $*"; failures=$((failures + 1)); }
+skip() { say "SKIP: $*"; exit 77; }
+
+need_feeder() {
+	[ "$(id -u)" -eq 0 ] || skip "$1"
+	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+		skip "root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"
+}
+
+need_built() {
+	local f
+	for f in "$@"; do
+		[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
+	done
+}
 
 measure_need_shim() {
 	# Under make sanitize the daemon's ASan runtime takes ioctl() before
@@ -46,8 +74,8 @@ measure_need_shim() {
 
 measure_cleanup() {
 	local p
-	# shellcheck disable=SC2154 # pids: the sourcing script's, if any
-	for p in $(cat "$tmp/pids" 2>/dev/null) ${pids[@]+"${pids[@]}"}; do
+	# shellcheck disable=SC2154 # pids, pid: the sourcing script's, if any
+	for p in $(cat "$tmp/pids" 2>/dev/null) ${pids[@]+"${pids[@]}"} ${pid:-}; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null

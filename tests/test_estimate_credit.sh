@@ -29,15 +29,9 @@ BLOCK=2500
 BLOCKS=200
 RUN_S=${RUN_S:-4}
 
-say() { printf '%s\n' "$*"; }
-[ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (--bench-fill feeds the kernel)"; exit 77; }
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
+need_feeder "needs root (--bench-fill feeds the kernel)"
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$STREAMS"; do
-	[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
-done
+need_built "$RNGFEED" "$STREAMS"
 measure_temp test_estimate_credit
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"

@@ -45,12 +45,9 @@ FIRST=65000
 # loaded machine (0.1-0.3 s of CPU), and the rest of the run.
 WAIT_S=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 300 * s }')
 
-say() { printf '%s\n' "$*"; }
-[ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (--bench-fill feeds the kernel)"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (--bench-fill feeds the kernel)"
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$STREAMS"; do
-	[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
-done
+need_built "$RNGFEED" "$STREAMS"
 measure_temp test_full_assess_credit
 pids=()
 # wait_metric FILE NAME AWK-TEST: until the value passes the test (while

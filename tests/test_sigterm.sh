@@ -31,15 +31,11 @@ SCALE=${TEST_TIME_SCALE:-1}
 # A sanitized build (make sanitize) is slower by design: 3 s there.
 [ -n "${RNGFEED_SANITIZED:-}" ] && [ "$SCALE" = 1 ] && SCALE=3
 STOP_LIMIT=$(awk -v s="$SCALE" 'BEGIN { print 1.0 * s }')
-say() { printf '%s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
+. tests/lib_measure.sh
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
-	[ "$(id -u)" -eq 0 ] || skip "needs root (feeding the kernel needs CAP_SYS_ADMIN)"
-	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-		{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-	[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
+	need_feeder "needs root (feeding the kernel needs CAP_SYS_ADMIN)"
+	need_built "$RNGFEED"
 	"$RNGFEED" --list 2>/dev/null | grep -q '^rdrand *available' ||
 		skip "no RDRAND on this CPU"
 	command -v perl >/dev/null || skip "needs perl (the notify socket)"
@@ -50,7 +46,6 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 fi
 
 # ---- inside a network namespace of its own ----
-. tests/lib_measure.sh
 measure_temp test_sigterm
 pids=()
 trap 'exit 1' INT TERM HUP
