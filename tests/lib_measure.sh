@@ -12,6 +12,8 @@
 #                              root, and with a reason unless the process
 #                              has CAP_SYS_ADMIN, which RNDADDENTROPY needs
 #   need_built FILE...         FAIL and exit 1 unless each FILE is built
+#   need_tools HINT TOOL...    skip unless each TOOL is installed (HINT: the
+#                              packages that have them)
 #   measure_need_shim BINARY   skip (exit 77) where the binary is built with
 #                              ASan, which hides RNDADDENTROPY from the
 #                              LD_PRELOAD shim; sets SHIM to an absolute path
@@ -36,6 +38,10 @@
 #   problem TEXT               add TEXT to the current row's $row_fail
 #   print_table COLUMN3 FILE   the rows of FILE (7 fields split by |) as the
 #                              README catalogue's Markdown table
+#   print_rows KIND FILE       the rows of FILE (4 fields split by |: fault,
+#                              detected by, daemon state, "ok" or the
+#                              problem) as that table, each fault headed
+#                              "KIND: ", "-" in the credit and source columns
 
 SHIM=${SHIM:-bench/shim.so}
 failures=0
@@ -56,6 +62,14 @@ need_built() {
 	local f
 	for f in "$@"; do
 		[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
+	done
+}
+
+need_tools() {
+	local hint=$1 t
+	shift
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || skip "$t not installed ($hint)"
 	done
 }
 
@@ -137,4 +151,9 @@ print_table() {
 	echo "|---|---|---|---|---|---|---|"
 	awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
 		printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$2"
+}
+
+print_rows() {
+	print_table "credited bits (faulty source)" \
+		<(awk -F'|' -v k="$1" '{ print k ": " $1 "|" $2 "|-|-|-|" $3 "|" $4 }' "$2")
 }

@@ -157,10 +157,7 @@ fi
 echo
 # The columns of tests/test_faults.sh's table (the README's catalogue);
 # nothing runs long enough to credit, so those columns are "-".
-echo "| fault | detected by | credited bits (faulty source) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|---|"
-awk -F'|' '{ r = $4 == "ok" ? "PASS" : "FAIL: " $4
-	printf "| Misuse: %s | %s | - | - | - | %s | %s |\n", $1, $2, $3, r }' "$tmp/table"
+print_rows Misuse "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} \
 	'BEGIN { printf "%d cases in %.1f s\n", c, n - s }'
