@@ -454,22 +454,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 static void send_pieces(int fd, const uint8_t *buf, size_t len,
 			const struct step *s)
 {
@@ -511,7 +495,7 @@ static void serve(struct tpm_server *srv, int fd)
 							: NULL;
 		int asked;
 
-		if (read_full(fd, cmd, sizeof(cmd)) < 0)
+		if (td_read_full(fd, cmd, sizeof(cmd)) < 0)
 			return;
 		asked = command_asked(cmd);
 		if (asked < 0 || srv->n_cmds == MAX_CMDS) {

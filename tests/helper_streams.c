@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "td_xorshift.h"
+#include "td_util.h"
 
 static uint64_t state;
 

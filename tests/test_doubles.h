@@ -11,7 +11,8 @@
  *    test asserts what happens, never how fast a loaded machine is;
  *  - main()'s suite and runner (td_suite, td_run): one test case built
  *    from a list, the exit status from the failures;
- *  - the fixed-seed generator of synthetic data (td_xorshift.h).
+ *  - the fixed-seed generator of synthetic data and a full read
+ *    (td_util.h, which the helper programs share).
  * Header-only (static inline): each check program is one .c file.
  */
 #ifndef RNGFEED_TEST_DOUBLES_H
@@ -31,7 +32,7 @@
 #include <unistd.h>
 
 #include "rngfeed/source.h"
-#include "td_xorshift.h"
+#include "td_util.h"
 
 /* ---- source drivers ------------------------------------------------------ */
 
