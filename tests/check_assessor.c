@@ -47,15 +47,7 @@ static void follow_init(uint64_t seed)
 	{
 		uint8_t order[256];
 
-		for (unsigned i = 0; i < 256; i++)
-			order[i] = (uint8_t)i;
-		for (unsigned i = 255; i > 0; i--) {
-			unsigned j = (unsigned)(next64() % (i + 1));
-			uint8_t t = order[i];
-
-			order[i] = order[j];
-			order[j] = t;
-		}
+		td_shuffle256(order, &state);
 		for (unsigned i = 0; i < 256; i++)
 			perm[order[i]] = order[(i + 1) & 255];
 	}

@@ -248,10 +248,7 @@ static struct {
 
 static uint64_t stub_word(uint64_t i)
 {
-	i += 0x9e3779b97f4a7c15ULL;
-	i = (i ^ (i >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	i = (i ^ (i >> 27)) * 0x94d049bb133111ebULL;
-	return i ^ (i >> 31);
+	return td_splitmix64(i);
 }
 
 static int stub_insn(uint64_t *v)

@@ -290,14 +290,9 @@ static struct source *open_egd(struct server *srv, const char *k1,
 			       const char *v1)
 {
 	struct source_config cfg;
-	struct source *src = NULL;
-	char why[SOURCE_WHY_LEN];
-	int r;
 
 	config(&cfg, srv->device, k1, v1);
-	r = source_open(&src, &cfg, why, sizeof(why));
-	ck_assert_msg(r == 0, "open: %d %s", r, why);
-	return src;
+	return td_source_open(&cfg);
 }
 
 static void check_pattern(const uint8_t *b, size_t len, size_t from)

@@ -749,14 +749,9 @@ static void *writer_main(void *arg)
 static struct source *open_file_source(const char *path)
 {
 	struct source_config cfg;
-	struct source *src = NULL;
-	char why[SOURCE_WHY_LEN] = "";
-	int r;
 
 	config_for(&cfg, "file", "device", path);
-	r = source_open(&src, &cfg, why, sizeof(why));
-	ck_assert_msg(r == 0, "open %s: %d %s", path, r, why);
-	return src;
+	return td_source_open(&cfg);
 }
 
 /* Feeds @len bytes through a FIFO and reads @want with source_read(). */

@@ -3,7 +3,8 @@
  * The test doubles and fixtures the unit tests share (issue 28), so that
  * each check_*.c holds only what it tests:
  *  - source drivers that read the kernel's random bytes (getrandom) and
- *    never touch hardware, and TD_DRIVER to declare one;
+ *    never touch hardware, and TD_DRIVER to declare one; opening a
+ *    source that must open (td_source_open);
  *  - a directory per test run (td_run_suite makes and removes it around
  *    the suite) and per test (td_dir_make, td_tree_remove), and files in
  *    it (td_put, td_get): a fake sysfs, state files;
@@ -75,6 +76,18 @@ static inline ssize_t td_read_fails(void *state, void *buf, size_t len)
 static inline void td_close(void *state)
 {
 	free(state);
+}
+
+/* The source @cfg configures, opened: the test fails, saying why, if it
+ * cannot be. */
+static inline struct source *td_source_open(const struct source_config *cfg)
+{
+	struct source *src = NULL;
+	char why[SOURCE_WHY_LEN] = "";
+	int r = source_open(&src, cfg, why, sizeof(why));
+
+	ck_assert_msg(r == 0, "%s: open: %d %s", cfg->driver->name, r, why);
+	return src;
 }
 
 /* A driver named @id, 8-bit samples at H 6 (a credit cap of 768/1024),
