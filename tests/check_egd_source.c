@@ -350,20 +350,28 @@ static void describe(void *st, char *buf, size_t len)
 	source_egd.describe(st, buf + used, len - used);
 }
 
+/* source_read() of @len bytes from a fresh server in @mode (@tcp: over
+ * TCP): all of them, the server's pattern from its start.  The server is
+ * stopped on return, its counts in @srv. */
+static void source_reads_all(struct server *srv, enum script mode, bool tcp,
+			     uint8_t *buf, size_t len)
+{
+	struct source *src;
+
+	server_start(srv, mode, tcp);
+	src = open_egd(srv, NULL, NULL);
+	ck_assert_int_eq(source_read(src, buf, len, NULL), (ssize_t)len);
+	check_pattern(buf, len, 0);
+	source_close(src);
+	server_stop(srv);
+}
+
 START_TEST(test_full_block_asks_only_what_is_needed)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[2500];
-	ssize_t n;
 
-	server_start(&srv, SRV_GOOD, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, sizeof(buf), NULL);
-	ck_assert_int_eq(n, sizeof(buf));
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, false, buf, sizeof(buf));
 	/* 2500 bytes: nine requests of 255 and one of 205, all 0x02, and
 	 * nothing asked beyond the block. */
 	ck_assert_uint_eq(srv.requests, 10);
@@ -379,17 +387,9 @@ END_TEST
 START_TEST(test_small_read_small_request)
 {
 	struct server srv;
-	struct source *src;
 	uint8_t buf[16];
-	ssize_t n;
 
-	server_start(&srv, SRV_GOOD, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, 10, NULL);
-	ck_assert_int_eq(n, 10);
-	check_pattern(buf, 10, 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, false, buf, 10);
 	ck_assert_uint_eq(srv.requests, 1);
 	ck_assert_uint_eq(srv.n[0], 10);
 }
@@ -398,17 +398,9 @@ END_TEST
 START_TEST(test_split_answers)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[600];
-	ssize_t n;
 
-	server_start(&srv, SRV_SPLIT, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, sizeof(buf), NULL);
-	ck_assert_int_eq(n, sizeof(buf));
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_SPLIT, false, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.asked_total, 600);
 }
 END_TEST
@@ -638,15 +630,9 @@ END_TEST
 START_TEST(test_tcp)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[1000];
 
-	server_start(&srv, SRV_GOOD, true);
-	src = open_egd(&srv, NULL, NULL);
-	ck_assert_int_eq(source_read(src, buf, sizeof(buf), NULL), 1000);
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, true, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.asked_total, 1000);
 }
 END_TEST
