@@ -36,6 +36,14 @@
 #                              or a 2-s watchdog (then SIGKILL); prints
 #                              "exit RC SECONDS" or "hung"
 #   problem TEXT               add TEXT to the current row's $row_fail
+#   table_row WHO LOG N FIELD...
+#                              the row FIELD...|$row_fail (or "ok") in
+#                              $tmp/table; with a problem in $row_fail,
+#                              "FAIL: WHO: ..." (counted in $failures) and
+#                              the last N lines of LOG
+#   check_cases                the script's check_case NAME LABEL for each
+#                              of CASES (NAME|LABEL|...), each writing its
+#                              row; then a failure unless all of them did
 #   print_table COLUMN3 FILE   the rows of FILE (7 fields split by |) as the
 #                              README catalogue's Markdown table
 #   print_rows KIND FILE       the rows of FILE (4 fields split by |: fault,
@@ -145,6 +153,32 @@ sigterm_wait() {
 }
 
 problem() { row_fail+="${row_fail:+; }$*"; }
+
+table_row() {
+	local who=$1 log=$2 n=$3
+	shift 3
+	(IFS='|'; printf '%s\n' "$*|${row_fail:-ok}") >>"$tmp/table"
+	if [ -n "$row_fail" ]; then
+		failures=$((failures + 1))
+		say "FAIL: $who: $row_fail"
+		sed 's/^/    log| /' "$log" | tail -n "$n"
+	fi
+}
+
+check_cases() {
+	local rows
+	: >"$tmp/table"
+	for c in "${CASES[@]}"; do
+		IFS='|' read -r name label _ <<<"$c"
+		check_case "$name" "$label"
+	done
+	# A check that stopped half-way (a shell error) must not pass.
+	rows=$(wc -l <"$tmp/table")
+	if [ "$rows" -ne ${#CASES[@]} ]; then
+		failures=$((failures + 1))
+		say "FAIL: $rows rows checked of ${#CASES[@]}"
+	fi
+}
 
 print_table() {
 	echo "| fault | detected by | $1 | credited to the kernel (shim) <= bound | source state | daemon state | result |"
