@@ -63,7 +63,7 @@ $(LIB): $(LIB_OBJS)
 tests/check_%: tests/check_%.c $(LIB) $(HEADERS) $(wildcard tests/*.h)
 	$(CC) $(CPPFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(CHECK_LIBS) $(LDLIBS)
 
-tests/helper_%: tests/helper_%.c $(LIB) $(HEADERS)
+tests/helper_%: tests/helper_%.c $(LIB) $(HEADERS) $(wildcard tests/*.h)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # The daemon with a driver table that adds fault-injecting drivers (for the

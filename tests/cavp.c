@@ -284,19 +284,22 @@ static int section_header(struct cavp_reader *r, struct span in)
 static struct cavp_buf *field_slot(struct cavp_case *c, struct span name,
 				   bool *repeated, size_t **count)
 {
+	static const struct {
+		const char *name;
+		size_t off;
+	} once[] = {
+		{ "EntropyInput", offsetof(struct cavp_case, entropy) },
+		{ "Nonce", offsetof(struct cavp_case, nonce) },
+		{ "PersonalizationString", offsetof(struct cavp_case, pers) },
+		{ "EntropyInputReseed", offsetof(struct cavp_case, entropy_reseed) },
+		{ "AdditionalInputReseed", offsetof(struct cavp_case, add_reseed) },
+		{ "ReturnedBits", offsetof(struct cavp_case, returned) },
+	};
+
 	*repeated = false;
-	if (span_is(name, "EntropyInput"))
-		return &c->entropy;
-	if (span_is(name, "Nonce"))
-		return &c->nonce;
-	if (span_is(name, "PersonalizationString"))
-		return &c->pers;
-	if (span_is(name, "EntropyInputReseed"))
-		return &c->entropy_reseed;
-	if (span_is(name, "AdditionalInputReseed"))
-		return &c->add_reseed;
-	if (span_is(name, "ReturnedBits"))
-		return &c->returned;
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (span_is(name, once[i].name))
+			return (struct cavp_buf *)((char *)c + once[i].off);
 	*repeated = true;
 	if (span_is(name, "AdditionalInput")) {
 		*count = &c->n_add;

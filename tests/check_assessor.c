@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "rngfeed/assessor.h"
+#include "test_doubles.h"
 
 #define B MONITOR_BLOCK_BYTES
 
@@ -32,10 +33,7 @@ static uint64_t state;
 
 static uint64_t next64(void)
 {
-	state ^= state >> 12;
-	state ^= state << 25;
-	state ^= state >> 27;
-	return state * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&state);
 }
 
 /* The follow stream: a permutation without a fixed point. */
@@ -49,15 +47,7 @@ static void follow_init(uint64_t seed)
 	{
 		uint8_t order[256];
 
-		for (unsigned i = 0; i < 256; i++)
-			order[i] = (uint8_t)i;
-		for (unsigned i = 255; i > 0; i--) {
-			unsigned j = (unsigned)(next64() % (i + 1));
-			uint8_t t = order[i];
-
-			order[i] = order[j];
-			order[j] = t;
-		}
+		td_shuffle256(order, &state);
 		for (unsigned i = 0; i < 256; i++)
 			perm[order[i]] = order[(i + 1) & 255];
 	}
@@ -265,20 +255,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("assessor");
-	TCase *tc = tcase_create("assessor");
-	SRunner *sr;
-	int failed;
-
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, test_args);
-	tcase_add_test(tc, test_limit);
-	tcase_add_test(tc, test_follow_first_assessment);
-	tcase_add_test(tc, test_bits_and_reset);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(td_suite("assessor", "assessor", NULL, NULL, 600,
+			       TD_TESTS(test_args, test_limit,
+					test_follow_first_assessment,
+					test_bits_and_reset)));
 }

@@ -19,6 +19,7 @@
 #include "rngfeed/conditioner.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/ledger.h"
+#include "test_doubles.h"
 
 #define BLOCK_BITS ((uint64_t)MONITOR_BLOCK_BYTES * 8u)
 
@@ -456,14 +457,7 @@ static Suite *conditioner_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	if (drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	sr = srunner_create(conditioner_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(conditioner_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "rngfeed/conditioner.h"
 #include "rngfeed/drbg.h"
+#include "test_doubles.h"
 
 static struct conditioner *c;
 static unsigned int add_calls;
@@ -131,21 +132,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("conditioner_batch");
-	TCase *tc = tcase_create("batch");
-	SRunner *sr;
-	int failed;
-
 	if (drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_batch_requests_and_additional);
-	tcase_add_test(tc, test_batch_vs_single_request);
-	tcase_add_test(tc, test_batch_not_seeded);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+
+	return td_run(td_suite("conditioner_batch", "batch", setup, teardown, 0,
+			       TD_TESTS(test_batch_requests_and_additional,
+					test_batch_vs_single_request,
+					test_batch_not_seeded)));
 }

@@ -15,6 +15,7 @@
 
 #include "rngfeed/conditioner.h"
 #include "rngfeed/drbg.h"
+#include "test_doubles.h"
 
 static struct conditioner *plain, *fast;
 static struct drbg_df *df;
@@ -107,18 +108,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("conditioner_derived");
-	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_whole);
-	tcase_add_test(tc, test_parts);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(td_suite("conditioner_derived", "core", setup, teardown,
+			       0, TD_TESTS(test_whole, test_parts)));
 }

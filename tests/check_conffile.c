@@ -8,7 +8,6 @@
  * is not.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +20,7 @@
 
 #include "rngfeed/config.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 static char tmpdir[] = "/tmp/check_conffile.XXXXXX";
 static struct rngfeed_config cfg;
@@ -102,24 +102,6 @@ static void load_bad(const char *text, unsigned int line, const char *culprit)
 static bool near(double a, double b)
 {
 	return fabs(a - b) < 1e-9;
-}
-
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[600];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 /* ---- a good file ---------------------------------------------------------- */
@@ -794,17 +776,13 @@ static Suite *conffile_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int status;
 
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	sr = srunner_create(conffile_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	remove_tree(tmpdir);
-	return failed ? 1 : 0;
+	status = td_run(conffile_suite());
+	td_tree_remove(tmpdir);
+	return status;
 }

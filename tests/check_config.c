@@ -15,6 +15,7 @@
 
 #include "rngfeed/config.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 #define MAX_ARGS 16
 
@@ -623,13 +624,4 @@ static Suite *config_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(config_suite()); }

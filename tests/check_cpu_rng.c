@@ -18,6 +18,7 @@
 
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 /* ---- a scripted fake instruction ------------------------------------------- */
 
@@ -33,20 +34,12 @@ static struct {
 	uint64_t counter; /* healthy words given so far */
 } plan;
 
-/* splitmix64: a counter mixed into words that look random and never
- * repeat, so the healthy fake never trips the stuck-value check. */
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* The i-th healthy word (from 1), as the fake gives it. */
+/* The i-th healthy word (from 1), as the fake gives it: splitmix64 words
+ * look random and never repeat, so the healthy fake never trips the
+ * stuck-value check. */
 static uint64_t healthy_word(uint64_t i)
 {
-	return mix(i);
+	return td_splitmix64(i);
 }
 
 static int fake_insn(uint64_t *v)
@@ -232,18 +225,37 @@ START_TEST(test_word_is_fault)
 }
 END_TEST
 
-START_TEST(test_fill_underflow_then_data)
-{
+/* Underflows within one call: what it returns is the healthy words in
+ * order, every failed attempt counted, no fault. */
+static const struct {
+	unsigned int underflows_first, good_words;
+	enum tail tail;
+	unsigned int tries;
+	size_t ask;
+	int got;
+	unsigned int underflows, calls;
+} underflows[] = {
 	/* RDSEED's carry-clear under load: retried within the budget, no
-	 * data lost, every failed attempt counted. */
-	struct cpu_rng c = fake_rng(5, 0, TAIL_HEALTHY, 10);
-	unsigned char buf[32], want[32];
+	 * data lost. */
+	{ 5, 0, TAIL_HEALTHY, 10, 32, 32, 5, 5 + 4 },
+	/* Words already read are returned; the caller asks again for the
+	 * rest (source_read() loops). */
+	{ 0, 2, TAIL_UNDERFLOW, 5, 64, 16, 5, 2 + 5 },
+};
 
-	ck_assert_int_eq(cpu_rng_fill(&c, buf, 32), 32);
-	expected_bytes(want, 32, 1);
-	ck_assert_mem_eq(buf, want, 32);
-	ck_assert_uint_eq(c.underflows, 5);
-	ck_assert_uint_eq(plan.calls, 5 + 4);
+START_TEST(test_fill_underflows)
+{
+	struct cpu_rng c = fake_rng(underflows[_i].underflows_first,
+				    underflows[_i].good_words,
+				    underflows[_i].tail, underflows[_i].tries);
+	unsigned char buf[64], want[64];
+
+	ck_assert_int_eq(cpu_rng_fill(&c, buf, underflows[_i].ask),
+			 underflows[_i].got);
+	expected_bytes(want, (size_t)underflows[_i].got, 1);
+	ck_assert_mem_eq(buf, want, (size_t)underflows[_i].got);
+	ck_assert_uint_eq(c.underflows, underflows[_i].underflows);
+	ck_assert_uint_eq(plan.calls, underflows[_i].calls);
 	ck_assert_uint_eq(c.faults, 0);
 }
 END_TEST
@@ -281,20 +293,6 @@ START_TEST(test_fill_always_underflows)
 	}
 	ck_assert(all_bytes(buf, sizeof(buf), 0xAA));
 	ck_assert_uint_eq(c.faults, 0);
-}
-END_TEST
-
-START_TEST(test_fill_underflow_mid_buffer)
-{
-	/* Words already read are returned; the caller asks again for the
-	 * rest (source_read() loops). */
-	struct cpu_rng c = fake_rng(0, 2, TAIL_UNDERFLOW, 5);
-	unsigned char buf[64], want[16];
-
-	ck_assert_int_eq(cpu_rng_fill(&c, buf, 64), 16);
-	expected_bytes(want, 16, 1);
-	ck_assert_mem_eq(buf, want, 16);
-	ck_assert_uint_eq(c.underflows, 5);
 }
 END_TEST
 
@@ -540,14 +538,9 @@ static bool skip_unless_available(const char *driver)
 static struct source *open_driver(const char *driver)
 {
 	struct source_config cfg;
-	struct source *s = NULL;
-	char why[SOURCE_WHY_LEN] = "";
-	int r;
 
 	source_config_init(&cfg, source_driver_find(driver));
-	r = source_open(&s, &cfg, why, sizeof(why));
-	ck_assert_msg(r == 0, "%s: open: %d %s", driver, r, why);
-	return s;
+	return td_source_open(&cfg);
 }
 
 /* 4 KiB twice: both full, different, and not a constant. */
@@ -630,10 +623,10 @@ static Suite *cpu_rng_suite(void)
 	tcase_add_test(tc, test_fill_stuck);
 	tcase_add_test(tc, test_fill_stuck_across_calls);
 	tcase_add_test(tc, test_word_is_fault);
-	tcase_add_test(tc, test_fill_underflow_then_data);
+	tcase_add_loop_test(tc, test_fill_underflows, 0,
+			    (int)(sizeof(underflows) / sizeof(underflows[0])));
 	tcase_add_test(tc, test_fill_underflow_budget);
 	tcase_add_test(tc, test_fill_always_underflows);
-	tcase_add_test(tc, test_fill_underflow_mid_buffer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("probe");
@@ -653,13 +646,4 @@ static Suite *cpu_rng_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(cpu_rng_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(cpu_rng_suite()); }

@@ -28,6 +28,7 @@
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 static const char *const new_drivers[] = { "rndrrs", "rndr", "darn",
 					   "s390-trng" };
@@ -247,10 +248,7 @@ static struct {
 
 static uint64_t stub_word(uint64_t i)
 {
-	i += 0x9e3779b97f4a7c15ULL;
-	i = (i ^ (i >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	i = (i ^ (i >> 27)) * 0x94d049bb133111ebULL;
-	return i ^ (i >> 31);
+	return td_splitmix64(i);
 }
 
 static int stub_insn(uint64_t *v)
@@ -553,13 +551,4 @@ static Suite *cpu_sources_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(cpu_sources_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(cpu_sources_suite()); }

@@ -6,6 +6,7 @@
  * defined here already.  The public API is all that is called otherwise.
  */
 #include "../src/drbg.c"
+#include "test_doubles.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -553,13 +554,4 @@ static Suite *drbg_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(drbg_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(drbg_suite()); }

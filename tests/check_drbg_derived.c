@@ -14,6 +14,7 @@
 
 #include "rngfeed/drbg.h"
 #include "rngfeed/monitor.h"
+#include "test_doubles.h"
 
 static void fill(uint8_t *p, size_t n, uint32_t seed)
 {
@@ -146,16 +147,10 @@ int main(void)
 {
 	Suite *s = suite_create("drbg_derived");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_same_state, 0, 4);
 	tcase_add_test(tc, test_input_matters);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(s);
 }

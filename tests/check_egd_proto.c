@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rngfeed/egd_proto.h"
+#include "test_doubles.h"
 
 /* Parse @len bytes fed @piece at a time; the requests found, in order. */
 static size_t parse_all(const uint8_t *buf, size_t len, size_t piece,
@@ -175,26 +176,33 @@ START_TEST(addresses)
 	ck_assert_str_eq(a.path, "/run/rngfeed/egd.sock");
 	ck_assert_str_eq(egd_addr_format(&a, buf, sizeof(buf)),
 			 "unix:/run/rngfeed/egd.sock");
-	/* tcp:PORT is the loopback address. */
-	ck_assert_int_eq(addr("tcp:7000", &a, err), 0);
-	ck_assert_int_eq(a.kind, EGD_ADDR_TCP4);
-	ck_assert(a.loopback);
-	ck_assert_str_eq(egd_addr_format(&a, buf, sizeof(buf)),
-			 "tcp:127.0.0.1:7000");
-	ck_assert_int_eq(addr("tcp:localhost:7000", &a, err), 0);
-	ck_assert(a.loopback);
-	ck_assert_int_eq(addr("tcp:127.3.4.5:1", &a, err), 0);
-	ck_assert(a.loopback);
-	ck_assert_int_eq(addr("tcp:[::1]:65535", &a, err), 0);
-	ck_assert_int_eq(a.kind, EGD_ADDR_TCP6);
-	ck_assert(a.loopback);
-	ck_assert_str_eq(egd_addr_format(&a, buf, sizeof(buf)),
-			 "tcp:[::1]:65535");
-	/* Another address, named: allowed, not loopback. */
-	ck_assert_int_eq(addr("tcp:192.168.122.1:7000", &a, err), 0);
-	ck_assert(!a.loopback);
-	ck_assert_int_eq(addr("tcp:[fe80::1]:7000", &a, err), 0);
-	ck_assert(!a.loopback);
+	/* TCP: the kind (-1: not checked), whether it is loopback, and how it
+	 * is written back (NULL: not checked). */
+	static const struct {
+		const char *s;
+		int kind;
+		bool loopback;
+		const char *formatted;
+	} tcp[] = {
+		/* tcp:PORT is the loopback address. */
+		{ "tcp:7000", EGD_ADDR_TCP4, true, "tcp:127.0.0.1:7000" },
+		{ "tcp:localhost:7000", -1, true, NULL },
+		{ "tcp:127.3.4.5:1", -1, true, NULL },
+		{ "tcp:[::1]:65535", EGD_ADDR_TCP6, true, "tcp:[::1]:65535" },
+		/* Another address, named: allowed, not loopback. */
+		{ "tcp:192.168.122.1:7000", -1, false, NULL },
+		{ "tcp:[fe80::1]:7000", -1, false, NULL },
+	};
+	for (size_t i = 0; i < sizeof(tcp) / sizeof(tcp[0]); i++) {
+		ck_assert_msg(addr(tcp[i].s, &a, err) == 0, "%s: %s", tcp[i].s, err);
+		ck_assert_msg(tcp[i].kind < 0 || (int)a.kind == tcp[i].kind,
+			      "%s: kind %d", tcp[i].s, (int)a.kind);
+		ck_assert_msg(a.loopback == tcp[i].loopback, "%s: loopback %d",
+			      tcp[i].s, (int)a.loopback);
+		if (tcp[i].formatted)
+			ck_assert_str_eq(egd_addr_format(&a, buf, sizeof(buf)),
+					 tcp[i].formatted);
+	}
 	/* Refused, each with a message. */
 	static const char *const bad[] = {
 		"tcp:0.0.0.0:7000", "tcp:[::]:7000", "tcp::7000", "tcp:0",
@@ -238,13 +246,4 @@ static Suite *egd_proto_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(egd_proto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(egd_proto_suite()); }

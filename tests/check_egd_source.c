@@ -29,6 +29,7 @@
 
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
+#include "test_doubles.h"
 
 /* ---- a scripted EGD server ------------------------------------------------- */
 
@@ -289,14 +290,9 @@ static struct source *open_egd(struct server *srv, const char *k1,
 			       const char *v1)
 {
 	struct source_config cfg;
-	struct source *src = NULL;
-	char why[SOURCE_WHY_LEN];
-	int r;
 
 	config(&cfg, srv->device, k1, v1);
-	r = source_open(&src, &cfg, why, sizeof(why));
-	ck_assert_msg(r == 0, "open: %d %s", r, why);
-	return src;
+	return td_source_open(&cfg);
 }
 
 static void check_pattern(const uint8_t *b, size_t len, size_t from)
@@ -354,20 +350,28 @@ static void describe(void *st, char *buf, size_t len)
 	source_egd.describe(st, buf + used, len - used);
 }
 
+/* source_read() of @len bytes from a fresh server in @mode (@tcp: over
+ * TCP): all of them, the server's pattern from its start.  The server is
+ * stopped on return, its counts in @srv. */
+static void source_reads_all(struct server *srv, enum script mode, bool tcp,
+			     uint8_t *buf, size_t len)
+{
+	struct source *src;
+
+	server_start(srv, mode, tcp);
+	src = open_egd(srv, NULL, NULL);
+	ck_assert_int_eq(source_read(src, buf, len, NULL), (ssize_t)len);
+	check_pattern(buf, len, 0);
+	source_close(src);
+	server_stop(srv);
+}
+
 START_TEST(test_full_block_asks_only_what_is_needed)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[2500];
-	ssize_t n;
 
-	server_start(&srv, SRV_GOOD, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, sizeof(buf), NULL);
-	ck_assert_int_eq(n, sizeof(buf));
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, false, buf, sizeof(buf));
 	/* 2500 bytes: nine requests of 255 and one of 205, all 0x02, and
 	 * nothing asked beyond the block. */
 	ck_assert_uint_eq(srv.requests, 10);
@@ -383,17 +387,9 @@ END_TEST
 START_TEST(test_small_read_small_request)
 {
 	struct server srv;
-	struct source *src;
 	uint8_t buf[16];
-	ssize_t n;
 
-	server_start(&srv, SRV_GOOD, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, 10, NULL);
-	ck_assert_int_eq(n, 10);
-	check_pattern(buf, 10, 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, false, buf, 10);
 	ck_assert_uint_eq(srv.requests, 1);
 	ck_assert_uint_eq(srv.n[0], 10);
 }
@@ -402,17 +398,9 @@ END_TEST
 START_TEST(test_split_answers)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[600];
-	ssize_t n;
 
-	server_start(&srv, SRV_SPLIT, false);
-	src = open_egd(&srv, NULL, NULL);
-	n = source_read(src, buf, sizeof(buf), NULL);
-	ck_assert_int_eq(n, sizeof(buf));
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_SPLIT, false, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.asked_total, 600);
 }
 END_TEST
@@ -642,15 +630,9 @@ END_TEST
 START_TEST(test_tcp)
 {
 	struct server srv;
-	struct source *src;
 	static uint8_t buf[1000];
 
-	server_start(&srv, SRV_GOOD, true);
-	src = open_egd(&srv, NULL, NULL);
-	ck_assert_int_eq(source_read(src, buf, sizeof(buf), NULL), 1000);
-	check_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, SRV_GOOD, true, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.asked_total, 1000);
 }
 END_TEST
@@ -862,18 +844,14 @@ static void remove_sock_dir(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int status;
 
 	snprintf(sock_dir, sizeof(sock_dir), "/tmp/check_egd.XXXXXX");
 	if (!mkdtemp(sock_dir)) {
 		perror("mkdtemp");
 		return EXIT_FAILURE;
 	}
-	sr = srunner_create(egd_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = td_run(egd_suite());
 	remove_sock_dir();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return status;
 }

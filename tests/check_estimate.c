@@ -19,15 +19,13 @@
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
+#include "test_doubles.h"
 
 /* xorshift64*: fixed-seed test data. */
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
+	return td_xorshift64(&rng_state);
 }
 
 static double bound(double p, double n)
@@ -333,6 +331,18 @@ START_TEST(test_predictors_on_patterns)
 }
 END_TEST
 
+/* @est gives the same counts over the first @n binary samples of @s
+ * whether it uses the binary dictionaries (flat arrays: k = 2) or the
+ * hashed ones (k = 3, a third letter never used). */
+#define ASSERT_BINARY_AGREES(est, s, n)                                      \
+	do {                                                                 \
+		struct est_result a_, b_;                                    \
+		ck_assert_int_eq(est((s), (n), 2, &a_), 0);                  \
+		ck_assert_int_eq(est((s), (n), 3, &b_), 0);                  \
+		ck_assert_uint_eq(a_.count, b_.count);                       \
+		ck_assert_uint_eq(a_.run, b_.run);                           \
+	} while (0)
+
 START_TEST(test_binary_and_wide_dictionaries_agree)
 {
 	/* The binary dictionaries (flat arrays) and the hashed ones must give
@@ -340,30 +350,19 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 	 * that never uses the third letter. */
 	enum { N = 30000 };
 	static uint8_t s[N];
-	struct est_result a, b;
 
 	rng_state = 9;
 	for (int i = 0; i < N; i++)
 		s[i] = i > 40 && (rnd() & 3) ? s[i - 37] : (uint8_t)(rnd() & 1);
-	ck_assert_int_eq(est_multi_mmc(s, N, 2, &a), 0);
-	ck_assert_int_eq(est_multi_mmc(s, N, 3, &b), 0);
-	ck_assert_uint_eq(a.count, b.count);
-	ck_assert_uint_eq(a.run, b.run);
-	ck_assert_int_eq(est_lz78y(s, N, 2, &a), 0);
-	ck_assert_int_eq(est_lz78y(s, N, 3, &b), 0);
-	ck_assert_uint_eq(a.count, b.count);
-	ck_assert_uint_eq(a.run, b.run);
+	ASSERT_BINARY_AGREES(est_multi_mmc, s, N);
+	ASSERT_BINARY_AGREES(est_lz78y, s, N);
 	/* MultiMCW's binary form (64 steps at a time) against its general
 	 * one, over whole and partial blocks, on a noisy period of 6 (the
 	 * windows' scores tie now and then, and >= must hand over). */
 	for (int i = 0; i < N; i++)
 		s[i] = (uint8_t)(((i % 6) < 3) ^ (rnd() % 20 == 0));
-	for (size_t n = 4096; n <= N; n += n < 4300 ? 37 : 6173) {
-		ck_assert_int_eq(est_multi_mcw(s, n, 2, &a), 0);
-		ck_assert_int_eq(est_multi_mcw(s, n, 3, &b), 0);
-		ck_assert_uint_eq(a.count, b.count);
-		ck_assert_uint_eq(a.run, b.run);
-	}
+	for (size_t n = 4096; n <= N; n += n < 4300 ? 37 : 6173)
+		ASSERT_BINARY_AGREES(est_multi_mcw, s, n);
 }
 END_TEST
 
@@ -374,7 +373,7 @@ START_TEST(test_binary_fast_paths_short_inputs)
 	 * far, contexts not yet 16 long) against the lag reference and the
 	 * hashed dictionaries. */
 	static uint8_t s[300];
-	struct est_result a, b;
+	struct est_result a;
 	uint64_t c, longest;
 
 	rng_state = 17;
@@ -385,16 +384,10 @@ START_TEST(test_binary_fast_paths_short_inputs)
 		lag_reference(s, n, &c, &longest);
 		ck_assert_uint_eq(a.count, c);
 		ck_assert_uint_eq(a.run, longest + 1);
-		ck_assert_int_eq(est_multi_mmc(s, n, 2, &a), 0);
-		ck_assert_int_eq(est_multi_mmc(s, n, 3, &b), 0);
-		ck_assert_uint_eq(a.count, b.count);
-		ck_assert_uint_eq(a.run, b.run);
+		ASSERT_BINARY_AGREES(est_multi_mmc, s, n);
 		if (n < 18)
 			continue;
-		ck_assert_int_eq(est_lz78y(s, n, 2, &a), 0);
-		ck_assert_int_eq(est_lz78y(s, n, 3, &b), 0);
-		ck_assert_uint_eq(a.count, b.count);
-		ck_assert_uint_eq(a.run, b.run);
+		ASSERT_BINARY_AGREES(est_lz78y, s, n);
 	}
 }
 END_TEST
@@ -483,13 +476,4 @@ static Suite *estimate_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(estimate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(estimate_suite()); }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rngfeed/feeder.h"
+#include "test_doubles.h"
 
 /* ---- a fake kernel -------------------------------------------------------- */
 
@@ -120,6 +121,15 @@ static bool wants(double now, double *wait)
 	return feeder_wants(&f, now, wait);
 }
 
+/* Nothing wanted at @now, and no timer: only the kernel's POLLOUT (an old
+ * kernel's) wakes the feeder. */
+#define ASSERT_WAITS_FOR_POLLOUT(now)                                        \
+	do {                                                                 \
+		double w_;                                                   \
+		ck_assert(!wants((now), &w_));                               \
+		ck_assert(w_ == -1);                                         \
+	} while (0)
+
 /* ---- readiness and the reseed -------------------------------------------- */
 
 START_TEST(test_not_ready_wants)
@@ -205,17 +215,13 @@ START_TEST(test_feed_until_ready_old_kernel)
 	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 2.0), 1);
 	ck_assert_int_eq(fk.reseed_calls, 1);
 	/* Old kernel: no timer; wait for POLLOUT (-1), however long. */
-	ck_assert(!wants(2.0, &w));
-	ck_assert(w == -1);
-	ck_assert(!wants(2.0 + 60, &w));
-	ck_assert(w == -1);
-	ck_assert(!wants(1e7, &w));
-	ck_assert(w == -1);
+	ASSERT_WAITS_FOR_POLLOUT(2.0);
+	ASSERT_WAITS_FOR_POLLOUT(2.0 + 60);
+	ASSERT_WAITS_FOR_POLLOUT(1e7);
 	/* Feeding when the kernel asked: still no reseed. */
 	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 3.0), 0);
 	ck_assert_int_eq(fk.reseed_calls, 1);
-	ck_assert(!wants(1e7, &w));
-	ck_assert(w == -1);
+	ASSERT_WAITS_FOR_POLLOUT(1e7);
 }
 END_TEST
 
@@ -227,14 +233,12 @@ START_TEST(test_old_kernel_pollout_one_feed_each)
 
 	setup_kernel(1, false, 60);
 	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 1.0), 1);
-	ck_assert(!wants(5.0, &w));
-	ck_assert(w == -1);
+	ASSERT_WAITS_FOR_POLLOUT(5.0);
 	feeder_kernel_asks(&f);
 	ck_assert(wants(5.0, &w));
 	ck_assert(wants(6.0, &w)); /* until something is fed */
 	ck_assert_int_eq(feeder_feed(&f, &kops, data, 64, 256, 6.0), 0);
-	ck_assert(!wants(6.0, &w));
-	ck_assert(w == -1);
+	ASSERT_WAITS_FOR_POLLOUT(6.0);
 	/* A failed feed does not count as answering the kernel. */
 	feeder_kernel_asks(&f);
 	fk.add_error = -EIO;
@@ -274,12 +278,9 @@ END_TEST
 
 START_TEST(test_check_ready_old_kernel)
 {
-	double w;
-
 	setup_kernel(0, false, 60);
 	ck_assert_int_eq(feeder_check_ready(&f, &kops, 0.0), 1);
-	ck_assert(!wants(0.0, &w));
-	ck_assert(w == -1);
+	ASSERT_WAITS_FOR_POLLOUT(0.0);
 }
 END_TEST
 
@@ -470,13 +471,4 @@ static Suite *feeder_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(feeder_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(feeder_suite()); }

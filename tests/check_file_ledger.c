@@ -22,6 +22,7 @@
 
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 static char dir[256];
 
@@ -379,13 +380,4 @@ static Suite *file_ledger_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(file_ledger_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(file_ledger_suite()); }

@@ -5,7 +5,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,24 +36,14 @@ static void get(const char *file, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-hwrandom-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_tmpdir(dir, sizeof(dir), "hwrandom");
 }
 
 static void teardown(void)
 {
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 START_TEST(current_names_the_device)
@@ -134,106 +123,79 @@ START_TEST(select_writes_current)
 }
 END_TEST
 
-/* The virtio driver's probe over a fixture directory. */
-static int virtio_probe_with(const char *select, char *why, size_t len)
+/* The devices the fixture's hw_random core lists, and its current one. */
+static void devices(const char *available, const char *current)
 {
-	struct source_config cfg;
+	put("rng_available", available);
+	put("rng_current", current);
+}
+
+/* A virtio source over the fixture directory, with select=@select and
+ * device=@device unless they are NULL. */
+static void virtio_config(struct source_config *cfg, const char *select,
+			  const char *device)
+{
 	char err[256];
 
-	source_config_init(&cfg, &source_virtio);
-	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)),
-			 0);
+	source_config_init(cfg, &source_virtio);
+	ck_assert_int_eq(source_config_set(cfg, "sysfs", dir, err, sizeof(err)), 0);
 	if (select)
-		ck_assert_int_eq(source_config_set(&cfg, "select", select, err,
-						   sizeof(err)),
-				 0);
-	return source_virtio.probe(&cfg, why, len);
+		ck_assert_int_eq(source_config_set(cfg, "select", select, err, sizeof(err)), 0);
+	if (device)
+		ck_assert_int_eq(source_config_set(cfg, "device", device, err, sizeof(err)), 0);
 }
 
-START_TEST(virtio_absent)
-{
-	char why[SOURCE_WHY_LEN];
-
-	put("rng_available", "tpm-rng-0\n");
-	put("rng_current", "tpm-rng-0\n");
-	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -ENODEV);
-	ck_assert_ptr_nonnull(strstr(why, "no virtio-rng device"));
-}
-END_TEST
-
-START_TEST(virtio_not_current)
-{
-	char why[SOURCE_WHY_LEN];
-
-	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
-	put("rng_current", "tpm-rng-0\n");
-	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -EBUSY);
-	ck_assert_ptr_nonnull(strstr(why, "current hw_random device is tpm-rng-0"));
-	ck_assert_ptr_nonnull(strstr(why, "select=yes"));
+/* The virtio driver's probe over a fixture: its answer, and the phrases
+ * its reason must hold. */
+static const struct {
+	const char *available, *current, *select;
+	int rc;
+	const char *why[2];
+} probes[] = {
+	{ "tpm-rng-0\n", "tpm-rng-0\n", NULL, -ENODEV, { "no virtio-rng device" } },
+	{ "tpm-rng-0 virtio_rng.0\n", "tpm-rng-0\n", NULL, -EBUSY,
+	  { "current hw_random device is tpm-rng-0", "select=yes" } },
 	/* With select=yes it is usable (and would be selected). */
-	ck_assert_int_eq(virtio_probe_with("yes", why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "will be selected"));
-}
-END_TEST
+	{ "tpm-rng-0 virtio_rng.0\n", "tpm-rng-0\n", "yes", 0, { "will be selected" } },
+	{ "virtio_rng.0\n", "none\n", NULL, -EBUSY, { "is none" } },
+	{ "virtio_rng.0\n", "virtio_rng.0\n", NULL, 0, { "virtio_rng.0" } },
+};
 
-START_TEST(virtio_current_none)
-{
-	char why[SOURCE_WHY_LEN];
-
-	put("rng_available", "virtio_rng.0\n");
-	put("rng_current", "none\n");
-	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), -EBUSY);
-	ck_assert_ptr_nonnull(strstr(why, "is none"));
-}
-END_TEST
-
-START_TEST(virtio_current)
-{
-	char why[SOURCE_WHY_LEN];
-
-	put("rng_available", "virtio_rng.0\n");
-	put("rng_current", "virtio_rng.0\n");
-	ck_assert_int_eq(virtio_probe_with(NULL, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0"));
-}
-END_TEST
-
-START_TEST(virtio_select_and_restore)
+START_TEST(virtio_probe)
 {
 	struct source_config cfg;
-	char err[256], why[SOURCE_WHY_LEN], buf[64];
+	char why[SOURCE_WHY_LEN];
+
+	devices(probes[_i].available, probes[_i].current);
+	virtio_config(&cfg, probes[_i].select, NULL);
+	ck_assert_int_eq(source_virtio.probe(&cfg, why, sizeof(why)), probes[_i].rc);
+	for (size_t k = 0; k < 2 && probes[_i].why[k]; k++)
+		ck_assert_msg(strstr(why, probes[_i].why[k]), "probe %d: '%s' without '%s'",
+			      _i, why, probes[_i].why[k]);
+}
+END_TEST
+
+/* Open refuses a virtio device that is not current without select=yes;
+ * with it, selects the device and puts the old one back on close. */
+START_TEST(virtio_open_selects_only_when_asked)
+{
+	struct source_config cfg;
+	char why[SOURCE_WHY_LEN], buf[64];
 	void *state = NULL;
 
 	/* /dev/null stands in for /dev/hwrng: open must succeed. */
-	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
-	put("rng_current", "tpm-rng-0\n");
-	source_config_init(&cfg, &source_virtio);
-	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)), 0);
-	ck_assert_int_eq(source_config_set(&cfg, "select", "yes", err, sizeof(err)), 0);
-	ck_assert_int_eq(source_config_set(&cfg, "device", "/dev/null", err, sizeof(err)), 0);
+	devices("tpm-rng-0 virtio_rng.0\n", "tpm-rng-0\n");
+	virtio_config(&cfg, NULL, "/dev/null");
+	ck_assert_int_eq(source_virtio.open(&cfg, &state, why, sizeof(why)), -EBUSY);
+	get("rng_current", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "tpm-rng-0"); /* untouched */
+	virtio_config(&cfg, "yes", "/dev/null");
 	ck_assert_int_eq(source_virtio.open(&cfg, &state, why, sizeof(why)), 0);
 	get("rng_current", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "virtio_rng.0");
 	source_virtio.close(state);
 	get("rng_current", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "tpm-rng-0");
-}
-END_TEST
-
-START_TEST(virtio_open_refuses_without_select)
-{
-	struct source_config cfg;
-	char err[256], why[SOURCE_WHY_LEN], buf[64];
-	void *state = NULL;
-
-	put("rng_available", "tpm-rng-0 virtio_rng.0\n");
-	put("rng_current", "tpm-rng-0\n");
-	source_config_init(&cfg, &source_virtio);
-	ck_assert_int_eq(source_config_set(&cfg, "sysfs", dir, err, sizeof(err)), 0);
-	ck_assert_int_eq(source_config_set(&cfg, "device", "/dev/null", err, sizeof(err)), 0);
-	ck_assert_int_eq(source_virtio.open(&cfg, &state, why, sizeof(why)), -EBUSY);
-	get("rng_current", buf, sizeof(buf));
-	ck_assert_str_eq(buf, "tpm-rng-0"); /* untouched */
 }
 END_TEST
 
@@ -360,12 +322,8 @@ static Suite *hwrandom_suite(void)
 	tcase_add_test(tc, find_none_available);
 	tcase_add_test(tc, find_name_too_long);
 	tcase_add_test(tc, select_writes_current);
-	tcase_add_test(tc, virtio_absent);
-	tcase_add_test(tc, virtio_not_current);
-	tcase_add_test(tc, virtio_current_none);
-	tcase_add_test(tc, virtio_current);
-	tcase_add_test(tc, virtio_select_and_restore);
-	tcase_add_test(tc, virtio_open_refuses_without_select);
+	tcase_add_loop_test(tc, virtio_probe, 0, (int)(sizeof(probes) / sizeof(probes[0])));
+	tcase_add_test(tc, virtio_open_selects_only_when_asked);
 	tcase_add_test(tc, quality_parsed);
 	tcase_add_test(tc, device_credit_rule);
 	tcase_add_test(tc, device_credit_sysfs);
@@ -375,13 +333,4 @@ static Suite *hwrandom_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(hwrandom_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(hwrandom_suite()); }

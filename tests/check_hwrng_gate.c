@@ -7,7 +7,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +24,44 @@ static void put(const char *file, const char *text)
 	td_put(dir, file, text);
 }
 
-/* The whole of @path ("" when missing) in @buf. */
-static const char *slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return buf;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
+/* The whole of a fake sysfs attribute ("" when missing) in @buf. */
 static const char *get(const char *file, char *buf, size_t len)
 {
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return slurp(path, buf, len);
+	return td_get(dir, file, buf, len);
 }
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-		    struct FTW *ftw)
+/* What the last call said (every gate call of a test writes it). */
+static char why[HWRNG_GATE_MSG_LEN];
+
+/* The gate over the fixture, with this test's record and lock. */
+static int take(struct hwrng_gate *g)
 {
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	return hwrng_gate_take(g, dir, state, lock, why, sizeof(why));
 }
+
+static void release(struct hwrng_gate *g, bool failed)
+{
+	hwrng_gate_release(g, failed, why, sizeof(why));
+}
+
+/* ExecStopPost='s hand-back, over the fixture. */
+static int restore(void)
+{
+	return hwrng_gate_restore(dir, state, lock, why, sizeof(why));
+}
+
+/* Macros, so that a failure names the test's line. */
+#define ASSERT_QUALITY(want)                                                 \
+	do {                                                                 \
+		char q_[64];                                                 \
+		ck_assert_str_eq(get("rng_quality", q_, sizeof(q_)), (want)); \
+	} while (0)
+#define ASSERT_WHY_HAS(text)                                                 \
+	ck_assert_msg(strstr(why, (text)), "'%s' does not say '%s'", why, (text))
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/rngfeed-gate-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	td_tmpdir(dir, sizeof(dir), "gate");
 	snprintf(state, sizeof(state), "%s/run/hwrng-quality", dir);
 	/* The machine-wide lock's stand-in: apart from the service's. */
 	snprintf(lock, sizeof(lock), "%s/lock/hwrng.lock", dir);
@@ -72,7 +73,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(dir);
 }
 
 /* A crash: the process is gone, nothing was put back. */
@@ -89,17 +90,17 @@ static void crash(struct hwrng_gate *g)
 START_TEST(take_sets_zero_and_records)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	ck_assert(hwrng_gate_held(&g));
 	ck_assert_str_eq(g.device, "virtio_rng.0");
 	ck_assert_uint_eq(g.original, 1024);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_str_eq(slurp(state, buf, sizeof(buf)),
+	ASSERT_QUALITY("0\n");
+	ck_assert_str_eq(td_slurp(state, buf, sizeof(buf)),
 			 "device=virtio_rng.0\nquality=1024\nselected=0\n"
 			 "state=held\n");
-	ck_assert_ptr_nonnull(strstr(why, "handed over"));
+	ASSERT_WHY_HAS("handed over");
 	crash(&g);
 }
 END_TEST
@@ -107,89 +108,84 @@ END_TEST
 START_TEST(release_puts_back_and_removes_record)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "1000\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
-	hwrng_gate_release(&g, false, why, sizeof(why));
+	ck_assert_int_eq(take(&g), 1);
+	release(&g, false);
 	ck_assert(!hwrng_gate_held(&g));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	ASSERT_QUALITY("1000\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
-	ck_assert_ptr_nonnull(strstr(why, "handed back"));
+	ASSERT_WHY_HAS("handed back");
 	/* Twice is harmless: nothing held any more. */
-	hwrng_gate_release(&g, false, why, sizeof(why));
+	release(&g, false);
 	ck_assert_str_eq(why, "");
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	ASSERT_QUALITY("1000\n");
 }
 END_TEST
 
 START_TEST(release_failed_keeps_zero_and_marks_record)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
-	hwrng_gate_release(&g, true, why, sizeof(why));
+	ck_assert_int_eq(take(&g), 1);
+	release(&g, true);
 	ck_assert(!hwrng_gate_held(&g));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ASSERT_QUALITY("0\n");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "state=failed\n"));
-	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
-	ck_assert_ptr_nonnull(strstr(why, "echo 1024 >"));
+	ASSERT_WHY_HAS("failed its health tests");
+	ASSERT_WHY_HAS("echo 1024 >");
 	/* ExecStopPost= does not hand it back either. */
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_QUALITY("0\n");
 	ck_assert_int_eq(access(state, F_OK), 0);
-	ck_assert_ptr_nonnull(strstr(why, "failed its health tests"));
+	ASSERT_WHY_HAS("failed its health tests");
 }
 END_TEST
 
 START_TEST(restore_after_crash)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "512\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	crash(&g);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
+	ASSERT_QUALITY("0\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_QUALITY("512\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
-	ck_assert_ptr_nonnull(strstr(why, "put back to 512"));
+	ASSERT_WHY_HAS("put back to 512");
 	/* A second run (ExecStopPost= after a clean stop) has nothing to
 	 * do, and says where it looked. */
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "no hand-over record in "));
-	ck_assert_ptr_nonnull(strstr(why, state));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "512\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_WHY_HAS("no hand-over record in ");
+	ASSERT_WHY_HAS(state);
+	ASSERT_QUALITY("512\n");
 }
 END_TEST
 
 START_TEST(restore_without_record_does_nothing)
 {
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
-
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_ptr_nonnull(strstr(why, "nothing to put back"));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_WHY_HAS("nothing to put back");
+	ASSERT_QUALITY("0\n");
 }
 END_TEST
 
 START_TEST(restore_other_device_leaves_it)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	crash(&g);
 	/* Another device is current now; its quality is not ours. */
 	put("rng_current", "tpm-rng-0\n");
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(why, "tpm-rng-0, not virtio_rng.0"));
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_QUALITY("0\n");
+	ASSERT_WHY_HAS("tpm-rng-0, not virtio_rng.0");
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
 END_TEST
@@ -197,14 +193,13 @@ END_TEST
 START_TEST(release_device_changed_leaves_it)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	put("rng_current", "tpm-rng-0\n");
 	put("rng_quality", "64\n");
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "64\n");
-	ck_assert_ptr_nonnull(strstr(why, "now tpm-rng-0"));
+	release(&g, false);
+	ASSERT_QUALITY("64\n");
+	ASSERT_WHY_HAS("now tpm-rng-0");
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
 END_TEST
@@ -212,26 +207,25 @@ END_TEST
 START_TEST(release_quality_changed_leaves_it)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	put("rng_quality", "700\n");
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "700\n");
-	ck_assert_ptr_nonnull(strstr(why, "changed by someone else"));
+	release(&g, false);
+	ASSERT_QUALITY("700\n");
+	ASSERT_WHY_HAS("changed by someone else");
 }
 END_TEST
 
 START_TEST(no_rng_quality_file)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], path[160];
+	char path[160];
 
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 0);
+	ck_assert_int_eq(take(&g), 0);
 	ck_assert(!hwrng_gate_held(&g));
-	ck_assert_ptr_nonnull(strstr(why, "before 5.18"));
+	ASSERT_WHY_HAS("before 5.18");
 	ck_assert_int_eq(access(state, F_OK), -1);
 	hwrng_gate_describe_kernel(dir, why, sizeof(why));
 	ck_assert_str_eq(why, "the kernel may credit virtio_rng.0 itself (no "
@@ -242,30 +236,27 @@ END_TEST
 START_TEST(already_zero_takes_nothing)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_FOUND_ZERO);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_FOUND_ZERO);
 	ck_assert(!hwrng_gate_held(&g));
-	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ASSERT_WHY_HAS("already 0");
 	/* The warning names both possible causes. */
-	ck_assert_ptr_nonnull(strstr(why, "another feeder"));
-	ck_assert_ptr_nonnull(strstr(why, "administrator"));
+	ASSERT_WHY_HAS("another feeder");
+	ASSERT_WHY_HAS("administrator");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 	ck_assert_int_eq(access(state, F_OK), -1);
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	release(&g, false);
+	ASSERT_QUALITY("0\n");
 }
 END_TEST
 
 START_TEST(no_device_takes_nothing)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN];
 
 	put("rng_current", "none\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 0);
+	ck_assert_int_eq(take(&g), 0);
 	ck_assert_str_eq(why, "no hw_random device");
 	hwrng_gate_describe_kernel(dir, why, sizeof(why));
 	ck_assert_str_eq(why, "no hw_random device");
@@ -279,15 +270,14 @@ END_TEST
 START_TEST(adopts_record_of_earlier_run)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	crash(&g);
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	ck_assert_uint_eq(g.original, 1024);
-	ck_assert_ptr_nonnull(strstr(why, "earlier run"));
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ASSERT_WHY_HAS("earlier run");
+	release(&g, false);
+	ASSERT_QUALITY("1024\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
 END_TEST
@@ -297,26 +287,26 @@ END_TEST
 START_TEST(failed_record_handed_back_only_after_clean_run)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
-	hwrng_gate_release(&g, true, why, sizeof(why));
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
-	ck_assert_ptr_nonnull(strstr(why, "failed its tests"));
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_int_eq(take(&g), 1);
+	release(&g, true);
+	ck_assert_int_eq(take(&g), 1);
+	ASSERT_WHY_HAS("failed its tests");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "state=held\n"));
-	hwrng_gate_release(&g, true, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	release(&g, true);
+	ASSERT_QUALITY("0\n");
+	ck_assert_int_eq(take(&g), 1);
+	release(&g, false);
+	ASSERT_QUALITY("1024\n");
 }
 END_TEST
 
 /* Someone else's 0 with a record for another device is not ours. */
 START_TEST(record_of_other_device_not_adopted)
 {
-	char why[HWRNG_GATE_MSG_LEN], run[160];
+	char run[160];
 	struct hwrng_gate g;
 	FILE *f;
 
@@ -327,47 +317,46 @@ START_TEST(record_of_other_device_not_adopted)
 	fputs("device=tpm-rng-0\nquality=64\nselected=0\nstate=held\n", f);
 	fclose(f);
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_FOUND_ZERO);
-	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ck_assert_int_eq(take(&g), HWRNG_GATE_FOUND_ZERO);
+	ASSERT_WHY_HAS("already 0");
 }
 END_TEST
 
 START_TEST(unwritable_record_is_a_warning)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256], deep[200];
+	char deep[200];
 
 	snprintf(deep, sizeof(deep), "%s/no/such/dir/state", dir);
 	ck_assert_int_eq(hwrng_gate_take(&g, dir, deep, lock, why, sizeof(why)), 1);
-	ck_assert_ptr_nonnull(strstr(why, "warning: could not record"));
+	ASSERT_WHY_HAS("warning: could not record");
 	ck_assert_str_eq(g.state_path, "");
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ASSERT_QUALITY("0\n");
+	release(&g, false);
+	ASSERT_QUALITY("1024\n");
 	/* No record at all is fine too. */
 	ck_assert_int_eq(hwrng_gate_take(&g, dir, NULL, lock, why, sizeof(why)), 1);
 	ck_assert_str_eq(g.state_path, "");
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	release(&g, false);
+	ASSERT_QUALITY("1024\n");
 }
 END_TEST
 
 START_TEST(explicit_choice_is_recorded)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
 	put("rng_selected", "1\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)), 1);
+	ck_assert_int_eq(take(&g), 1);
 	ck_assert(g.selected);
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "selected=1\n"));
-	hwrng_gate_release(&g, false, why, sizeof(why));
+	release(&g, false);
 	/* Chosen again after the write that makes the kernel forget it:
 	 * rewritten, so without the fixture's newline. */
 	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	ASSERT_QUALITY("1024\n");
 }
 END_TEST
 
@@ -381,7 +370,7 @@ START_TEST(malformed_record_is_refused)
 		"device=\nquality=1024\nselected=0\nstate=held\n",
 		"hello\n",
 	};
-	char why[HWRNG_GATE_MSG_LEN], buf[256], run[160];
+	char run[160];
 
 	snprintf(run, sizeof(run), "%s/run", dir);
 	ck_assert_int_eq(mkdir(run, 0700), 0);
@@ -392,16 +381,15 @@ START_TEST(malformed_record_is_refused)
 		ck_assert_ptr_nonnull(f);
 		fputs(bad[i], f);
 		fclose(f);
-		ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
-				 -EBADMSG);
-		ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+		ck_assert_int_eq(restore(), -EBADMSG);
+		ASSERT_QUALITY("0\n");
 	}
 }
 END_TEST
 
 START_TEST(empty_record_is_no_record)
 {
-	char why[HWRNG_GATE_MSG_LEN], buf[256], run[160];
+	char run[160];
 	FILE *f;
 
 	snprintf(run, sizeof(run), "%s/run", dir);
@@ -410,8 +398,8 @@ START_TEST(empty_record_is_no_record)
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
 	put("rng_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)), 0);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_QUALITY("0\n");
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
 END_TEST
@@ -437,27 +425,26 @@ END_TEST
 START_TEST(second_instance_waits_and_takes_nothing)
 {
 	struct hwrng_gate a, b;
-	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+	char buf[256], state_b[160];
 
 	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
-	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&a), HWRNG_GATE_TAKEN);
 	ck_assert_int_eq(hwrng_gate_take(&b, dir, state_b, lock, why,
 					 sizeof(why)),
 			 HWRNG_GATE_WAITING);
 	ck_assert(!hwrng_gate_held(&b));
 	ck_assert(hwrng_gate_waiting(&b));
-	ck_assert_ptr_nonnull(strstr(why, "another rngfeed owns"));
+	ASSERT_WHY_HAS("another rngfeed owns");
 	ck_assert_int_eq(access(state_b, F_OK), -1);
 	/* B stops first: A's 0 stays, A's records stay. */
-	hwrng_gate_release(&b, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	release(&b, false);
+	ASSERT_QUALITY("0\n");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
-	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(lock, buf, sizeof(buf)),
 				     "quality=1024"));
-	hwrng_gate_release(&a, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	release(&a, false);
+	ASSERT_QUALITY("1024\n");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 	ck_assert_int_eq(access(state, F_OK), -1);
 }
@@ -468,12 +455,11 @@ END_TEST
 static void take_over(bool same_runtime_dir, bool owner_crashes)
 {
 	struct hwrng_gate a, b;
-	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+	char buf[256], state_b[160];
 
 	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
 	put("rng_quality", "1000\n");
-	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&a), HWRNG_GATE_TAKEN);
 	ck_assert_int_eq(hwrng_gate_take(&b, dir,
 					 same_runtime_dir ? state : state_b,
 					 lock, why, sizeof(why)),
@@ -484,24 +470,23 @@ static void take_over(bool same_runtime_dir, bool owner_crashes)
 	if (owner_crashes) {
 		crash(&a);
 		/* The unit's ExecStopPost= for A: B waits, so it is B's. */
-		ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why,
-						    sizeof(why)), 0);
-		ck_assert_ptr_nonnull(strstr(why, "waits to take over"));
+		ck_assert_int_eq(restore(), 0);
+		ASSERT_WHY_HAS("waits to take over");
 	} else {
-		hwrng_gate_release(&a, false, why, sizeof(why));
-		ck_assert_ptr_nonnull(strstr(why, "handed over to another"));
+		release(&a, false);
+		ASSERT_WHY_HAS("handed over to another");
 	}
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ASSERT_QUALITY("0\n");
 	ck_assert_int_eq(hwrng_gate_tick(&b, why, sizeof(why)),
 			 HWRNG_GATE_TAKEN);
 	ck_assert(hwrng_gate_held(&b));
 	ck_assert_uint_eq(b.original, 1000);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(same_runtime_dir ? state : state_b,
+	ASSERT_QUALITY("0\n");
+	ck_assert_ptr_nonnull(strstr(td_slurp(same_runtime_dir ? state : state_b,
 					   buf, sizeof(buf)),
 				     "quality=1000"));
-	hwrng_gate_release(&b, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	release(&b, false);
+	ASSERT_QUALITY("1000\n");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 }
 
@@ -529,21 +514,18 @@ END_TEST
 START_TEST(live_record_is_not_adopted)
 {
 	struct hwrng_gate a, b;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
-	ck_assert_int_eq(hwrng_gate_take(&b, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_WAITING);
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
-			 0);
-	ck_assert_ptr_nonnull(strstr(why, "another rngfeed owns"));
-	hwrng_gate_release(&b, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ck_assert_int_eq(take(&a), HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&b), HWRNG_GATE_WAITING);
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_WHY_HAS("another rngfeed owns");
+	release(&b, false);
+	ASSERT_QUALITY("0\n");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
-	hwrng_gate_release(&a, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	release(&a, false);
+	ASSERT_QUALITY("1024\n");
 }
 END_TEST
 
@@ -552,20 +534,19 @@ END_TEST
 START_TEST(crash_record_found_from_other_runtime_dir)
 {
 	struct hwrng_gate a, b;
-	char why[HWRNG_GATE_MSG_LEN], buf[256], state_b[160];
+	char state_b[160];
 
 	snprintf(state_b, sizeof(state_b), "%s/run-b/hwrng-quality", dir);
 	put("rng_quality", "700\n");
-	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&a), HWRNG_GATE_TAKEN);
 	crash(&a);
 	ck_assert_int_eq(hwrng_gate_take(&b, dir, state_b, lock, why,
 					 sizeof(why)),
 			 HWRNG_GATE_TAKEN);
 	ck_assert_uint_eq(b.original, 700);
-	ck_assert_ptr_nonnull(strstr(why, "earlier run"));
-	hwrng_gate_release(&b, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "700\n");
+	ASSERT_WHY_HAS("earlier run");
+	release(&b, false);
+	ASSERT_QUALITY("700\n");
 }
 END_TEST
 
@@ -574,17 +555,14 @@ END_TEST
 START_TEST(waiter_stopping_after_owner_puts_back)
 {
 	struct hwrng_gate a, b;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&a, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
-	ck_assert_int_eq(hwrng_gate_take(&b, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_WAITING);
-	hwrng_gate_release(&a, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	hwrng_gate_release(&b, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
-	ck_assert_ptr_nonnull(strstr(why, "handed back"));
+	ck_assert_int_eq(take(&a), HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&b), HWRNG_GATE_WAITING);
+	release(&a, false);
+	ASSERT_QUALITY("0\n");
+	release(&b, false);
+	ASSERT_QUALITY("1024\n");
+	ASSERT_WHY_HAS("handed back");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 }
 END_TEST
@@ -598,10 +576,9 @@ END_TEST
 START_TEST(follows_a_switch_to_a_new_device)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
 	put("rng_available", "virtio_rng.0 amd-rng none \n");
@@ -609,15 +586,15 @@ START_TEST(follows_a_switch_to_a_new_device)
 	put("rng_quality", "64\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
-	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 is no longer current"));
-	ck_assert_ptr_nonnull(strstr(why, "now amd-rng"));
+	ASSERT_WHY_HAS("virtio_rng.0 is no longer current");
+	ASSERT_WHY_HAS("now amd-rng");
 	ck_assert_str_eq(g.device, "amd-rng");
 	ck_assert_uint_eq(g.original, 64);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ASSERT_QUALITY("0\n");
 	ck_assert_uint_eq(g.n_parked, 1);
 	ck_assert_str_eq(g.parked[0].device, "virtio_rng.0");
 	ck_assert_uint_eq(g.parked[0].original, 1024);
-	ck_assert_ptr_nonnull(strstr(slurp(lock, buf, sizeof(buf)),
+	ck_assert_ptr_nonnull(strstr(td_slurp(lock, buf, sizeof(buf)),
 				     "device=amd-rng\nquality=64\n"));
 	/* Logged once: the next tick has nothing to say. */
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
@@ -633,7 +610,7 @@ START_TEST(follows_a_switch_to_a_new_device)
 	ck_assert_uint_eq(g.original, 1024);
 	ck_assert_uint_eq(g.n_parked, 1);
 	ck_assert_str_eq(g.parked[0].device, "amd-rng");
-	hwrng_gate_release(&g, false, why, sizeof(why));
+	release(&g, false);
 	/* (The fixture has one rng_quality file for both devices: only
 	 * the current one's value can be checked here.) */
 	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "amd-rng");
@@ -646,19 +623,18 @@ END_TEST
 START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	put("rng_available", "none \n");
 	put("rng_current", "none\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
-	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 left"));
-	ck_assert_ptr_nonnull(strstr(why, "no device is current"));
+	ASSERT_WHY_HAS("virtio_rng.0 left");
+	ASSERT_WHY_HAS("no device is current");
 	ck_assert_str_eq(g.device, "");
 	ck_assert_uint_eq(g.n_parked, 0);
-	ck_assert_str_eq(slurp(state, buf, sizeof(buf)), ""); /* no record */
+	ck_assert_str_eq(td_slurp(state, buf, sizeof(buf)), ""); /* no record */
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
 	put("rng_available", "virtio_rng.1 none \n");
@@ -666,14 +642,14 @@ START_TEST(follows_a_device_that_leaves_and_one_that_arrives)
 	put("rng_quality", "1000\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
-	ck_assert_ptr_nonnull(strstr(why, "now virtio_rng.1"));
+	ASSERT_WHY_HAS("now virtio_rng.1");
 	ck_assert_str_eq(g.device, "virtio_rng.1");
 	ck_assert_uint_eq(g.original, 1000);
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	ck_assert_ptr_nonnull(strstr(slurp(state, buf, sizeof(buf)),
+	ASSERT_QUALITY("0\n");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "device=virtio_rng.1\nquality=1000\n"));
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	release(&g, false);
+	ASSERT_QUALITY("1000\n");
 }
 END_TEST
 
@@ -683,18 +659,16 @@ END_TEST
 START_TEST(takes_again_a_quality_the_kernel_reset)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	put("rng_quality", "1000\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_RETAKEN);
-	ck_assert_ptr_nonnull(strstr(why, "set to 0 again"));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ASSERT_WHY_HAS("set to 0 again");
+	ASSERT_QUALITY("0\n");
 	ck_assert_uint_eq(g.original, 1000);
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	release(&g, false);
+	ASSERT_QUALITY("1000\n");
 }
 END_TEST
 
@@ -704,7 +678,7 @@ END_TEST
 START_TEST(pre_5_18_current_quality_parameter)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256], path[160];
+	char buf[256], path[160];
 
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	ck_assert_int_eq(unlink(path), 0);
@@ -713,10 +687,9 @@ START_TEST(pre_5_18_current_quality_parameter)
 	ck_assert_str_eq(why, "the kernel credits virtio_rng.0 itself at "
 			      "1000/1024 (rng_core current_quality, kernel "
 			      "before 5.18)");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	ck_assert(g.param);
-	ck_assert_ptr_nonnull(strstr(why, "current_quality 1000"));
+	ASSERT_WHY_HAS("current_quality 1000");
 	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
 			 "0\n");
 	/* A device change: the kernel sets the parameter from the new
@@ -736,8 +709,7 @@ START_TEST(pre_5_18_current_quality_parameter)
 	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
 			 "0\n");
 	crash(&g);
-	ck_assert_int_eq(hwrng_gate_restore(dir, state, lock, why, sizeof(why)),
-			 0);
+	ck_assert_int_eq(restore(), 0);
 	ck_assert_str_eq(get("rng_core.current_quality", buf, sizeof(buf)),
 			 "700\n");
 }
@@ -748,19 +720,16 @@ END_TEST
 START_TEST(strict_mode_zero_is_not_a_warning)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
 	put("rng_quality", "0\n");
 	put("rng_core.default_quality", "0\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_NONE);
-	ck_assert_ptr_nonnull(strstr(why, "strict mode"));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
+	ck_assert_int_eq(take(&g), HWRNG_GATE_NONE);
+	ASSERT_WHY_HAS("strict mode");
+	ASSERT_QUALITY("0\n");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 	/* Not strict: the same 0 is a warning. */
 	put("rng_core.default_quality", "1024\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_FOUND_ZERO);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_FOUND_ZERO);
 }
 END_TEST
 
@@ -769,16 +738,14 @@ END_TEST
 START_TEST(declined_device_is_said_once)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	put("rng_available", "virtio_rng.0 amd-rng none \n");
 	put("rng_current", "amd-rng\n");
 	put("rng_quality", "0\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
-	ck_assert_ptr_nonnull(strstr(why, "already 0"));
+	ASSERT_WHY_HAS("already 0");
 	ck_assert_str_eq(g.device, "");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_NONE);
@@ -790,9 +757,9 @@ START_TEST(declined_device_is_said_once)
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
 	ck_assert_str_eq(g.device, "virtio_rng.1");
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "0\n");
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1000\n");
+	ASSERT_QUALITY("0\n");
+	release(&g, false);
+	ASSERT_QUALITY("1000\n");
 }
 END_TEST
 
@@ -802,26 +769,24 @@ END_TEST
 START_TEST(late_tpm_does_not_displace_the_device_read)
 {
 	struct hwrng_gate g;
-	char why[HWRNG_GATE_MSG_LEN], buf[256];
+	char buf[256];
 
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
 	put("rng_current", "tpm-rng-0\n");
 	ck_assert_int_eq(hwrng_gate_tick(&g, why, sizeof(why)),
 			 HWRNG_GATE_CHANGED);
-	ck_assert_ptr_nonnull(strstr(why, "virtio_rng.0 made current again"));
+	ASSERT_WHY_HAS("virtio_rng.0 made current again");
 	ck_assert_str_eq(get("rng_current", buf, sizeof(buf)), "virtio_rng.0");
 	ck_assert_str_eq(g.device, "virtio_rng.0");
 	ck_assert_uint_eq(g.n_parked, 0);
-	hwrng_gate_release(&g, false, why, sizeof(why));
-	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
+	release(&g, false);
+	ASSERT_QUALITY("1024\n");
 
 	/* Chosen by the administrator: followed, not overruled. */
 	put("rng_available", "virtio_rng.0 none \n");
 	put("rng_selected", "1\n");
-	ck_assert_int_eq(hwrng_gate_take(&g, dir, state, lock, why, sizeof(why)),
-			 HWRNG_GATE_TAKEN);
+	ck_assert_int_eq(take(&g), HWRNG_GATE_TAKEN);
 	put("rng_available", "virtio_rng.0 tpm-rng-0 none \n");
 	put("rng_current", "tpm-rng-0\n");
 	put("rng_quality", "64\n");
@@ -876,13 +841,4 @@ static Suite *gate_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(gate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(gate_suite()); }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rngfeed/ledger.h"
+#include "test_doubles.h"
 
 #define UNIT 1024u
 #define CAP_UNITS ((uint64_t)LEDGER_CAP_BITS * UNIT)
@@ -365,10 +366,7 @@ static uint64_t rng_state;
 static uint64_t rnd(void)
 {
 	/* xorshift64*: reproducible from the seed printed on failure. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1Dull;
+	return td_xorshift64(&rng_state);
 }
 
 static uint64_t rnd_below(uint64_t n)
@@ -571,13 +569,4 @@ static Suite *ledger_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(ledger_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+int main(void) { return td_run(ledger_suite()); }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "rngfeed/monitor.h"
+#include "test_doubles.h"
 
 #define B MONITOR_BLOCK_BYTES
 #define NBITS (B * 8)
@@ -42,10 +43,7 @@ struct rng {
 
 static uint64_t rng_next(struct rng *r)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&r->s);
 }
 
 static void rng_fill(struct rng *r, uint8_t *p, size_t n)
@@ -313,7 +311,43 @@ END_TEST
 /* FIPS known answers: each bound just passed and just failed               */
 /* ------------------------------------------------------------------------ */
 
-static void block_with_ones(uint8_t *b, unsigned target)
+/* Known answers at a test's bounds: a parameter of the block, and whether
+ * the test fails it. */
+struct bound {
+	uint32_t param;
+	bool fails;
+};
+
+/* The blocks @make makes from each case's parameter: FIPS test @flag fails
+ * exactly those marked. */
+static void check_bounds(void (*make)(uint8_t *, uint32_t), unsigned flag,
+			 const struct bound *cases, size_t n)
+{
+	uint8_t b[B];
+
+	for (size_t i = 0; i < n; i++) {
+		make(b, cases[i].param);
+		ck_assert_msg(!!(fips_of(b) & flag) == cases[i].fails,
+			      "%u: %s", (unsigned)cases[i].param,
+			      cases[i].fails ? "passed" : "failed");
+	}
+}
+
+#define CHECK_BOUNDS(make, flag, cases)                                      \
+	check_bounds((make), (flag), (cases), sizeof(cases) / sizeof((cases)[0]))
+
+/* Fisher-Yates over @n values of @a, from @r. */
+static void shuffle(unsigned *a, unsigned n, struct rng *r)
+{
+	for (unsigned i = n - 1; i > 0; i--) {
+		unsigned j = (unsigned)(rng_next(r) % (i + 1)), t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+static void block_with_ones(uint8_t *b, uint32_t target)
 {
 	struct rng r = { 42 };
 	unsigned ones = 0;
@@ -332,18 +366,14 @@ static void block_with_ones(uint8_t *b, unsigned target)
 	}
 }
 
+/* Ones in the block. */
+static const struct bound monobit[] = {
+	{ 9725, true }, { 9726, false }, { 10274, false }, { 10275, true },
+};
+
 START_TEST(test_monobit_bounds)
 {
-	static const struct {
-		unsigned ones;
-		bool fails;
-	} cases[] = { { 9725, true }, { 9726, false }, { 10274, false }, { 10275, true } };
-	uint8_t b[B];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		block_with_ones(b, cases[i].ones);
-		ck_assert_int_eq(!!(fips_of(b) & MONITOR_FIPS_MONOBIT), cases[i].fails);
-	}
+	CHECK_BOUNDS(block_with_ones, MONITOR_FIPS_MONOBIT, monobit);
 }
 END_TEST
 
@@ -384,30 +414,20 @@ static void block_with_poker(uint8_t *b, uint32_t sumsq)
 	for (unsigned v = 0; v < 16; v++)
 		for (unsigned k = 0; k < f[v]; k++)
 			nibs[n++] = v;
-	for (unsigned i = n - 1; i > 0; i--) { /* shuffle */
-		unsigned j = (unsigned)(rng_next(&r) % (i + 1)), t = nibs[i];
-
-		nibs[i] = nibs[j];
-		nibs[j] = t;
-	}
+	shuffle(nibs, n, &r);
 	for (unsigned i = 0; i < B; i++)
 		b[i] = (uint8_t)(nibs[2 * i] << 4 | nibs[2 * i + 1]);
 }
 
+/* Σf²; X = 16/5000 Σf² - 5000: 1563174 → 2.1597 (fail), 1563176 → 2.1632
+ * (pass), 1576928 → 46.1696 (pass), 1576930 → 46.1760 (fail). */
+static const struct bound poker[] = {
+	{ 1563174, true }, { 1563176, false }, { 1576928, false }, { 1576930, true },
+};
+
 START_TEST(test_poker_bounds)
 {
-	/* X = 16/5000 Σf² - 5000: 1563174 → 2.1597 (fail), 1563176 → 2.1632
-	 * (pass), 1576928 → 46.1696 (pass), 1576930 → 46.1760 (fail). */
-	static const struct {
-		uint32_t sumsq;
-		bool fails;
-	} cases[] = { { 1563174, true }, { 1563176, false }, { 1576928, false }, { 1576930, true } };
-	uint8_t b[B];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		block_with_poker(b, cases[i].sumsq);
-		ck_assert_int_eq(!!(fips_of(b) & MONITOR_FIPS_POKER), cases[i].fails);
-	}
+	CHECK_BOUNDS(block_with_poker, MONITOR_FIPS_POKER, poker);
 }
 END_TEST
 
@@ -433,12 +453,7 @@ static void block_with_runs(uint8_t *b, const unsigned c[2][7])
 				total += k;
 			}
 		longs += c[pol][6];
-		for (unsigned i = n[pol] - 1; i > 0; i--) {
-			unsigned j = (unsigned)(rng_next(&r) % (i + 1)), t = len[pol][i];
-
-			len[pol][i] = len[pol][j];
-			len[pol][j] = t;
-		}
+		shuffle(len[pol], n[pol], &r);
 	}
 	ck_assert_uint_le(total, NBITS);
 	ck_assert_uint_le(n[0] > n[1] ? n[0] - n[1] : n[1] - n[0], 1);
@@ -1403,13 +1418,4 @@ static Suite *monitor_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(monitor_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(monitor_suite()); }

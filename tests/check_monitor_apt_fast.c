@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "rngfeed/monitor.h"
+#include "test_doubles.h"
 
 static long double log_add(long double a, long double b)
 {
@@ -107,19 +108,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("monitor_apt_fast");
-	TCase *tc = tcase_create("apt");
-	SRunner *sr;
-	int failed;
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_grid_matches_reference);
-	tcase_add_test(tc, test_known_values);
-	tcase_add_test(tc, test_cheap);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(td_suite("monitor_apt_fast", "apt", NULL, NULL, 120,
+			       TD_TESTS(test_grid_matches_reference,
+					test_known_values, test_cheap)));
 }

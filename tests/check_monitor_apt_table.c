@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "rngfeed/monitor.h"
+#include "test_doubles.h"
 
 static const struct {
 	double h, alpha;
@@ -53,16 +54,10 @@ int main(void)
 {
 	Suite *s = suite_create("monitor_apt_table");
 	TCase *tc = tcase_create("apt");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_table_matches_computation, 0,
 			    (int)(sizeof(known) / sizeof(known[0])));
 	tcase_add_test(tc, test_defaults_in_table);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(s);
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "rngfeed/online_estimate.h"
+#include "test_doubles.h"
 
 #define B MONITOR_BLOCK_BYTES
 #define BLOCKS 60
@@ -38,10 +39,7 @@ struct rng {
 
 static uint64_t rng_next(struct rng *r)
 {
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return r->s * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&r->s);
 }
 
 static unsigned rng_byte(struct rng *r)
@@ -204,22 +202,32 @@ START_TEST(test_credit_at_most_true)
 }
 END_TEST
 
-/* Uniform bytes keep a high credit (a full window's MCV bound ~7.6). */
-START_TEST(test_uniform_high)
+/* A byte-sample estimator fed one full window of stream @s from @seed,
+ * and its result in @res. */
+static struct online_estimate *window_of(enum stream s, uint64_t seed,
+					 struct online_estimate_result *res)
 {
 	struct online_estimate *e;
-	struct online_estimate_result res;
 	struct gen g;
 	uint8_t block[B];
 
 	ck_assert_int_eq(online_estimate_new(8, 0.0, &e), 0);
-	gen_init(&g, 42);
+	gen_init(&g, seed);
 	for (unsigned k = 0; k < ONLINE_WINDOW_BLOCKS; k++) {
 		for (unsigned j = 0; j < B; j++)
-			block[j] = next_byte(&g, UNIFORM);
+			block[j] = next_byte(&g, s);
 		ck_assert_int_ge(online_estimate_add(e, block), 0);
 	}
-	online_estimate_get(e, &res);
+	online_estimate_get(e, res);
+	return e;
+}
+
+/* Uniform bytes keep a high credit (a full window's MCV bound ~7.6). */
+START_TEST(test_uniform_high)
+{
+	struct online_estimate_result res;
+	struct online_estimate *e = window_of(UNIFORM, 42, &res);
+
 	ck_assert_msg(res.credit >= 940, "credit %u (H %.3f)", res.credit, res.h);
 	ck_assert_msg(res.h_mcv > 7.4 && res.h_lag > 7.4 && res.h_markov > 7.4,
 		      "MCV %.3f Markov %.3f lag %.3f", res.h_mcv, res.h_markov, res.h_lag);
@@ -231,19 +239,9 @@ END_TEST
  * predictor sees the dependence. */
 START_TEST(test_fourth_repeat_is_dependence)
 {
-	struct online_estimate *e;
 	struct online_estimate_result res;
-	struct gen g;
-	uint8_t block[B];
+	struct online_estimate *e = window_of(FOURTH, 7, &res);
 
-	ck_assert_int_eq(online_estimate_new(8, 0.0, &e), 0);
-	gen_init(&g, 7);
-	for (unsigned k = 0; k < ONLINE_WINDOW_BLOCKS; k++) {
-		for (unsigned j = 0; j < B; j++)
-			block[j] = next_byte(&g, FOURTH);
-		ck_assert_int_ge(online_estimate_add(e, block), 0);
-	}
-	online_estimate_get(e, &res);
 	ck_assert_msg(res.h_mcv > 7.4, "MCV %.3f", res.h_mcv);
 	ck_assert_msg(res.h_lag < 2.5 && res.h == res.h_lag, "lag %.3f, h %.3f", res.h_lag, res.h);
 	online_estimate_free(e);
@@ -280,8 +278,6 @@ int main(void)
 {
 	Suite *s = suite_create("online_estimate");
 	TCase *tc = tcase_create("streams");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_credit_at_most_true, 0,
@@ -290,9 +286,5 @@ int main(void)
 	tcase_add_test(tc, test_fourth_repeat_is_dependence);
 	tcase_add_test(tc, test_reset_and_args);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(s);
 }

@@ -645,23 +645,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("output");
-	TCase *tc = tcase_create("output");
-
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_kernel_credited);
-	tcase_add_test(tc, test_kernel_credit_coming_nothing_uncredited);
-	tcase_add_test(tc, test_kernel_uncredited_per_interval);
-	tcase_add_test(tc, test_kernel_no_uncredited_without_reseed);
-	tcase_add_test(tc, test_kernel_readiness_rechecked);
-	tcase_add_test(tc, test_bench_fill);
-	tcase_add_test(tc, test_stdout_reseed_bytes_and_total);
-	tcase_add_test(tc, test_stdout_stops_without_reseed);
-	tcase_add_test(tc, test_test_mode);
-	tcase_add_test(tc, test_ops_for);
-	suite_add_tcase(s, tc);
-	return td_run_suite(s, base, sizeof(base), "output");
+
+	return td_run_suite(
+		td_suite("output", "output", setup, teardown, 120,
+			 TD_TESTS(test_kernel_credited,
+				  test_kernel_credit_coming_nothing_uncredited,
+				  test_kernel_uncredited_per_interval,
+				  test_kernel_no_uncredited_without_reseed,
+				  test_kernel_readiness_rechecked,
+				  test_bench_fill,
+				  test_stdout_reseed_bytes_and_total,
+				  test_stdout_stops_without_reseed,
+				  test_test_mode, test_ops_for)),
+		base, sizeof(base), "output");
 }

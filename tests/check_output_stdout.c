@@ -24,6 +24,7 @@
 #include "rngfeed/conditioner.h"
 #include "rngfeed/drbg.h"
 #include "rngfeed/output.h"
+#include "test_doubles.h"
 
 #define T0 1000.0
 #define MIB (1u << 20)
@@ -265,23 +266,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("output_stdout");
-	TCase *tc = tcase_create("stdout");
-	SRunner *sr;
-	int failed;
-
 	if (drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_reseed_every_limit_and_batches);
-	tcase_add_test(tc, test_odd_limit);
-	tcase_add_test(tc, test_time_limit_and_early_request);
-	tcase_add_test(tc, test_wipe_after_pause);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+
+	return td_run(td_suite("output_stdout", "stdout", setup, teardown, 60,
+			       TD_TESTS(test_reseed_every_limit_and_batches,
+					test_odd_limit,
+					test_time_limit_and_early_request,
+					test_wipe_after_pause)));
 }

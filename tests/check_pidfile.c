@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rngfeed/pidfile.h"
+#include "test_doubles.h"
 
 static char dir[64], path[128];
 
@@ -186,22 +187,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pidfile");
-	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_take_writes_and_release_removes);
-	tcase_add_test(tc, test_held_file_is_left_alone);
-	tcase_add_test(tc, test_symlink_refused);
-	tcase_add_test(tc, test_release_of_nothing);
-	tcase_add_test(tc, test_not_a_pid_file_refused);
-	tcase_add_test(tc, test_release_only_ours);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(td_suite(
+		"pidfile", "core", setup, teardown, 0,
+		TD_TESTS(test_take_writes_and_release_removes,
+			 test_held_file_is_left_alone, test_symlink_refused,
+			 test_release_of_nothing, test_not_a_pid_file_refused,
+			 test_release_only_ours)));
 }

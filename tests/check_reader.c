@@ -690,33 +690,18 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("reader");
-	TCase *tc = tcase_create("reader");
-	SRunner *sr;
-	int failed;
-
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_state_names);
-	tcase_add_test(tc, test_request_take);
-	tcase_add_test(tc, test_discard);
-	tcase_add_test(tc, test_stop_blocked_read);
-	tcase_add_test(tc, test_stop_at_once);
-	tcase_add_test(tc, test_stop_deaf_read_bounded);
-	tcase_add_test(tc, test_notify_on_change);
-	tcase_add_test(tc, test_read_error_reopens);
-	tcase_add_test(tc, test_eof_not_finite_reopens);
-	tcase_add_test(tc, test_finite_finishes_once);
-	tcase_add_test(tc, test_disabled_retests_same_source);
-	tcase_add_test(tc, test_opened_is_used);
-	tcase_add_test(tc, test_opened_disabled_not_reopened);
-	tcase_add_test(tc, test_reopen_refused_says_user);
-	tcase_add_test(tc, test_absent_rechecked_each_second);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+
+	return td_run(td_suite(
+		"reader", "reader", NULL, NULL, 120,
+		TD_TESTS(test_state_names, test_request_take, test_discard,
+			 test_stop_blocked_read, test_stop_at_once,
+			 test_stop_deaf_read_bounded, test_notify_on_change,
+			 test_read_error_reopens, test_eof_not_finite_reopens,
+			 test_finite_finishes_once,
+			 test_disabled_retests_same_source, test_opened_is_used,
+			 test_opened_disabled_not_reopened,
+			 test_reopen_refused_says_user,
+			 test_absent_rechecked_each_second)));
 }

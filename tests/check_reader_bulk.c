@@ -17,6 +17,7 @@
 #include "rngfeed/monitor.h"
 #include "rngfeed/reader.h"
 #include "rngfeed/source.h"
+#include "test_doubles.h"
 
 #define DEADLINE_S 60.0
 
@@ -168,21 +169,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("reader_bulk");
-	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
-
 	/* reader_stop() interrupts reads with READER_WAKE_SIGNAL. */
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
-	tcase_set_timeout(tc, 2 * DEADLINE_S + 30);
-	tcase_add_test(tc, test_bulk);
-	tcase_add_test(tc, test_not_bulk);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+
+	return td_run(td_suite("reader_bulk", "core", NULL, NULL,
+			       2 * DEADLINE_S + 30,
+			       TD_TESTS(test_bulk, test_not_bulk)));
 }

@@ -137,6 +137,17 @@ static void take_from(unsigned int want)
 	ck_abort_msg("no block from slot %u", want);
 }
 
+/* A credit-0 source and a credited one, both started and in their
+ * start-up test. */
+static void start_zero_and_credited(void)
+{
+	add(&zero);
+	add(&credited);
+	start_set(2);
+	ASSERT_STATE(0, READER_STARTUP);
+	ASSERT_STATE(1, READER_STARTUP);
+}
+
 /* ---- why nothing is credited, STATUS= ------------------------------------ */
 
 START_TEST(test_credit_zero_only)
@@ -185,11 +196,7 @@ START_TEST(test_mixed_and_running)
 	struct report_view v;
 	char why[256];
 
-	add(&zero);
-	add(&credited);
-	start_set(2);
-	ASSERT_STATE(0, READER_STARTUP);
-	ASSERT_STATE(1, READER_STARTUP);
+	start_zero_and_credited();
 	v = view(MODE_DAEMON);
 	report_why_no_credit(&v, why, sizeof(why));
 	ck_assert_str_eq(why,
@@ -207,10 +214,7 @@ START_TEST(test_something_credited)
 	struct report_view v;
 	char why[256] = "x", status[512];
 
-	add(&zero);
-	add(&credited);
-	start_set(2);
-	ASSERT_STATE(1, READER_STARTUP);
+	start_zero_and_credited();
 	feeder.credited_bits = 512;
 	feeder.calls = 3;
 	feeder.fed_bytes = 192;
@@ -277,11 +281,7 @@ START_TEST(test_status_truncated)
 	struct report_view v;
 	char full[512], buf[512];
 
-	add(&zero);
-	add(&credited);
-	start_set(2);
-	ASSERT_STATE(0, READER_STARTUP);
-	ASSERT_STATE(1, READER_STARTUP);
+	start_zero_and_credited();
 	v = view(MODE_DAEMON);
 	report_status(&v, full, sizeof(full));
 	ck_assert_uint_lt(strlen(full), sizeof(full) - 1);
@@ -311,11 +311,7 @@ START_TEST(test_why_truncated_not_wrong)
 	struct report_view v;
 	char full[256], buf[256];
 
-	add(&zero);
-	add(&credited);
-	start_set(2);
-	ASSERT_STATE(0, READER_STARTUP);
-	ASSERT_STATE(1, READER_STARTUP);
+	start_zero_and_credited();
 	v = view(MODE_DAEMON);
 	report_why_no_credit(&v, full, sizeof(full));
 	for (size_t len = 1; len <= strlen(full) + 1; len++) {
@@ -513,23 +509,17 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("report");
-	TCase *tc = tcase_create("report");
-
 	if (reader_setup_signals() < 0 || drbg_library_init() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_credit_zero_only);
-	tcase_add_test(tc, test_credited_in_startup);
-	tcase_add_test(tc, test_mixed_and_running);
-	tcase_add_test(tc, test_something_credited);
-	tcase_add_test(tc, test_source_in_error);
-	tcase_add_test(tc, test_nothing_running);
-	tcase_add_test(tc, test_status_truncated);
-	tcase_add_test(tc, test_why_truncated_not_wrong);
-	tcase_add_test(tc, test_metrics_file);
-	tcase_add_test(tc, test_rates_and_summary);
-	suite_add_tcase(s, tc);
-	return td_run_suite(s, base, sizeof(base), "report");
+
+	return td_run_suite(
+		td_suite("report", "report", setup, teardown, 180,
+			 TD_TESTS(test_credit_zero_only,
+				  test_credited_in_startup,
+				  test_mixed_and_running,
+				  test_something_credited, test_source_in_error,
+				  test_nothing_running, test_status_truncated,
+				  test_why_truncated_not_wrong,
+				  test_metrics_file, test_rates_and_summary)),
+		base, sizeof(base), "report");
 }

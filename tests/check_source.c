@@ -9,7 +9,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "rngfeed/monitor.h"
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
+#include "test_doubles.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -41,18 +41,9 @@ static void tmpdir_setup(void)
 		abort();
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type,
-		    struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
 static void tmpdir_teardown(void)
 {
-	nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	td_tree_remove(tmpdir);
 }
 
 /* A path inside the test case's temporary directory. */
@@ -758,14 +749,9 @@ static void *writer_main(void *arg)
 static struct source *open_file_source(const char *path)
 {
 	struct source_config cfg;
-	struct source *src = NULL;
-	char why[SOURCE_WHY_LEN] = "";
-	int r;
 
 	config_for(&cfg, "file", "device", path);
-	r = source_open(&src, &cfg, why, sizeof(why));
-	ck_assert_msg(r == 0, "open %s: %d %s", path, r, why);
-	return src;
+	return td_source_open(&cfg);
 }
 
 /* Feeds @len bytes through a FIFO and reads @want with source_read(). */
@@ -1337,13 +1323,4 @@ static Suite *source_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(source_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(source_suite()); }

@@ -181,6 +181,14 @@ static void make_set(void)
 	ck_assert_int_eq(sourceset_new(&set, &cfg, &params), 0);
 }
 
+/* The set of the sources added, made, @n of them opened and started. */
+#define ASSERT_SET_STARTED(n)                                                \
+	do {                                                                 \
+		make_set();                                                  \
+		ck_assert_uint_eq(sourceset_open(set), (n));                 \
+		ck_assert_uint_eq(sourceset_start(set, evfd), (n));          \
+	} while (0)
+
 /* ---- helpers ------------------------------------------------------------- */
 
 static struct reader_stats slot_stats(size_t i)
@@ -289,9 +297,7 @@ START_TEST(test_request_credited_only)
 
 	add(&zero);
 	add(&credited);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 2);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 2);
+	ASSERT_SET_STARTED(2);
 	ck_assert_uint_eq(sourceset_credit(set, 0), 0);
 	for (int i = 0; i < 10; i++) {
 		ck_assert(take_one(true, block, &idx, &credit));
@@ -317,9 +323,7 @@ END_TEST
 START_TEST(test_credit_coming)
 {
 	add(&zero);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	/* Only credit 0 running: nothing credited will come. */
 	ck_assert(sourceset_running(set, 0));
 	ck_assert(!sourceset_any_credit(set));
@@ -355,9 +359,7 @@ START_TEST(test_stats_stop_reload)
 
 	add(&credited);
 	add(&zero);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 2);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 2);
+	ASSERT_SET_STARTED(2);
 	for (int i = 0; i < 3; i++)
 		ck_assert(take_one(true, block, &idx, &credit));
 	st = slot_stats(0);
@@ -399,9 +401,7 @@ START_TEST(test_discard_waiting)
 	unsigned int idx, credit;
 
 	add(&credited);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	sourceset_request(set, false);
 	ck_assert(TD_WAIT_UNTIL(slot_stats(0).blocks_passed >= 1));
 	sourceset_discard(set);
@@ -417,9 +417,7 @@ START_TEST(test_unusable_skipped)
 {
 	add(&missing);
 	add(&credited);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	ck_assert(!sourceset_running(set, 0));
 	ck_assert(!sourceset_used(set, 0));
 	ck_assert(sourceset_running(set, 1));
@@ -432,9 +430,7 @@ START_TEST(test_wait_for_source)
 
 	params.wait_for_source = true;
 	add(&missing);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	ck_assert(sourceset_running(set, 0));
 	ck_assert_uint_eq(sourceset_credit(set, 0), 512);
 	/* The reader keeps trying to open it. */
@@ -472,9 +468,7 @@ START_TEST(test_shared_device_later_wins)
 	ck_assert_int_eq(source_config_set(&cfg.sources[1], "device",
 					   "/dev/null", err, sizeof(err)),
 			 0);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	ck_assert(!sourceset_running(set, 0));
 	ck_assert(sourceset_running(set, 1));
 }
@@ -501,9 +495,7 @@ static void twin_case(const struct source_driver *twin, bool hwrng_used)
 	ck_assert_int_eq(source_config_set(&cfg.sources[0], "device",
 					   "/dev/hwrng", err, sizeof(err)),
 			 0);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), hwrng_used ? 2 : 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), hwrng_used ? 2 : 1);
+	ASSERT_SET_STARTED(hwrng_used ? 2 : 1);
 	ck_assert(sourceset_running(set, 0) == hwrng_used);
 	ck_assert(sourceset_running(set, 1));
 }
@@ -539,9 +531,7 @@ START_TEST(test_gate_not_taken_for_other_device)
 	ck_assert_int_eq(source_config_set(&cfg.sources[0], "device", devpath,
 					   err, sizeof(err)),
 			 0);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
 	ck_assert_str_eq(sourceset_kernel_credit(set),
 			 "the kernel credits virtio_rng.0 itself at 1024/1024");
@@ -603,9 +593,7 @@ START_TEST(test_gate_off_leaves_hwrng)
 	ck_assert_int_eq(source_config_set(&cfg.sources[0], "device",
 					   "/dev/hwrng", err, sizeof(err)),
 			 0);
-	make_set();
-	ck_assert_uint_eq(sourceset_open(set), 1);
-	ck_assert_uint_eq(sourceset_start(set, evfd), 1);
+	ASSERT_SET_STARTED(1);
 	ck_assert_str_eq(get("rng_quality", buf, sizeof(buf)), "1024\n");
 	ck_assert_int_eq(access(state_path, F_OK), -1);
 	sourceset_stop(set);
@@ -615,27 +603,22 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("sourceset");
-	TCase *tc = tcase_create("sourceset");
-
 	if (reader_setup_signals() < 0)
 		return EXIT_FAILURE;
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_open_start_round_robin);
-	tcase_add_test(tc, test_request_credited_only);
-	tcase_add_test(tc, test_credit_coming);
-	tcase_add_test(tc, test_stats_stop_reload);
-	tcase_add_test(tc, test_discard_waiting);
-	tcase_add_test(tc, test_unusable_skipped);
-	tcase_add_test(tc, test_wait_for_source);
-	tcase_add_test(tc, test_disabled_not_opened);
-	tcase_add_test(tc, test_shared_device_later_wins);
-	tcase_add_test(tc, test_hw_random_twin_later_wins);
-	tcase_add_test(tc, test_hw_random_twin_of_other_device);
-	tcase_add_test(tc, test_gate_not_taken_for_other_device);
-	tcase_add_test(tc, test_gate_taken_and_released_on_fixture);
-	tcase_add_test(tc, test_gate_off_leaves_hwrng);
-	suite_add_tcase(s, tc);
-	return td_run_suite(s, base, sizeof(base), "sourceset");
+
+	return td_run_suite(
+		td_suite("sourceset", "sourceset", setup, teardown, 180,
+			 TD_TESTS(test_open_start_round_robin,
+				  test_request_credited_only,
+				  test_credit_coming, test_stats_stop_reload,
+				  test_discard_waiting, test_unusable_skipped,
+				  test_wait_for_source,
+				  test_disabled_not_opened,
+				  test_shared_device_later_wins,
+				  test_hw_random_twin_later_wins,
+				  test_hw_random_twin_of_other_device,
+				  test_gate_not_taken_for_other_device,
+				  test_gate_taken_and_released_on_fixture,
+				  test_gate_off_leaves_hwrng)),
+		base, sizeof(base), "sourceset");
 }

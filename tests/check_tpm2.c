@@ -24,6 +24,7 @@
 #include "rngfeed/source.h"
 #include "rngfeed/sources.h"
 #include "rngfeed/tpm2.h"
+#include "test_doubles.h"
 
 /* ---- building responses ------------------------------------------------- */
 
@@ -453,22 +454,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 static void send_pieces(int fd, const uint8_t *buf, size_t len,
 			const struct step *s)
 {
@@ -510,7 +495,7 @@ static void serve(struct tpm_server *srv, int fd)
 							: NULL;
 		int asked;
 
-		if (read_full(fd, cmd, sizeof(cmd)) < 0)
+		if (td_read_full(fd, cmd, sizeof(cmd)) < 0)
 			return;
 		asked = command_asked(cmd);
 		if (asked < 0 || srv->n_cmds == MAX_CMDS) {
@@ -605,14 +590,23 @@ static void tpm_config(struct source_config *cfg, const char *device,
 }
 
 /* Open the driver on the scripted TPM, bypassing source.c. */
+#define DEVICE_LEN 160
+
+/* A tpm source over @srv's socket, its device name in @device. */
+static void srv_config(struct source_config *cfg, const struct tpm_server *srv,
+		       const char *timeout_ms, char device[DEVICE_LEN])
+{
+	snprintf(device, DEVICE_LEN, "unix:%s", srv->path);
+	tpm_config(cfg, device, timeout_ms);
+}
+
 static void *drv_open(struct tpm_server *srv, const char *timeout_ms)
 {
 	struct source_config cfg;
-	char device[160], why[SOURCE_WHY_LEN] = "";
+	char device[DEVICE_LEN], why[SOURCE_WHY_LEN] = "";
 	void *st = NULL;
 
-	snprintf(device, sizeof(device), "unix:%s", srv->path);
-	tpm_config(&cfg, device, timeout_ms);
+	srv_config(&cfg, srv, timeout_ms, device);
 	ck_assert_msg(source_tpm.open(&cfg, &st, why, sizeof(why)) == 0,
 		      "open: %s", why);
 	return st;
@@ -651,6 +645,25 @@ static void expect_pattern(const uint8_t *buf, size_t len, size_t from)
 			      buf[i], pattern(from + i));
 }
 
+/* source_read() of @len bytes from a fresh server playing the @n @steps:
+ * all of them, the server's pattern from its start.  The server is
+ * stopped on return, its counts in @srv. */
+static void source_reads_all(struct tpm_server *srv, const struct step *steps,
+			     size_t n, uint8_t *buf, size_t len)
+{
+	struct source_config cfg;
+	char device[DEVICE_LEN];
+	struct source *src;
+
+	server_start(srv, steps, n);
+	srv_config(&cfg, srv, NULL, device);
+	src = td_source_open(&cfg);
+	ck_assert_int_eq(source_read(src, buf, len, NULL), (ssize_t)len);
+	expect_pattern(buf, len, 0);
+	source_close(src);
+	server_stop(srv);
+}
+
 /* ---- the driver through a socket ---------------------------------------- */
 
 START_TEST(test_driver_full_reads)
@@ -663,13 +676,12 @@ START_TEST(test_driver_full_reads)
 	struct tpm_server srv;
 	struct source *src;
 	struct source_config cfg;
-	char device[160], why[SOURCE_WHY_LEN], desc[256];
+	char device[DEVICE_LEN], desc[256];
 	uint8_t buf[150];
 
 	server_start(&srv, steps, 3);
-	snprintf(device, sizeof(device), "unix:%s", srv.path);
-	tpm_config(&cfg, device, NULL);
-	ck_assert_int_eq(source_open(&src, &cfg, why, sizeof(why)), 0);
+	srv_config(&cfg, &srv, NULL, device);
+	src = td_source_open(&cfg);
 	ck_assert_int_eq(source_read(src, buf, sizeof(buf), NULL),
 			 sizeof(buf));
 	expect_pattern(buf, sizeof(buf), 0);
@@ -695,9 +707,6 @@ START_TEST(test_driver_fewer_than_asked)
 		{ .kind = STEP_GIVE, .give = 32 },
 	};
 	struct tpm_server srv;
-	struct source *src;
-	struct source_config cfg;
-	char device[160], why[SOURCE_WHY_LEN];
 	uint8_t buf[100];
 	void *st;
 
@@ -710,15 +719,7 @@ START_TEST(test_driver_fewer_than_asked)
 	server_stop(&srv);
 
 	/* ...and source_read() loops until it has all it wanted. */
-	server_start(&srv, steps, 4);
-	snprintf(device, sizeof(device), "unix:%s", srv.path);
-	tpm_config(&cfg, device, NULL);
-	ck_assert_int_eq(source_open(&src, &cfg, why, sizeof(why)), 0);
-	ck_assert_int_eq(source_read(src, buf, sizeof(buf), NULL),
-			 sizeof(buf));
-	expect_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, steps, 4, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.n_cmds, 4);
 	ck_assert_uint_eq(srv.asked[3], 100 - 96);
 }
@@ -826,9 +827,6 @@ START_TEST(test_driver_retry_then_bytes)
 		{ .kind = STEP_GIVE, .give = 64 },
 	};
 	struct tpm_server srv;
-	struct source *src;
-	struct source_config cfg;
-	char device[160], why[SOURCE_WHY_LEN];
 	uint8_t buf[64];
 	void *st;
 
@@ -843,15 +841,7 @@ START_TEST(test_driver_retry_then_bytes)
 	server_stop(&srv);
 
 	/* source_read() rides over them. */
-	server_start(&srv, steps, 4);
-	snprintf(device, sizeof(device), "unix:%s", srv.path);
-	tpm_config(&cfg, device, NULL);
-	ck_assert_int_eq(source_open(&src, &cfg, why, sizeof(why)), 0);
-	ck_assert_int_eq(source_read(src, buf, sizeof(buf), NULL),
-			 sizeof(buf));
-	expect_pattern(buf, sizeof(buf), 0);
-	source_close(src);
-	server_stop(&srv);
+	source_reads_all(&srv, steps, 4, buf, sizeof(buf));
 	ck_assert_uint_eq(srv.n_cmds, 4);
 }
 END_TEST
@@ -1019,11 +1009,10 @@ START_TEST(test_probe_sends_nothing)
 {
 	struct tpm_server srv;
 	struct source_config cfg;
-	char device[160], why[SOURCE_WHY_LEN] = "";
+	char device[DEVICE_LEN], why[SOURCE_WHY_LEN] = "";
 
 	server_start(&srv, NULL, 0);
-	snprintf(device, sizeof(device), "unix:%s", srv.path);
-	tpm_config(&cfg, device, NULL);
+	srv_config(&cfg, &srv, NULL, device);
 	ck_assert_int_eq(source_tpm.probe(&cfg, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, device);
 	sleep_ms(50);
@@ -1180,13 +1169,4 @@ static Suite *tpm2_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tpm2_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return td_run(tpm2_suite()); }

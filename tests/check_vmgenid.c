@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "rngfeed/vmgenid.h"
+#include "test_doubles.h"
 
 #define MSG(s) s, sizeof(s) - 1
 
@@ -34,17 +35,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("vmgenid");
-	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_test(tc, change_is_recognised);
-	tcase_add_test(tc, others_are_not);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return td_run(td_suite("vmgenid", "parse", NULL, NULL, 0,
+			       TD_TESTS(change_is_recognised, others_are_not)));
 }

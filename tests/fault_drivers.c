@@ -85,6 +85,74 @@ static int get_double(const struct source_config *cfg, const char *key,
 	return 0;
 }
 
+/* Option @key as a whole number from @min to @max in @out (@def when it is
+ * not set), or -EINVAL with the reason in @why. */
+static int get_ll(const struct source_config *cfg, const char *key,
+		  long long min, long long max, long long def, long long *out,
+		  char *why, size_t why_len)
+{
+	const char *v = source_config_get(cfg, key);
+
+	*out = def;
+	if (v && parse_ll(v, min, max, out) < 0) {
+		snprintf(why, why_len, "%s: bad %s '%s'", cfg->driver->name,
+			 key, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The index of option @key's value in the NULL-ended @names (0 when it is
+ * not set), or -EINVAL with the reason in @why. */
+static int get_choice(const struct source_config *cfg, const char *key,
+		      const char *const *names, char *why, size_t why_len)
+{
+	const char *v = source_config_get(cfg, key);
+	int i;
+
+	if (!v)
+		return 0;
+	for (i = 0; names[i]; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	snprintf(why, why_len, "%s: unknown %s '%s'", cfg->driver->name, key,
+		 v);
+	return -EINVAL;
+}
+
+/* ---- both fakes -------------------------------------------------------- */
+
+static int fake_probe(const struct source_config *cfg, char *why,
+		      size_t why_len)
+{
+	(void)cfg;
+	snprintf(why, why_len, "test double");
+	return 0;
+}
+
+static void fake_close(void *state)
+{
+	free(state);
+}
+
+/* The driver source_@id: no credit of its own, 8-bit samples at H 8, the
+ * @id_keys options, the @id_open, @id_read and @id_describe functions. */
+#define FAULT_DRIVER(id, what)                                               \
+	static const struct source_driver source_##id = {                    \
+		.name = #id,                                                 \
+		.description = "TEST DOUBLE: " what,                         \
+		.default_credit = 0,                                         \
+		.credit_reason = "none: a test double",                      \
+		.sample_bits = 8,                                            \
+		.min_entropy = 8.0,                                          \
+		.option_keys = id##_keys,                                    \
+		.probe = fake_probe,                                         \
+		.open = id##_open,                                           \
+		.read = id##_read,                                           \
+		.close = fake_close,                                         \
+		.describe = id##_describe,                                   \
+	}
+
 /* ---- fakecpu ----------------------------------------------------------- */
 
 enum cpu_mode { CPU_GOOD, CPU_ONES, CPU_REPEAT, CPU_CYCLE, CPU_UNDERFLOW,
@@ -137,47 +205,22 @@ static int fake_insn(uint64_t *v)
 static const char *const fakecpu_keys[] = { "mode", "secs", "words", "tries",
 					    NULL };
 
-static int fakecpu_probe(const struct source_config *cfg, char *why,
-			 size_t why_len)
-{
-	(void)cfg;
-	snprintf(why, why_len, "test double");
-	return 0;
-}
-
 static int fakecpu_open(const struct source_config *cfg, void **state,
 			char *why, size_t why_len)
 {
-	const char *mode = source_config_get(cfg, "mode");
-	const char *tries = source_config_get(cfg, "tries");
-	long long n = 1000;
+	int mode = get_choice(cfg, "mode", cpu_modes, why, why_len);
+	long long n;
 	struct cpu_rng *c;
 	int i;
 
-	for (i = 0; mode && cpu_modes[i]; i++)
-		if (strcmp(mode, cpu_modes[i]) == 0)
-			break;
-	if (mode && !cpu_modes[i]) {
-		snprintf(why, why_len, "fakecpu: unknown mode '%s'", mode);
+	/* words: two 2,500-byte blocks by default. */
+	if (mode < 0 ||
+	    get_ll(cfg, "tries", 1, 1000000, 1000, &n, why, why_len) < 0 ||
+	    get_double(cfg, "secs", 3, &fakecpu.secs, why, why_len) < 0 ||
+	    get_ll(cfg, "words", 0, 1LL << 40, 640, &fakecpu.flip_words, why,
+		   why_len) < 0)
 		return -EINVAL;
-	}
-	if (tries && parse_ll(tries, 1, 1000000, &n) < 0) {
-		snprintf(why, why_len, "fakecpu: bad tries '%s'", tries);
-		return -EINVAL;
-	}
-	if (get_double(cfg, "secs", 3, &fakecpu.secs, why, why_len) < 0)
-		return -EINVAL;
-	{
-		const char *words = source_config_get(cfg, "words");
-
-		fakecpu.flip_words = 640; /* two 2,500-byte blocks */
-		if (words && parse_ll(words, 0, 1LL << 40,
-				      &fakecpu.flip_words) < 0) {
-			snprintf(why, why_len, "fakecpu: bad words '%s'", words);
-			return -EINVAL;
-		}
-	}
-	fakecpu.mode = mode ? (enum cpu_mode)i : CPU_GOOD;
+	fakecpu.mode = (enum cpu_mode)mode;
 	if (!fakecpu.first_open) {
 		uint64_t seed = 0xfa6ecb0;
 
@@ -200,11 +243,6 @@ static ssize_t fakecpu_read(void *state, void *buf, size_t len)
 	return cpu_rng_fill(state, buf, len);
 }
 
-static void fakecpu_close(void *state)
-{
-	free(state);
-}
-
 static int fakecpu_describe(void *state, char *buf, size_t len)
 {
 	const struct cpu_rng *c = state;
@@ -216,20 +254,7 @@ static int fakecpu_describe(void *state, char *buf, size_t len)
 	return 0;
 }
 
-static const struct source_driver source_fakecpu = {
-	.name = "fakecpu",
-	.description = "TEST DOUBLE: RDRAND/RDSEED with injected faults",
-	.default_credit = 0,
-	.credit_reason = "none: a test double",
-	.sample_bits = 8,
-	.min_entropy = 8.0,
-	.option_keys = fakecpu_keys,
-	.probe = fakecpu_probe,
-	.open = fakecpu_open,
-	.read = fakecpu_read,
-	.close = fakecpu_close,
-	.describe = fakecpu_describe,
-};
+FAULT_DRIVER(fakecpu, "RDRAND/RDSEED with injected faults");
 
 /* ---- fakedev ----------------------------------------------------------- */
 
@@ -259,24 +284,13 @@ static const char *const fakedev_keys[] = { "fault", "after", "down", NULL };
 static int fakedev_open(const struct source_config *cfg, void **state,
 			char *why, size_t why_len)
 {
-	const char *fault = source_config_get(cfg, "fault");
-	const char *after = source_config_get(cfg, "after");
-	long long n = 100000;
+	int fault = get_choice(cfg, "fault", dev_faults, why, why_len);
+	long long n;
 	struct fakedev *d;
-	int i;
 
-	for (i = 0; fault && dev_faults[i]; i++)
-		if (strcmp(fault, dev_faults[i]) == 0)
-			break;
-	if (fault && !dev_faults[i]) {
-		snprintf(why, why_len, "fakedev: unknown fault '%s'", fault);
-		return -EINVAL;
-	}
-	if (after && parse_ll(after, 0, 1ll << 40, &n) < 0) {
-		snprintf(why, why_len, "fakedev: bad after '%s'", after);
-		return -EINVAL;
-	}
-	if (get_double(cfg, "down", 3, &vanish_down, why, why_len) < 0)
+	if (fault < 0 ||
+	    get_ll(cfg, "after", 0, 1ll << 40, 100000, &n, why, why_len) < 0 ||
+	    get_double(cfg, "down", 3, &vanish_down, why, why_len) < 0)
 		return -EINVAL;
 	if (vanished_at && now_s() - vanished_at < vanish_down) {
 		snprintf(why, why_len, "fakedev: device gone");
@@ -286,7 +300,7 @@ static int fakedev_open(const struct source_config *cfg, void **state,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->fault = fault ? (enum dev_fault)i : DEV_NONE;
+	d->fault = (enum dev_fault)fault;
 	d->after = (unsigned long long)n;
 	d->opened = now_s();
 	/* Each open starts a new deterministic stream. */
@@ -351,11 +365,6 @@ static ssize_t fakedev_read(void *state, void *buf, size_t len)
 	return (ssize_t)n;
 }
 
-static void fakedev_close(void *state)
-{
-	free(state);
-}
-
 static int fakedev_describe(void *state, char *buf, size_t len)
 {
 	const struct fakedev *d = state;
@@ -365,20 +374,7 @@ static int fakedev_describe(void *state, char *buf, size_t len)
 	return 0;
 }
 
-static const struct source_driver source_fakedev = {
-	.name = "fakedev",
-	.description = "TEST DOUBLE: a device with injected I/O faults",
-	.default_credit = 0,
-	.credit_reason = "none: a test double",
-	.sample_bits = 8,
-	.min_entropy = 8.0,
-	.option_keys = fakedev_keys,
-	.probe = fakecpu_probe,
-	.open = fakedev_open,
-	.read = fakedev_read,
-	.close = fakedev_close,
-	.describe = fakedev_describe,
-};
+FAULT_DRIVER(fakedev, "a device with injected I/O faults");
 
 const struct source_driver *const source_drivers[] = {
 	&source_hwrng,

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "rngfeed/tpm2.h"
+#include "td_util.h"
 
 static uint64_t x = 0x7b3;
 
@@ -129,22 +130,6 @@ static int answer(int fd, const char *mode, unsigned int asked)
 	return 1;
 }
 
-static int read_command(int fd, uint8_t cmd[TPM2_GET_RANDOM_CMD_SIZE])
-{
-	size_t got = 0;
-
-	while (got < TPM2_GET_RANDOM_CMD_SIZE) {
-		ssize_t n = read(fd, cmd + got, TPM2_GET_RANDOM_CMD_SIZE - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -182,7 +167,7 @@ int main(int argc, char **argv)
 			perror("accept");
 			return 1;
 		}
-		while (read_command(fd, cmd) == 0 &&
+		while (td_read_full(fd, cmd, sizeof(cmd)) == 0 &&
 		       cmd[0] == 0x80 && cmd[1] == 0x01 &&
 		       ((uint32_t)cmd[6] << 24 | (uint32_t)cmd[7] << 16 |
 			(uint32_t)cmd[8] << 8 | cmd[9]) == TPM2_CC_GET_RANDOM &&

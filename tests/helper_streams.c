@@ -30,14 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "td_util.h"
+
 static uint64_t state;
 
 static uint64_t next64(void)
 {
-	state ^= state >> 12;
-	state ^= state << 25;
-	state ^= state >> 27;
-	return state * 0x2545f4914f6cdd1dull;
+	return td_xorshift64(&state);
 }
 
 static unsigned byte(void)
@@ -163,15 +162,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* A fixed permutation (Fisher-Yates) and pattern, from the seed. */
-	for (unsigned i = 0; i < 256; i++)
-		perm[i] = (uint8_t)i;
-	for (unsigned i = 255; i > 0; i--) {
-		unsigned j = (unsigned)(next64() % (i + 1));
-		uint8_t t = perm[i];
-
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
+	td_shuffle256(perm, &state);
 	/* No fixed point: "follow" never repeats a byte by itself (the health
 	 * tests' RCT would see that, not only the predictors). */
 	for (bool moved = true; moved;) {

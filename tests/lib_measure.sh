@@ -1,14 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # Measuring a running daemon from outside (issue 28): what
-# tests/test_credit_bound.sh and tests/test_faults.sh share.  Sourced, not
-# run:   . tests/lib_measure.sh
+# tests/test_credit_bound.sh, tests/test_faults.sh and the other scripts that
+# start daemons share.  Sourced, not run:   . tests/lib_measure.sh
+# (a script may define its own of any of these after it).
 #
+#   say TEXT                   TEXT on a line of its own
+#   ok TEXT, fail TEXT         "ok: TEXT"; "FAIL: TEXT", counted in $failures
+#   skip TEXT                  "SKIP: TEXT", then exit 77
+#   need_feeder TEXT           skip with TEXT ("needs root (why)") unless
+#                              root, and with a reason unless the process
+#                              has CAP_SYS_ADMIN, which RNDADDENTROPY needs
+#   need_built FILE...         FAIL and exit 1 unless each FILE is built
+#   need_tools HINT TOOL...    skip unless each TOOL is installed (HINT: the
+#                              packages that have them)
 #   measure_need_shim BINARY   skip (exit 77) where the binary is built with
 #                              ASan, which hides RNDADDENTROPY from the
 #                              LD_PRELOAD shim; sets SHIM to an absolute path
 #   measure_temp NAME          $tmp: a fresh directory, removed at exit with
-#                              every PID listed in $tmp/pids stopped first
+#                              every PID listed in $tmp/pids, in the array
+#                              pids or in pid stopped first
 #   "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT=DIR/shim CMD...
 #                              CMD with bench/shim.so preloaded, its record
 #                              written to DIR/shim (a command, not a shell
@@ -25,10 +36,50 @@
 #                              or a 2-s watchdog (then SIGKILL); prints
 #                              "exit RC SECONDS" or "hung"
 #   problem TEXT               add TEXT to the current row's $row_fail
+#   table_row WHO LOG N FIELD...
+#                              the row FIELD...|$row_fail (or "ok") in
+#                              $tmp/table; with a problem in $row_fail,
+#                              "FAIL: WHO: ..." (counted in $failures) and
+#                              the last N lines of LOG
+#   check_cases                the script's check_case NAME LABEL for each
+#                              of CASES (NAME|LABEL|...), each writing its
+#                              row; then a failure unless all of them did
 #   print_table COLUMN3 FILE   the rows of FILE (7 fields split by |) as the
 #                              README catalogue's Markdown table
+#   print_rows KIND FILE       the rows of FILE (4 fields split by |: fault,
+#                              detected by, daemon state, "ok" or the
+#                              problem) as that table, each fault headed
+#                              "KIND: ", "-" in the credit and source columns
 
 SHIM=${SHIM:-bench/shim.so}
+failures=0
+
+say() { printf '%s\n' "$*"; }
+ok() { say "ok: $*"; }
+fail() { say "FAIL: $*"; failures=$((failures + 1)); }
+skip() { say "SKIP: $*"; exit 77; }
+
+need_feeder() {
+	[ "$(id -u)" -eq 0 ] || skip "$1"
+	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
+	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
+		skip "root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"
+}
+
+need_built() {
+	local f
+	for f in "$@"; do
+		[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
+	done
+}
+
+need_tools() {
+	local hint=$1 t
+	shift
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || skip "$t not installed ($hint)"
+	done
+}
 
 measure_need_shim() {
 	# Under make sanitize the daemon's ASan runtime takes ioctl() before
@@ -45,7 +96,8 @@ measure_need_shim() {
 
 measure_cleanup() {
 	local p
-	for p in $(cat "$tmp/pids" 2>/dev/null); do
+	# shellcheck disable=SC2154 # pids, pid: the sourcing script's, if any
+	for p in $(cat "$tmp/pids" 2>/dev/null) ${pids[@]+"${pids[@]}"} ${pid:-}; do
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -102,9 +154,40 @@ sigterm_wait() {
 
 problem() { row_fail+="${row_fail:+; }$*"; }
 
+table_row() {
+	local who=$1 log=$2 n=$3
+	shift 3
+	(IFS='|'; printf '%s\n' "$*|${row_fail:-ok}") >>"$tmp/table"
+	if [ -n "$row_fail" ]; then
+		failures=$((failures + 1))
+		say "FAIL: $who: $row_fail"
+		sed 's/^/    log| /' "$log" | tail -n "$n"
+	fi
+}
+
+check_cases() {
+	local rows
+	: >"$tmp/table"
+	for c in "${CASES[@]}"; do
+		IFS='|' read -r name label _ <<<"$c"
+		check_case "$name" "$label"
+	done
+	# A check that stopped half-way (a shell error) must not pass.
+	rows=$(wc -l <"$tmp/table")
+	if [ "$rows" -ne ${#CASES[@]} ]; then
+		failures=$((failures + 1))
+		say "FAIL: $rows rows checked of ${#CASES[@]}"
+	fi
+}
+
 print_table() {
 	echo "| fault | detected by | $1 | credited to the kernel (shim) <= bound | source state | daemon state | result |"
 	echo "|---|---|---|---|---|---|---|"
 	awk -F'|' '{ r = $7 == "ok" ? "PASS" : "FAIL: " $7
 		printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, r }' "$2"
+}
+
+print_rows() {
+	print_table "credited bits (faulty source)" \
+		<(awk -F'|' -v k="$1" '{ print k ": " $1 "|" $2 "|-|-|-|" $3 "|" $4 }' "$2")
 }

@@ -12,19 +12,11 @@
 #      credited bit is backed by two bits the ledger took in.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-failures=0
-say() { printf '%s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
-fail() { say "FAIL: $*"; failures=$((failures + 1)); }
-ok() { say "ok: $*"; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root (RNDADDENTROPY needs CAP_SYS_ADMIN)"
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
+need_feeder "needs root (RNDADDENTROPY needs CAP_SYS_ADMIN)"
+need_built "$RNGFEED"
 "$RNGFEED" --list 2>/dev/null | grep -q '^rdrand *available' ||
 	skip "no RDRAND on this CPU"
 tmp=$(mktemp -d /tmp/test_bench_fill.XXXXXX) || exit 1

@@ -463,27 +463,11 @@ check_case() {
 		tsrc=rdseed ;;
 	esac
 	[ -z "$tsrc" ] || srccol=$(metric "$dir/metrics" rngfeed_source_credit_bits_total "$tsrc")
-	printf '%s|%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "${srccol:-?}" \
-		"${credcol:-?}" "${state:-}" "${daemon:-}" "${row_fail:-ok}" >>"$tmp/table"
-	if [ -n "$row_fail" ]; then
-		failures=$((failures + 1))
-		say "FAIL: $name: $row_fail"
-		sed 's/^/    log| /' "$dir/log" | tail -n 8
-	fi
+	table_row "$name" "$dir/log" 8 "$label" "${detected:-?}" "${srccol:-?}" \
+		"${credcol:-?}" "${state:-}" "${daemon:-}"
 }
 
-: >"$tmp/table"
-for c in "${CASES[@]}"; do
-	IFS='|' read -r name label _ <<<"$c"
-	check_case "$name" "$label"
-done
-
-# A check that stopped half-way (a shell error) must not pass.
-rows=$(wc -l <"$tmp/table")
-if [ "$rows" -ne ${#CASES[@]} ]; then
-	failures=$((failures + 1))
-	say "FAIL: $rows rows checked of ${#CASES[@]}"
-fi
+check_cases
 
 # The machine as found: the kernel's own credit for /dev/hwrng, which the
 # hwrng cases' daemons hand over while they run.  Only read: another

@@ -27,21 +27,12 @@
 # Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_docs.sh
 # Exit 0 pass, 1 fail.
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-failures=0
-tmp=$(mktemp -d /tmp/test_docs.XXXXXX) || exit 1
+measure_temp test_docs
 pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
-
-[ -x "$RNGFEED" ] || { echo "FAIL: $RNGFEED is not built"; exit 1; }
+need_built "$RNGFEED"
 USAGE=docs/usage.md
 for f in README.md $USAGE docs/layout.md man/rngfeed.8 man/rngfeed.conf.5 systemd/rngfeed.conf; do
 	[ -r "$f" ] || { echo "FAIL: no $f (run from the top of the tree)"; exit 1; }

@@ -67,14 +67,9 @@ if ! grep -qw rdrand /proc/cpuinfo; then
 	exit 77
 fi
 
-tmp=$(mktemp -d /tmp/test_egd_server.XXXXXX) || exit 1
+. tests/lib_measure.sh
+measure_temp test_egd_server
 pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 failures=0
 srvlog=/dev/null
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }

@@ -21,41 +21,21 @@
 #   RNGFEED=./rngfeed bash tests/test_estimate_credit.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-SHIM=${SHIM:-bench/shim.so}
 STREAMS=${STREAMS:-tests/helper_streams}
 BLOCK=2500
 BLOCKS=200
 RUN_S=${RUN_S:-4}
 
-say() { printf '%s\n' "$*"; }
-[ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (--bench-fill feeds the kernel)"; exit 77; }
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-	say "SKIP: $RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim (make check runs these rows)"
-	exit 77
-fi
-for f in "$RNGFEED" "$STREAMS"; do
-	[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
-done
-[ -r "$SHIM" ] || { say "FAIL: $SHIM is not built (make bench/shim.so)"; exit 1; }
-tmp=$(mktemp -d /tmp/test_estimate_credit.XXXXXX) || exit 1
+need_feeder "needs root (--bench-fill feeds the kernel)"
+measure_need_shim "$RNGFEED"
+need_built "$RNGFEED" "$STREAMS"
+measure_temp test_estimate_credit
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
 pids=()
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# metric FILE NAME: the value for source "file".
-metric() { awk -v k="$2{source=\"file\"}" '$1 == k { print $2 }' "$1" 2>/dev/null; }
 
 label() {
 	case $1 in
@@ -90,11 +70,11 @@ for k in "${KINDS[@]}"; do
 	problems=
 	problem() { problems+="${problems:+; }$*"; }
 	[ $rc -eq 0 ] || problem "exit $rc: $(tail -n 3 "$tmp/$k.err")"
-	passed=$(metric "$tmp/$k.prom" rngfeed_source_blocks_passed_total)
-	eff=$(metric "$tmp/$k.prom" rngfeed_source_effective_credit)
-	est=$(metric "$tmp/$k.prom" rngfeed_source_min_entropy_estimate)
+	passed=$(metric "$tmp/$k.prom" rngfeed_source_blocks_passed_total file)
+	eff=$(metric "$tmp/$k.prom" rngfeed_source_effective_credit file)
+	est=$(metric "$tmp/$k.prom" rngfeed_source_min_entropy_estimate file)
 	shim=$(sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' "$tmp/$k.shim" 2>/dev/null | tail -n 1)
-	ledger=$(metric "$tmp/$k.prom" rngfeed_source_credit_bits_total)
+	ledger=$(metric "$tmp/$k.prom" rngfeed_source_credit_bits_total file)
 	if [ -z "$passed" ] || [ -z "$eff" ]; then problem "no metrics"; fi
 	[ -n "$shim" ] || problem "no shim record"
 	passed=${passed:-0} eff=${eff:-9999} shim=${shim:-999999999}

@@ -549,27 +549,11 @@ check_case() {
 	[ "$enabled" = 1 ] && srcstate+="; running at end" || srcstate+="; off at end"
 	daemonstate="exit ${rc:-?} in ${took:-?} s, CPU ${cpu:-?} %, fed ${fed1:-?}->${fed2:-?} B"
 	[ "$credit_rule" = passed ] && credit="$credit (${passed} blocks passed)"
-	printf '%s|%s|%s|%s|%s|%s|%s\n' "$label" "${detected:-?}" "$credit" \
-		"${shim_credit:-?} <= $bound" "$srcstate" "$daemonstate" \
-		"${row_fail:-ok}" >>"$tmp/table"
-	if [ -n "$row_fail" ]; then
-		failures=$((failures + 1))
-		echo "FAIL: $label: $row_fail"
-		sed 's/^/    log| /' "$dir/log" | tail -n 15
-	fi
+	table_row "$label" "$dir/log" 15 "$label" "${detected:-?}" "$credit" \
+		"${shim_credit:-?} <= $bound" "$srcstate" "$daemonstate"
 }
 
-: >"$tmp/table"
-for c in "${CASES[@]}"; do
-	IFS='|' read -r name label _ <<<"$c"
-	check_case "$name" "$label"
-done
-
-# A check that stopped half-way (a shell error) must not pass.
-if [ "$(wc -l <"$tmp/table")" -ne ${#CASES[@]} ]; then
-	echo "FAIL: $(wc -l <"$tmp/table") rows checked of ${#CASES[@]}"
-	failures=$((failures + 1))
-fi
+check_cases
 
 echo
 print_table "credited bits (faulty source)" "$tmp/table"

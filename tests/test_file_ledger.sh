@@ -27,31 +27,16 @@
 # StateDirectory= sets it; the old code ignores it, so the same commands
 # show its behaviour).  Exit 0 pass, 1 fail, 77 skip.
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-SHIM=${SHIM:-bench/shim.so}
 SCALE=${TEST_TIME_SCALE:-1}
-failures=0
-say() { printf '%s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
-fail() { say "FAIL: $*"; failures=$((failures + 1)); }
-ok() { say "ok: $*"; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (--bench-fill feeds the kernel)"
-[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
-[ -r "$SHIM" ] || { say "FAIL: $SHIM is not built"; exit 1; }
-if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-	skip "$RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim"
-fi
-SHIM=$(realpath "$SHIM")
-tmp=$(mktemp -d /tmp/test_file_ledger.XXXXXX) || exit 1
+need_built "$RNGFEED"
+measure_need_shim "$RNGFEED"
+measure_temp test_file_ledger
 pid=
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 export STATE_DIRECTORY="$tmp/state"
 
 BLOCK=2500 # MONITOR_BLOCK_BYTES: 20,000 bits

@@ -13,29 +13,15 @@
 # Measured by --bench-fill, which feeds the kernel (root) and prints the
 # bits it credited on exit.  Exit 0 pass, 1 fail, 77 skip.
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-failures=0
-say() { printf '%s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
-fail() { say "FAIL: $*"; failures=$((failures + 1)); }
-ok() { say "ok: $*"; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root (--bench-fill feeds the kernel)"
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
-tmp=$(mktemp -d /tmp/test_file_once.XXXXXX) || exit 1
+need_feeder "needs root (--bench-fill feeds the kernel)"
+need_built "$RNGFEED"
+measure_temp test_file_once
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
 pids=()
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 BLOCK=2500  # MONITOR_BLOCK_BYTES: 20,000 bits
 CREDIT=768 # at most 1024 x H / 8 with the file source's H = 6

@@ -33,9 +33,9 @@
 #   RNGFEED=./rngfeed bash tests/test_full_assess_credit.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
-SHIM=${SHIM:-bench/shim.so}
 STREAMS=${STREAMS:-tests/helper_streams}
 SCALE=${TEST_TIME_SCALE:-1}
 BLOCK=2500
@@ -45,34 +45,17 @@ FIRST=65000
 # loaded machine (0.1-0.3 s of CPU), and the rest of the run.
 WAIT_S=$(awk -v s="$SCALE" 'BEGIN { printf "%d", 300 * s }')
 
-say() { printf '%s\n' "$*"; }
-[ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (--bench-fill feeds the kernel)"; exit 77; }
-if ldd "$RNGFEED" 2>/dev/null | grep -q libasan; then
-	say "SKIP: $RNGFEED is built with ASan, which hides RNDADDENTROPY from the LD_PRELOAD shim (make check runs these rows)"
-	exit 77
-fi
-for f in "$RNGFEED" "$STREAMS"; do
-	[ -x "$f" ] || { say "FAIL: $f is not built"; exit 1; }
-done
-[ -r "$SHIM" ] || { say "FAIL: $SHIM is not built (make bench/shim.so)"; exit 1; }
-tmp=$(mktemp -d /tmp/test_full_assess_credit.XXXXXX) || exit 1
+[ "$(id -u)" -eq 0 ] || skip "needs root (--bench-fill feeds the kernel)"
+measure_need_shim "$RNGFEED"
+need_built "$RNGFEED" "$STREAMS"
+measure_temp test_full_assess_credit
 pids=()
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# metric FILE NAME: the value for source "file".
-metric() { awk -v k="$2{source=\"file\"}" '$1 == k { print $2 }' "$1" 2>/dev/null; }
 # wait_metric FILE NAME AWK-TEST: until the value passes the test (while
 # the daemon, $daemon, runs).
 wait_metric() {
 	local end=$((SECONDS + WAIT_S)) v
 	while [ $SECONDS -lt $end ] && kill -0 "$daemon" 2>/dev/null; do
-		v=$(metric "$1" "$2")
+		v=$(metric "$1" "$2" file)
 		[ -n "$v" ] && awk -v v="$v" "BEGIN { exit !($3) }" && return 0
 		sleep 0.2
 	done
@@ -112,15 +95,15 @@ row() { # KIND RC BLOCKS
 	problem() { problems+="${problems:+; }$*"; }
 	[ $rc -eq 0 ] || problem "exit $rc: $(tail -n 3 "$tmp/$k.err")"
 	[ -e "$tmp/$k.nofull" ] && problem "no full assessment within $WAIT_S s"
-	[ "$k" = parity ] || awk -v f="$(metric "$tmp/$k.prom" rngfeed_source_full_assessment)" \
+	[ "$k" = parity ] || awk -v f="$(metric "$tmp/$k.prom" rngfeed_source_full_assessment file)" \
 		'BEGIN { exit !(f != "" && f >= 0) }' || problem "no full assessment in the metrics"
-	passed=$(metric "$tmp/$k.prom" rngfeed_source_blocks_passed_total)
-	eff=$(metric "$tmp/$k.prom" rngfeed_source_effective_credit)
-	quick=$(metric "$tmp/$k.prom" rngfeed_source_min_entropy_estimate)
-	full=$(metric "$tmp/$k.prom" rngfeed_source_full_assessment)
-	fulln=$(metric "$tmp/$k.prom" rngfeed_source_full_assessment_samples)
-	force=$(metric "$tmp/$k.prom" rngfeed_source_estimate_in_force)
-	ledger=$(metric "$tmp/$k.prom" rngfeed_source_credit_bits_total)
+	passed=$(metric "$tmp/$k.prom" rngfeed_source_blocks_passed_total file)
+	eff=$(metric "$tmp/$k.prom" rngfeed_source_effective_credit file)
+	quick=$(metric "$tmp/$k.prom" rngfeed_source_min_entropy_estimate file)
+	full=$(metric "$tmp/$k.prom" rngfeed_source_full_assessment file)
+	fulln=$(metric "$tmp/$k.prom" rngfeed_source_full_assessment_samples file)
+	force=$(metric "$tmp/$k.prom" rngfeed_source_estimate_in_force file)
+	ledger=$(metric "$tmp/$k.prom" rngfeed_source_credit_bits_total file)
 	shim=$(sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' "$tmp/$k.shim" 2>/dev/null | tail -n 1)
 	[ -n "$passed" ] && [ -n "$eff" ] && [ -n "$ledger" ] || problem "no metrics"
 	[ -n "$shim" ] || problem "no shim record"

@@ -24,13 +24,8 @@ for f in systemd/rngfeed.service systemd/rngfeed.conf man/rngfeed.8 man/rngfeed.
 	fi
 done
 
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
+. tests/lib_measure.sh
+measure_temp test_install
 
 # make runs quietly and without the parent's jobserver or directory noise.
 # Run as root in a tree someone else owns ("sudo make check"), it builds
@@ -56,11 +51,11 @@ expect() {
 	for item in "$@"; do
 		path=${item%:*} mode=${item##*:}
 		if [ ! -f "$root$path" ]; then
-			bad "$path was not installed"
+			fail "$path was not installed"
 			continue
 		fi
 		have=$(stat -c %a "$root$path")
-		[ "$have" = "$mode" ] || bad "$path has mode $have, not $mode"
+		[ "$have" = "$mode" ] || fail "$path has mode $have, not $mode"
 	done
 }
 
@@ -74,13 +69,13 @@ only() {
 	shift
 	extra=$(cd "$root" && find . ! -type d -printf '/%P\n' | sort |
 		grep -vxF -f <(printf '%s\n' "$@"))
-	[ -z "$extra" ] || bad "unexpected files installed: $(echo $extra)"
+	[ -z "$extra" ] || fail "unexpected files installed: $(echo $extra)"
 }
 
 # --- 1. the defaults, as a distribution would call it -------------------------
 d=$tmp/root
 if ! mk install DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
-	bad "make install DESTDIR=$d PREFIX=/usr failed:"
+	fail "make install DESTDIR=$d PREFIX=/usr failed:"
 	sed 's/^/    /' "$tmp/log"
 	exit 1
 fi
@@ -111,24 +106,24 @@ expect "$d" /usr/sbin/rngfeed:755 /usr/share/man/man8/rngfeed.8:644 \
 	/usr/lib/dracut/modules.d/90rngfeed/rngfeed-initrd.service:644
 only "$d" "${files[@]}"
 grep -q '^RNGFEED_INITRAMFS=no$' "$d/etc/default/rngfeed" ||
-	bad "/etc/default/rngfeed does not ship the initramfs switch off"
+	fail "/etc/default/rngfeed does not ship the initramfs switch off"
 # The scripts name the installed binary and configuration, no placeholder.
 if grep -l '@SBINDIR@\|@SYSCONFDIR@' "${initramfs_files[@]/#/$d}" 2>/dev/null | grep -q .; then
-	bad "an initramfs script still has a @...@ placeholder"
+	fail "an initramfs script still has a @...@ placeholder"
 fi
 grep -q '^sbin=/usr/sbin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
-	bad "the initramfs-tools hook does not name /usr/sbin/rngfeed"
+	fail "the initramfs-tools hook does not name /usr/sbin/rngfeed"
 for f in /usr/share/initramfs-tools/hooks/rngfeed \
 	/usr/share/initramfs-tools/scripts/init-top/rngfeed \
 	/usr/share/initramfs-tools/scripts/init-bottom/rngfeed \
 	/usr/lib/dracut/modules.d/90rngfeed/module-setup.sh; do
-	sh -n "$d$f" 2>/dev/null || bash -n "$d$f" || bad "$f does not parse"
+	sh -n "$d$f" 2>/dev/null || bash -n "$d$f" || fail "$f does not parse"
 done
-cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || bad "installed rngfeed.8 differs"
-cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || bad "installed unit differs"
-cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || bad "installed rngfeed.conf differs"
+cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || fail "installed rngfeed.8 differs"
+cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || fail "installed unit differs"
+cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || fail "installed rngfeed.conf differs"
 if ! "$d/usr/sbin/rngfeed" --version >"$tmp/version" 2>&1; then
-	bad "the installed rngfeed --version failed: $(cat "$tmp/version")"
+	fail "the installed rngfeed --version failed: $(cat "$tmp/version")"
 else
 	echo "installed binary: $(cat "$tmp/version")"
 fi
@@ -137,25 +132,25 @@ fi
 echo "interval = 17  # edited by the administrator" >>"$d/etc/rngfeed.conf"
 cp "$d/etc/rngfeed.conf" "$tmp/edited.conf"
 if ! mk install DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
-	bad "the second make install failed:"
+	fail "the second make install failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
-	bad "a second make install overwrote the edited /etc/rngfeed.conf"
+	fail "a second make install overwrote the edited /etc/rngfeed.conf"
 expect "$d" /usr/sbin/rngfeed:755 "$unitdir/rngfeed.service:644"
 only "$d" "${files[@]}"
 
 # --- 3. uninstall ---------------------------------------------------------------
 if ! mk uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
-	bad "make uninstall failed:"
+	fail "make uninstall failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 for f in /usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8 \
 	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "${initramfs_files[@]}"; do
-	[ ! -e "$d$f" ] || bad "make uninstall left $f"
+	[ ! -e "$d$f" ] || fail "make uninstall left $f"
 done
 cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
-	bad "make uninstall removed or changed the edited /etc/rngfeed.conf"
+	fail "make uninstall removed or changed the edited /etc/rngfeed.conf"
 echo "after make uninstall:"
 listing "$d" | sed 's/^/    /'
 
@@ -163,7 +158,7 @@ listing "$d" | sed 's/^/    /'
 d=$tmp/custom
 if ! mk install DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
 	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >"$tmp/log" 2>&1; then
-	bad "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR failed:"
+	fail "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
@@ -174,12 +169,12 @@ only "$d" /opt/rf/bin/rngfeed /opt/rf/man/man8/rngfeed.8 /opt/rf/man/man5/rngfee
 	/opt/rf/etc/default/rngfeed "${initramfs_files[@]}"
 grep -q '^sbin=/opt/rf/bin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" &&
 	grep -q '^conf=/opt/rf/etc/rngfeed.conf$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
-	bad "the initramfs-tools hook does not name SBINDIR's binary and SYSCONFDIR's configuration"
+	fail "the initramfs-tools hook does not name SBINDIR's binary and SYSCONFDIR's configuration"
 mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
 	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
 left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf \
 	! -path ./opt/rf/etc/default/rngfeed)
-[ -z "$left" ] || bad "make uninstall with custom directories left: $(echo $left)"
+[ -z "$left" ] || fail "make uninstall with custom directories left: $(echo $left)"
 
 # --- 5. PREFIX and SYSCONFDIR reach the unit and the binary --------------------
 # The unit must start the binary that was installed, and the binary must
@@ -187,7 +182,7 @@ left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf \
 # /etc/rngfeed.conf (the tests run it).
 d=$tmp/local
 if ! mk install DESTDIR="$d" PREFIX=/usr/local SYSCONFDIR=/opt/etc >"$tmp/log" 2>&1; then
-	bad "make install PREFIX=/usr/local SYSCONFDIR=/opt/etc failed:"
+	fail "make install PREFIX=/usr/local SYSCONFDIR=/opt/etc failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 unit=$d$unitdir/rngfeed.service
@@ -195,21 +190,21 @@ for key in ExecStart ExecStopPost; do
 	line=$(grep "^$key=" "$unit" 2>/dev/null)
 	case "$line" in
 	"$key=/usr/local/sbin/rngfeed "*) echo "unit: $line" ;;
-	*) bad "PREFIX=/usr/local: the unit's $key is '$line', not /usr/local/sbin/rngfeed" ;;
+	*) fail "PREFIX=/usr/local: the unit's $key is '$line', not /usr/local/sbin/rngfeed" ;;
 	esac
 done
 grep -n '/usr/sbin/rngfeed\|/etc/rngfeed\.conf' "$unit" | grep -v '/opt/etc/rngfeed\.conf' |
-	sed 's/^/    /' | grep . && bad "the unit still names the default paths (above)"
-[ -x "$d/usr/local/sbin/rngfeed" ] || bad "PREFIX=/usr/local: no /usr/local/sbin/rngfeed"
+	sed 's/^/    /' | grep . && fail "the unit still names the default paths (above)"
+[ -x "$d/usr/local/sbin/rngfeed" ] || fail "PREFIX=/usr/local: no /usr/local/sbin/rngfeed"
 def=$("$d/usr/local/sbin/rngfeed" --help 2>&1 | grep -oE 'default [^ ]*rngfeed\.conf')
 [ "$def" = "default /opt/etc/rngfeed.conf" ] ||
-	bad "SYSCONFDIR=/opt/etc: the installed binary's configuration is '${def#default }', not /opt/etc/rngfeed.conf"
+	fail "SYSCONFDIR=/opt/etc: the installed binary's configuration is '${def#default }', not /opt/etc/rngfeed.conf"
 echo "installed binary: $def"
-[ -f "$d/opt/etc/rngfeed.conf" ] || bad "SYSCONFDIR=/opt/etc: no /opt/etc/rngfeed.conf installed"
+[ -f "$d/opt/etc/rngfeed.conf" ] || fail "SYSCONFDIR=/opt/etc: no /opt/etc/rngfeed.conf installed"
 if [ -x ./rngfeed ]; then
 	tree=$(./rngfeed --help 2>&1 | grep -oE 'default [^ ]*rngfeed\.conf')
-	[ "$tree" = "default /etc/rngfeed.conf" ] || bad "the tree's ./rngfeed now says '$tree'"
+	[ "$tree" = "default /etc/rngfeed.conf" ] || fail "the tree's ./rngfeed now says '$tree'"
 fi
 
-[ $fail -eq 0 ] && echo "PASS: make install and make uninstall"
-exit $fail
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: make install and make uninstall"

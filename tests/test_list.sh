@@ -13,28 +13,16 @@
 # Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_list.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
 SCALE=${TEST_TIME_SCALE:-1}
-failures=0
-tmp=$(mktemp -d /tmp/test_list.XXXXXX) || exit 1
+measure_temp test_list
 chmod 0755 "$tmp"
 pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
-
-[ -x "$RNGFEED" ] || { echo "FAIL: $RNGFEED is not built"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (the daemon feeds the kernel)"; exit 77; }
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
+need_built "$RNGFEED"
+need_feeder "needs root (the daemon feeds the kernel)"
 "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available' ||
 	{ echo "SKIP: no RDRAND here (every case keeps one source that runs)"; exit 77; }
 

@@ -16,46 +16,32 @@ cd "$(dirname "$0")/.." || exit 2
 RNGFEED=${RNGFEED:-./rngfeed}
 PAGES="man/rngfeed.8 man/rngfeed.conf.5"
 
-for tool in man groff lexgrog col; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "SKIP: $tool not installed (apt-get install man-db groff-base bsdextrautils)"
-		exit 77
-	fi
-done
-if [ ! -x "$RNGFEED" ]; then
-	echo "FAIL: $RNGFEED not built"
-	exit 1
-fi
-
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
+. tests/lib_measure.sh
+need_tools "apt-get install man-db groff-base bsdextrautils" man groff lexgrog col
+need_built "$RNGFEED"
+measure_temp test_man
 
 # 1. Rendering, exactly as lintian's manpage check does it: any output on
 # stderr is a failure.
 for page in $PAGES; do
 	if [ ! -s "$page" ]; then
-		bad "$page is missing or empty"
+		fail "$page is missing or empty"
 		continue
 	fi
 	LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 \
 		man --warnings -E UTF-8 -l -Tutf8 -Z "$page" >/dev/null 2>"$tmp/err"
 	if [ -s "$tmp/err" ]; then
-		bad "$page: warnings from man/groff:"
+		fail "$page: warnings from man/groff:"
 		sed 's/^/    /' "$tmp/err"
 	else
 		echo "ok: $page renders without warnings"
 	fi
 	# mandb's whatis parser; lintian's bad-whatis-entry check uses it.
 	if ! lexgrog "$page" >"$tmp/whatis" 2>&1 || ! grep -q ' - ' "$tmp/whatis"; then
-		bad "$page: lexgrog cannot parse the NAME section: $(cat "$tmp/whatis")"
+		fail "$page: lexgrog cannot parse the NAME section: $(cat "$tmp/whatis")"
 	fi
 done
-[ $fail -eq 0 ] || exit 1
+[ "$failures" -eq 0 ] || exit 1
 
 # Plain text of each page, wide enough that nothing wraps inside a line
 # that matters, overstrike removed.
@@ -70,14 +56,14 @@ text man/rngfeed.conf.5 >"$tmp/rngfeed.conf.5.txt"
 
 # 2. Every long option of --help is an item in rngfeed.8: a tag line such
 # as "-f, --foreground" or "--interval s" at the item indent.
-"$RNGFEED" --help >"$tmp/help" || { bad "rngfeed --help failed"; exit 1; }
+"$RNGFEED" --help >"$tmp/help" || { fail "rngfeed --help failed"; exit 1; }
 opts=$(grep -o -- '--[a-z][a-z0-9-]*' "$tmp/help" | sort -u)
-[ -n "$opts" ] || { bad "no long options found in rngfeed --help"; exit 1; }
+[ -n "$opts" ] || { fail "no long options found in rngfeed --help"; exit 1; }
 n=0
 for o in $opts; do
 	n=$((n + 1))
 	if ! grep -Eq -- "^ {7}(-[A-Za-z], )?$o( |\$)" "$tmp/rngfeed.8.txt"; then
-		bad "rngfeed.8 has no item for $o (rngfeed --help lists it)"
+		fail "rngfeed.8 has no item for $o (rngfeed --help lists it)"
 	fi
 done
 echo "ok: checked $n long options of rngfeed --help against rngfeed.8"
@@ -102,22 +88,30 @@ for k in $candidates; do
 done
 # The example config must only use keys the parser accepts.
 for k in $(sed -n '/^#\{0,1\}[[:space:]]*\[/q; s/^#\{0,1\}[[:space:]]*\([a-z][a-z0-9-]*\)[[:space:]]*=.*/\1/p' systemd/rngfeed.conf); do
-	accepts_key "$k" || bad "systemd/rngfeed.conf uses '$k', which rngfeed rejects"
+	accepts_key "$k" || fail "systemd/rngfeed.conf uses '$k', which rngfeed rejects"
 done
-[ -n "$keys" ] || { bad "found no config-file keys at all"; exit 1; }
-n=0
-for k in $keys; do
-	n=$((n + 1))
-	grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 does not define the key '$k' (as '$k = ...')"
-done
+[ -n "$keys" ] || { fail "found no config-file keys at all"; exit 1; }
+# defined WHAT KEYS...: each key has its "KEY = " item in rngfeed.conf.5;
+# n: how many were checked.
+defined() {
+	local what=$1 k
+	shift
+	n=0
+	for k in "$@"; do
+		n=$((n + 1))
+		grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
+			fail "rngfeed.conf.5 does not define the ${what}key '$k' (as '$k = ...')"
+	done
+}
+# shellcheck disable=SC2086 # a list of words
+defined "" $keys
 echo "ok: checked $n daemon keys against rngfeed.conf.5:$keys"
 
 # 4. Sources and their keys.  Candidates: the keys every source takes, the
 # keys in the example's [source] sections, and each driver's option table;
 # -O NAME:KEY=1 tells which ones a source really accepts.
 sources=$("$RNGFEED" -c "$tmp/empty.conf" --list | awk 'NR > 1 && ($2 == "available" || $2 == "unavailable") { print $1 }')
-[ -n "$sources" ] || { bad "rngfeed --list shows no sources"; exit 1; }
+[ -n "$sources" ] || { fail "rngfeed --list shows no sources"; exit 1; }
 src_candidates=$( (
 	printf '%s\n' credit enable min-entropy device
 	sed -n '/^#\{0,1\}[[:space:]]*\[source/,$ s/^#\{0,1\}[[:space:]]*\([a-z][a-z0-9-]*\)[[:space:]]*=.*/\1/p' \
@@ -130,25 +124,21 @@ for s in $sources; do
 	# The sources' own section moved to rngfeed.conf.5 (SOURCES), where
 	# their keys are set; rngfeed.8 stays options, signals, files, examples.
 	grep -Eq "^ {7}$s( |\$)" "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 has no item for the source '$s' in SOURCES"
+		fail "rngfeed.conf.5 has no item for the source '$s' in SOURCES"
 	grep -qw -- "$s" "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 does not mention the source '$s'"
+		fail "rngfeed.conf.5 does not mention the source '$s'"
 	for k in $src_candidates; do
 		"$RNGFEED" -c "$tmp/empty.conf" -O "$s:$k=1" --check </dev/null >/dev/null 2>"$tmp/probe.err"
 		grep -Eq "unknown option|has no device option" "$tmp/probe.err" && continue
 		case " $src_keys " in *" $k "*) ;; *) src_keys="$src_keys $k" ;; esac
 		# The key is in rngfeed.conf.5's description of the source, too.
 		grep -Eq -- "(^|[^a-z-])$k=" "$tmp/rngfeed.conf.5.txt" ||
-			bad "rngfeed.conf.5 does not describe the key '$k' of source '$s' (as '$k=...')"
+			fail "rngfeed.conf.5 does not describe the key '$k' of source '$s' (as '$k=...')"
 	done
 done
-n=0
-for k in $src_keys; do
-	n=$((n + 1))
-	grep -Eq "(^|[^a-z-])$k = " "$tmp/rngfeed.conf.5.txt" ||
-		bad "rngfeed.conf.5 does not define the source key '$k' (as '$k = ...')"
-done
+# shellcheck disable=SC2086 # a list of words
+defined "source " $src_keys
 echo "ok: checked $(wc -w <<<"$sources") sources and $n source keys:$src_keys"
 
-[ $fail -eq 0 ] && echo "PASS: man pages render cleanly and are complete"
-exit $fail
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: man pages render cleanly and are complete"

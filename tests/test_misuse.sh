@@ -25,35 +25,20 @@
 # kernel): RNGFEED=./rngfeed bash tests/test_misuse.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
 # Under qemu-user (make cross-check sets 4) a start takes seconds: the
 # time bounds below scale, the exit codes and lines do not.
 SCALE=${TEST_TIME_SCALE:-1}
-say() { printf '%s\n' "$*"; }
-[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
-[ "$(id -u)" -eq 0 ] || { say "SKIP: needs root (the running instance feeds the kernel)"; exit 77; }
-# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
+need_built "$RNGFEED"
+need_feeder "needs root (the running instance feeds the kernel)"
 "$RNGFEED" -c /dev/null --list 2>/dev/null | grep -qE '^rdrand +available' ||
 	{ say "SKIP: no RDRAND here (the running instance uses it)"; exit 77; }
 
-tmp=$(mktemp -d /tmp/test_misuse.XXXXXX) || exit 1
-: >"$tmp/pids"
-cleanup() {
-	local p
-	for p in $(cat "$tmp/pids" 2>/dev/null); do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+measure_temp test_misuse
 mkdir "$tmp/bin" && cp "$RNGFEED" "$tmp/bin/rngfeed" || exit 1
 RNGFEED=$tmp/bin/rngfeed
-now() { date +%s.%N; }
 
 mkfifo "$tmp/fifo"
 printf '[source rdrand]\nmin-entropy = 1e-300\n' >"$tmp/tiny-h.conf"
@@ -173,10 +158,7 @@ fi
 echo
 # The columns of tests/test_faults.sh's table (the README's catalogue);
 # nothing runs long enough to credit, so those columns are "-".
-echo "| fault | detected by | credited bits (faulty source) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|---|"
-awk -F'|' '{ r = $4 == "ok" ? "PASS" : "FAIL: " $4
-	printf "| Misuse: %s | %s | - | - | - | %s | %s |\n", $1, $2, $3, r }' "$tmp/table"
+print_rows Misuse "$tmp/table"
 echo
 awk -v s="$t_start" -v n="$(now)" -v c=${#CASES[@]} \
 	'BEGIN { printf "%d cases in %.1f s\n", c, n - s }'

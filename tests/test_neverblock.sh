@@ -28,6 +28,7 @@
 #   RNGFEED=./rngfeed bash tests/test_neverblock.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
 SCALE=${TEST_TIME_SCALE:-1}
@@ -374,10 +375,7 @@ else
 fi
 
 echo
-echo "| fault | detected by | credited bits (faulty source) | credited to the kernel (shim) <= bound | source state | daemon state | result |"
-echo "|---|---|---|---|---|---|---|"
-awk -F'|' '{ r = $4 == "ok" ? "PASS" : "FAIL: " $4
-	printf "| Never block: %s | %s | - | - | - | %s | %s |\n", $1, $2, $3, r }' "$tmp/table"
+print_rows "Never block" "$tmp/table"
 echo
 [ $failures -eq 0 ] || { say "FAIL: $failures rows failed"; exit 1; }
 exit 0

@@ -31,15 +31,11 @@ SCALE=${TEST_TIME_SCALE:-1}
 # A sanitized build (make sanitize) is slower by design: 3 s there.
 [ -n "${RNGFEED_SANITIZED:-}" ] && [ "$SCALE" = 1 ] && SCALE=3
 STOP_LIMIT=$(awk -v s="$SCALE" 'BEGIN { print 1.0 * s }')
-say() { printf '%s\n' "$*"; }
-skip() { say "SKIP: $*"; exit 77; }
+. tests/lib_measure.sh
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
-	[ "$(id -u)" -eq 0 ] || skip "needs root (feeding the kernel needs CAP_SYS_ADMIN)"
-	# Root in a container lacks CAP_SYS_ADMIN by default: RNDADDENTROPY would fail.
-	(( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )) ||
-		{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
-	[ -x "$RNGFEED" ] || { say "FAIL: $RNGFEED is not built"; exit 1; }
+	need_feeder "needs root (feeding the kernel needs CAP_SYS_ADMIN)"
+	need_built "$RNGFEED"
 	"$RNGFEED" --list 2>/dev/null | grep -q '^rdrand *available' ||
 		skip "no RDRAND on this CPU"
 	command -v perl >/dev/null || skip "needs perl (the notify socket)"
@@ -50,15 +46,8 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 fi
 
 # ---- inside a network namespace of its own ----
-tmp=$(mktemp -d /tmp/test_sigterm.XXXXXX) || exit 1
-bg=()
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+measure_temp test_sigterm
+pids=()
 trap 'exit 1' INT TERM HUP
 
 # systemd's side of sd_notify: read and count every datagram.
@@ -71,7 +60,7 @@ perl -MSocket -e '
 	my $n = 0;
 	while (defined recv($s, my $buf, 65536, 0)) { $n++; print "$n\n"; }
 ' "$tmp/notify" "$tmp/notify.log" &
-bg+=($!)
+pids+=($!)
 for _ in $(seq 100); do
 	[ -S "$tmp/notify" ] && grep -q listening "$tmp/notify.log" 2>/dev/null && break
 	sleep 0.05
@@ -84,7 +73,7 @@ head -c 100000 /dev/urandom >"$tmp/data"
 # Load: two busy loops, stopped at the end (cleanup).
 for _ in 1 2; do
 	( while :; do :; done ) &
-	bg+=($!)
+	pids+=($!)
 done
 
 # rand_ms MIN MAX

@@ -11,16 +11,11 @@ set -u
 
 RNGFEED=${RNGFEED:-./rngfeed}
 failures=0
-tmp=$(mktemp -d) || exit 1
+. tests/lib_measure.sh
+measure_temp test_sources
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
-bg_pids=()
-cleanup() {
-	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+pids=()
 
 skip() { echo "SKIP: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -266,7 +261,7 @@ mkfifo "$tmp/fifo1"
 		sleep 0.02
 	done
 ) >"$tmp/fifo1" &
-bg_pids+=($!)
+pids+=($!)
 timeout 20 "$RNGFEED" -n file -O file:device="$tmp/fifo1" --raw >"$tmp/fifo.out" 2>"$tmp/fifo.err"
 rc=$?
 [ $rc -eq 0 ] || fail "--raw from a FIFO exited $rc: $(cat "$tmp/fifo.err")"
@@ -277,7 +272,7 @@ cmp -s "$tmp/feed" "$tmp/fifo.out" ||
 # test, so a writer left blocked by a failed test cannot feed the next.)
 mkfifo "$tmp/fifo2"
 (cat "$tmp/feed" >"$tmp/fifo2") 2>/dev/null &
-bg_pids+=($!)
+pids+=($!)
 timeout 20 "$RNGFEED" -n file -O file:device="$tmp/fifo2" --raw --bytes 12345 >"$tmp/fifo2.out" 2>"$tmp/fifo2.err"
 rc=$?
 [ $rc -eq 0 ] || fail "--raw --bytes 12345 from a FIFO exited $rc: $(cat "$tmp/fifo2.err")"
@@ -311,7 +306,7 @@ fi
 # The same from an endless FIFO, on any machine.
 mkfifo "$tmp/fifo3"
 (yes >"$tmp/fifo3") 2>/dev/null &
-bg_pids+=($!)
+pids+=($!)
 raw_into_head "file --raw" "$RNGFEED" -n file -O file:device="$tmp/fifo3" --raw
 
 # Fewer bytes in the file than asked: an error that says so, not success.

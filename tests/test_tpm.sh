@@ -8,22 +8,15 @@
 # Run from the top of the tree: RNGFEED=./rngfeed bash tests/test_tpm.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
 set -u
+. tests/lib_measure.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
 failures=0
 swtpm_pid=
 daemon_pid=
 
-for tool in swtpm rngtest; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool not installed (Debian packages swtpm, rng-tools5)"
-		exit 77
-	fi
-done
-if [ ! -x "$RNGFEED" ]; then
-	echo "FAIL: $RNGFEED is not built"
-	exit 1
-fi
+need_tools "Debian packages swtpm, rng-tools5" swtpm rngtest
+need_built "$RNGFEED"
 
 tmp=$(mktemp -d) || exit 1
 # Always stop what was started, by PID, whatever way the script ends.
@@ -35,8 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
 
 sock=$tmp/sock
 dev="unix:$sock"
