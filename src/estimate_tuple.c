@@ -135,9 +135,10 @@ out:
  * On a bitstring the suffix order up to depth 64 is the order of the 64
  * bits that start at each position, an integer, so sorting those integers
  * gives the suffix order where a suffix array of random bits costs
- * libdivsufsort most of the estimate's time.  It is exact as long as no two
- * positions share 64 bits (v < 64, the usual case: v is about 2 log2 n for
- * random bits); otherwise the caller falls back to the suffix array.  The
+ * libdivsufsort most of the estimate's time.  Positions that share their 64
+ * bits (rare: v is about 2 log2 n for random bits) are ordered by comparing
+ * further (sort_ties()); when too many do, the caller falls back to the
+ * suffix array.  The
  * last 63 positions have fewer than 64 bits: each goes before the first
  * full window not below its bits padded with zeros (a shorter string sorts
  * before the longer ones it is a prefix of).
@@ -259,10 +260,10 @@ static void sort_bucket(uint32_t *a, size_t len, const uint64_t *w,
 	}
 }
 
-/* A run of more than 64 equal bits among the n bits packed in w.  Bit
- * 63 - b of t marks where bit 64k + b differs from the next one; a run of
- * 65 is 64 unmarked in a row, counted across the words. */
-static int long_run(const uint64_t *w, size_t n)
+/* A run of more than `limit` equal bits among the n bits packed in w.
+ * Bit 63 - b of t marks where bit 64k + b differs from the next one; a run
+ * of limit + 1 is limit unmarked in a row, counted across the words. */
+static int long_run(const uint64_t *w, size_t n, size_t limit)
 {
 	const size_t words = (n + 63) / 64, last = n - 1;	/* no bit after last */
 	size_t same = 0;	/* unmarked in a row, up to the current word */
@@ -274,13 +275,88 @@ static int long_run(const uint64_t *w, size_t n)
 			t |= ~0ull >> (last - 64 * k);
 		if (!t) {
 			same += 64;
-			if (same >= 64)
+			if (same >= limit)
 				return 1;
 			continue;
 		}
-		if (same + (size_t)__builtin_clzll(t) >= 64)
+		if (same + (size_t)__builtin_clzll(t) >= limit)
 			return 1;
 		same = (size_t)__builtin_ctzll(t);
+	}
+	return 0;
+}
+
+/* ---- positions that share their first 64 bits ----
+ * (timing-jitter bytes: a repeat of 65 bits among 8 million.)  The window
+ * sort leaves them in a run in any order; each run is put in suffix order
+ * by comparing on past the window, and their LCP is counted the same way.
+ * Many or deep ties (long runs of equal bits, a repeated block) go to the
+ * suffix array instead: TIE_MAX positions per run, TIE_DEPTH bits deep. */
+#define TIE_MAX 64
+#define TIE_DEPTH 4096
+
+/* Bits the suffixes at p and q have in common (p != q), at most the
+ * shorter's length; *deep set (and the count cut short) past TIE_DEPTH. */
+static size_t common_bits(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
+{
+	const size_t lim = n - (p > q ? p : q);
+	size_t l = 0;
+
+	while (l < lim) {
+		const uint64_t x = window(w, p + l) ^ window(w, q + l);
+
+		if (x) {
+			l += (size_t)__builtin_clzll(x);
+			break;
+		}
+		l += 64;
+		if (l >= TIE_DEPTH) {
+			*deep = 1;
+			break;
+		}
+	}
+	return l < lim ? l : lim;
+}
+
+/* Suffix p before suffix q: at the first bit that differs, or the shorter
+ * (the later one) first when one is a prefix of the other. */
+static int suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
+{
+	const size_t l = common_bits(w, n, p, q, deep);
+
+	if (l >= n - (p > q ? p : q))
+		return p > q;
+	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
+}
+
+/* Puts every run of equal full windows in a[0..n) in suffix order.
+ * 0, or -EAGAIN when the ties are too many or too deep. */
+static int sort_ties(uint32_t *a, size_t n, const uint64_t *w)
+{
+	const size_t full = n - 63;
+	int deep = 0;
+
+	for (size_t r = 1; r < n; r++) {
+		size_t end = r;
+
+		if (a[r] >= full || a[r - 1] >= full || window(w, a[r]) != window(w, a[r - 1]))
+			continue;
+		while (end + 1 < n && a[end + 1] < full && window(w, a[end + 1]) == window(w, a[r]))
+			end++;
+		if (end - r + 2 > TIE_MAX)
+			return -EAGAIN;
+		/* insertion sort of a[r - 1 .. end] */
+		for (size_t i = r; i <= end; i++) {
+			const uint32_t x = a[i];
+			size_t j = i;
+
+			for (; j > r - 1 && suffix_less(w, n, x, a[j - 1], &deep); j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		if (deep)
+			return -EAGAIN;
+		r = end;
 	}
 	return 0;
 }
@@ -299,8 +375,9 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 	if (!w || !a || !start)
 		goto out;
 	est_pack_bits(s, n, w);
-	/* 65 equal bits in a row: two positions share 64 bits. */
-	if (long_run(w, n)) {
+	/* A run of equal bits longer than 63 + TIE_MAX: more than TIE_MAX
+	 * positions share their 64 bits. */
+	if (long_run(w, n, 63 + TIE_MAX)) {
 		rc = -EAGAIN;
 		goto out;
 	}
@@ -366,6 +443,9 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			a[--o] = sh[j - 1];
 		}
 	}
+	rc = sort_ties(a, n, w);
+	if (rc < 0)
+		goto out;
 	/* LCP of neighbours, in place of the order (each position is read
 	 * before its place is overwritten): bits in common, at most the
 	 * shorter's. */
@@ -384,9 +464,14 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 				l = (int32_t)la;
 			if ((size_t)l > lb)
 				l = (int32_t)lb;
-			if (l >= 64) {		/* 64 bits or more in common */
-				rc = -EAGAIN;
-				goto out;
+			if (l >= 64) {		/* a tie: counted on past the window */
+				int deep = 0;
+
+				l = (int32_t)common_bits(w, n, prev, cur, &deep);
+				if (deep) {
+					rc = -EAGAIN;
+					goto out;
+				}
 			}
 			lcp[r] = l;
 			if (l > v)
