@@ -315,8 +315,12 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < LZ_B + 2)
 		return -ENODATA;
-	if (k == 2)
-		return est_lz78y_binary(s, n, r);
+	if (k == 2) {
+		struct est_result mmc;	/* computed alongside, not wanted here */
+
+		rc = est_mmc_lz78y_binary(s, n, &mmc, r);
+		return rc < 0 ? rc : 0;
+	}
 	rc = dict_init(&d, s, 1024);
 	if (rc < 0)
 		return rc;

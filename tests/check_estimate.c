@@ -359,6 +359,27 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 	ck_assert_int_eq(est_lz78y(s, N, 3, &b), 0);
 	ck_assert_uint_eq(a.count, b.count);
 	ck_assert_uint_eq(a.run, b.run);
+	/* Long enough for LZ78Y's dictionary to fill (the binary pass shares
+	 * MultiMMC's counts and reads LZ78Y's from the shortest context up,
+	 * except where a context repeats the filling step's): random bits,
+	 * biased ones, and a noisy period of 37. */
+	for (int kind = 0; kind < 3; kind++) {
+		enum { M = 200000 };
+		static uint8_t l[M];
+
+		for (int i = 0; i < M; i++)
+			l[i] = kind == 0 ? (uint8_t)(rnd() & 1) :
+			       kind == 1 ? (uint8_t)(rnd() % 10 < 3) :
+			       (uint8_t)(i > 40 && (rnd() & 7) ? l[i - 37] : rnd() & 1);
+		ck_assert_int_eq(est_multi_mmc(l, M, 2, &a), 0);
+		ck_assert_int_eq(est_multi_mmc(l, M, 3, &b), 0);
+		ck_assert_uint_eq(a.count, b.count);
+		ck_assert_uint_eq(a.run, b.run);
+		ck_assert_int_eq(est_lz78y(l, M, 2, &a), 0);
+		ck_assert_int_eq(est_lz78y(l, M, 3, &b), 0);
+		ck_assert_uint_eq(a.count, b.count);
+		ck_assert_uint_eq(a.run, b.run);
+	}
 	/* MultiMCW's binary form (64 steps at a time) against its general
 	 * one, over whole and partial blocks, on a noisy period of 6 (the
 	 * windows' scores tie now and then, and >= must hand over). */
