@@ -147,13 +147,14 @@ out:
  *
  * The sort: a counting pass on the top 11 bits puts the words in 2,048
  * buckets (random bits: n / 2,048 each, which stay in the caches), each
- * sorted on its own by a counting pass on the next bits and groups small
- * enough for an insertion sort.  (Sorting positions by windows read again
+ * sorted on its own by counting passes on the next bits, down to groups
+ * small enough for an insertion sort.  (Sorting positions by windows read again
  * at each pass, a pass over 65,536 buckets and the 63 shortest suffixes
  * merged in afterwards took twice as long: each read of a window was a
  * cache miss.) */
 #define TOP_BITS 11	/* 2,048 buckets */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
+#define GROUP_MAX 8	/* a group an insertion sort takes as it is */
 
 static inline uint64_t window(const uint64_t *w, size_t i)
 {
@@ -163,65 +164,19 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
 }
 
-/* Ascending sort of distinct 64-bit values: quicksort (median of three,
- * the smaller side first) down to insertion sort. */
-static void sort_u64(uint64_t *x, size_t len)
-{
-	while (len > 24) {
-		uint64_t a = x[0], b = x[len / 2], c = x[len - 1], pv;
-		size_t i = 0, j = len - 1;
-
-		pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-		for (;;) {	/* Hoare partition: x[..i) <= pv <= x[j..) */
-			while (x[i] < pv)
-				i++;
-			while (x[j] > pv)
-				j--;
-			if (i >= j)
-				break;
-			const uint64_t t = x[i];
-
-			x[i++] = x[j];
-			x[j--] = t;
-		}
-		/* x[0..j] <= pv <= x[j+1..len): recurse on the smaller part */
-		if (j + 1 < len - j - 1) {
-			sort_u64(x, j + 1);
-			x += j + 1;
-			len -= j + 1;
-		} else {
-			sort_u64(x + j + 1, len - j - 1);
-			len = j + 1;
-		}
-	}
-	for (size_t i = 1; i < len; i++) {
-		uint64_t v = x[i];
-		size_t j = i;
-
-		for (; j > 0 && x[j - 1] > v; j--)
-			x[j] = x[j - 1];
-		x[j] = v;
-	}
-}
-
-/* One bucket's words (they share their top TOP_BITS bits) in order: a
- * counting pass on the next g bits through tmp (len words), then each
- * group.  g grows with the bucket, one or two words a group on random
- * bits, so that the insertion sort below seldom moves a word (where it
- * did, a mispredicted branch each: groups of 16 took twice as long), at
- * most NEXT_BITS (skewed input: quicksort for the big groups). */
-static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
+/* Words x[0..len) that share their top `top` bits, by the next g bits
+ * (a counting pass through tmp, len words): g grows with len, one or two
+ * words a group on random bits; a group of more than GROUP_MAX (skewed
+ * input) is split the same way on the bits after.  The groups' own order
+ * is left to an insertion sort of the whole (sort_bucket()). */
+static void split_words(uint64_t *x, size_t len, uint64_t *tmp, unsigned top)
 {
 	uint32_t at[(1u << NEXT_BITS) + 1];
 	unsigned g = 1, sh, mask;
 
-	if (len <= 24) {
-		sort_u64(x, len);
-		return;
-	}
-	while (g < NEXT_BITS && ((size_t)1 << g) <= len)
+	while (g < NEXT_BITS && top + g < 64 && ((size_t)1 << g) <= len)
 		g++;
-	sh = 64 - TOP_BITS - g;
+	sh = 64 - top - g;
 	mask = (1u << g) - 1;
 	memset(at, 0, (mask + 2) * sizeof(*at));
 	for (size_t j = 0; j < len; j++)
@@ -230,21 +185,29 @@ static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
 		at[k] += at[k - 1];
 	for (size_t j = 0; j < len; j++)
 		tmp[at[(x[j] >> sh) & mask]++] = x[j];
-	/* at[k] is now where group k ends: the big groups sorted on their
-	 * own, then one insertion sort over the bucket (nothing crosses a
-	 * group's bounds) rather than a call per group of two. */
+	memcpy(x, tmp, len * sizeof(*x));
+	/* at[k] is now where group k ends */
 	for (unsigned k = 0, from = 0; k <= mask; from = at[k++])
-		if (at[k] - from > 24)
-			sort_u64(tmp + from, at[k] - from);
+		if (at[k] - from > GROUP_MAX && sh > 0)
+			split_words(x + from, at[k] - from, tmp, top + g);
+}
+
+/* One bucket's words (they share their top TOP_BITS bits) in order: split
+ * into small groups, then one insertion sort over them all (nothing
+ * crosses a group's bounds), which seldom moves a word: a sort per group
+ * of 16 (a mispredicted branch at every other word) took twice as long. */
+static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
+{
+	if (len > GROUP_MAX)
+		split_words(x, len, tmp, TOP_BITS);
 	for (size_t i = 1; i < len; i++) {
-		const uint64_t v = tmp[i];
+		const uint64_t v = x[i];
 		size_t j = i;
 
-		for (; j > 0 && tmp[j - 1] > v; j--)
-			tmp[j] = tmp[j - 1];
-		tmp[j] = v;
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
 	}
-	memcpy(x, tmp, len * sizeof(*x));
 }
 
 /* A run of more than `limit` equal bits among the n bits packed in w.
