@@ -64,16 +64,17 @@ static void run_task(struct task *t)
 		rc = est_lag(t->in, t->n, t->k, t->res);
 		break;
 	case EST_MULTI_MMC:
-		if (t->res2 && t->n >= 3) {
-			/* binary: one pass for both (they count the same pairs) */
-			rc = est_mmc_lz78y_binary(t->in, t->n, t->res, t->res2);
-			*t->have = rc >= 0;
-			*t->have2 = rc == 1;
-			t->rc = rc < 0 ? rc : 0;
-			return;
+		if (!t->res2) {
+			rc = est_multi_mmc(t->in, t->n, t->k, t->res);
+			break;
 		}
-		rc = t->res2 ? -ENODATA : est_multi_mmc(t->in, t->n, t->k, t->res);
-		break;
+		/* Binary: LZ78Y too, in one pass (they count the same pairs);
+		 * under 3 samples neither predicts. */
+		rc = t->n >= 3 ? est_mmc_lz78y_binary(t->in, t->n, t->res, t->res2) : -ENODATA;
+		*t->have = rc >= 0;
+		*t->have2 = rc == 1;
+		t->rc = rc < 0 && rc != -ENODATA ? rc : 0;
+		return;
 	case EST_LZ78Y:
 		rc = est_lz78y(t->in, t->n, t->k, t->res);
 		break;
