@@ -13,17 +13,6 @@
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
 
-/* Bit idx of the bitstring formed by the low `bits` bits of each sample,
- * most significant first (ea_non_iid's bitstring order). */
-static inline unsigned bit_at(const uint8_t *s, unsigned bits, uint64_t idx)
-{
-	if (bits == 1)
-		return s[idx] & 1u;
-	if (bits == 8)
-		return (s[idx >> 3] >> (7 - (idx & 7))) & 1u;
-	return (s[idx / bits] >> (bits - 1 - idx % bits)) & 1u;
-}
-
 /* Tables of 1 MiB and more get whole, aligned 2-MiB units (a huge page
  * must be aligned); smaller ones are plain calloc. */
 #define EST_HUGE ((size_t)2 << 20)
@@ -179,18 +168,59 @@ int est_mcv_bits(const uint8_t *s, size_t n, unsigned bits, struct est_result *r
  * differ: with bits the third must repeat one of them).  SP 800-90B's step 7
  * equation for a binary alphabet reduces to the quadratic
  * X' = 2 + 2p - 2p^2 ... solved here for its root p >= 1/2. */
+/* What the walk does from the top of 12 bits: its steps, the sum of their
+ * squares and where it stops (11 to 13 bits on), as steps | sumsq << 4 |
+ * advance << 12.  Each step reads two bits, all inside the 12. */
+static void coll_table(uint16_t tab[4096])
+{
+	for (unsigned w = 0; w < 4096; w++) {
+		unsigned pos = 0, steps = 0, sq = 0;
+
+		while (pos <= 10) {
+			const unsigned t = ((w >> (11 - pos)) & 1) == ((w >> (10 - pos)) & 1) ? 2 : 3;
+
+			steps++;
+			sq += t * t;
+			pos += t;
+		}
+		tab[w] = (uint16_t)(steps | sq << 4 | pos << 12);
+	}
+}
+
 int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 {
 	uint64_t len = (uint64_t)n * bits, i = 0, v = 0, sumsq = 0;
+	uint64_t acc = 0;	/* the bits from i on: the low nacc */
+	unsigned nacc = 0;
+	size_t next = 0;
+	uint16_t tab[4096];
 	double x, sd, xb;
 	int rc = est_check_bits(s, n, bits);
 
 	if (rc < 0)
 		return rc;
+	/* 11 to 13 bits a look-up while 13 are left (a last step of 3 needs
+	 * the bit after the two it reads), then a step at a time. */
+	coll_table(tab);
+	for (;;) {
+		uint16_t e;
+
+		while (nacc + bits <= 64 && next < n) {
+			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
+			nacc += bits;
+		}
+		if (len - i < 13)
+			break;	/* every bit left is in acc */
+		e = tab[(acc >> (nacc - 12)) & 4095];
+		v += e & 15;
+		sumsq += (e >> 4) & 255;
+		i += e >> 12;
+		nacc -= e >> 12;
+	}
 	while (i + 1 < len) {
 		unsigned t;
 
-		if (bit_at(s, bits, i) == bit_at(s, bits, i + 1))
+		if (((acc >> (nacc - 1)) & 1) == ((acc >> (nacc - 2)) & 1))
 			t = 2;
 		else if (i + 2 < len)
 			t = 3;
@@ -199,6 +229,7 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 		v++;
 		sumsq += t * t;
 		i += t;
+		nacc -= t;
 	}
 	if (v < 2)
 		return -ENODATA;
@@ -223,27 +254,41 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 /* ================= §6.3.3 Markov ================= */
 int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 {
-	uint64_t len = (uint64_t)n * bits, c0 = 0, c00 = 0, c10 = 0, c1, idx = 0;
+	uint64_t len = (uint64_t)n * bits, c0 = 0, c00 = 0, c10 = 0, c1;
 	unsigned prev = 2;
 	double p0, p1, p00, p01, p10, p11, hmin = 128.0;
+	uint32_t tab[3][256];	/* c0 | c00 << 8 | c10 << 16 */
 	int rc = est_check_bits(s, n, bits);
 
 	if (rc < 0)
 		return rc;
 	/* Transitions prev -> cur over the whole string; c0 counts zeros in
-	 * all but the last bit. */
-	for (size_t i = 0; i < n; i++) {
-		for (int j = (int)bits - 1; j >= 0; j--, idx++) {
-			unsigned cur = (s[i] >> j) & 1u;
+	 * all but the last bit.  What one sample adds depends on it and the
+	 * bit before it (2: none), so that is a table: one look-up per
+	 * sample instead of a few branches per bit. */
+	for (unsigned pv = 0; pv < 3; pv++) {
+		for (unsigned v = 0; v < (1u << bits); v++) {
+			uint32_t a0 = 0, a00 = 0, a10 = 0;
+			unsigned pb = pv;
 
-			if (prev == 0) {
-				c0++;
-				c00 += cur == 0;
-			} else if (prev == 1) {
-				c10 += cur == 0;
+			for (int j = (int)bits - 1; j >= 0; j--) {
+				const unsigned cur = (v >> j) & 1u;
+
+				a0 += pb == 0;
+				a00 += pb == 0 && cur == 0;
+				a10 += pb == 1 && cur == 0;
+				pb = cur;
 			}
-			prev = cur;
+			tab[pv][v] = a0 | a00 << 8 | a10 << 16;
 		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t t = tab[prev][s[i] & ((1u << bits) - 1)];
+
+		c0 += t & 0xff;
+		c00 += (t >> 8) & 0xff;
+		c10 += t >> 16;
+		prev = s[i] & 1u;
 	}
 	c1 = len - 1 - c0;
 	p00 = c0 ? (double)c00 / (double)c0 : 0.0;
@@ -297,8 +342,14 @@ static inline void ksum_add(struct ksum *k, double x)
  * With a_u = log2(u) (1-z)^(u-1) and A(t) = sum_{u<t} a_u the double sum is
  *   z^2 [ (L-d) A(d+1) + sum_{u=d+1}^{L-1} (L-u) a_u ] + z [ A(L+1) - A(d+1) ],
  * one pass over u; the tail stops where a_u underflows (it only shrinks). */
-/* log2(u) for u < len, computed once per estimate: the bisection below
- * evaluates G some 120 times, each over tens of thousands of terms. */
+/* log2(u) for u < len (at most CMP_LOGS), computed once per estimate:
+ * the bisection below evaluates G some 120 times, each over tens of
+ * thousands of terms, and the distances between blocks are mostly short.
+ * Up to 2^20 what the table would hold, log2() in double (the terms vanish,
+ * underflow, long before 2^20 blocks for any p the search visits; beyond,
+ * log2l() serves). */
+#define CMP_LOGS (1L << 16)
+#define CMP_NEGLIGIBLE (1e-20 / 3.0)
 struct cmp_arg {
 	long nb;
 	const double *lg;
@@ -307,7 +358,9 @@ struct cmp_arg {
 
 static inline long double cmp_log2(const struct cmp_arg *a, long u)
 {
-	return u < a->len ? (long double)a->lg[u] : log2l((long double)u);
+	if (u < a->len)
+		return (long double)a->lg[u];
+	return u < (1L << 20) ? (long double)log2((double)u) : log2l((long double)u);
 }
 
 static double cmp_g(double z, long d, const struct cmp_arg *arg)
@@ -315,7 +368,7 @@ static double cmp_g(double z, long d, const struct cmp_arg *arg)
 	struct ksum a = { 0, 0 }, tail = { 0, 0 };
 	long double b = 1.0L - (long double)z, bu = b;	/* (1-z)^(u-1), u = 2 */
 	const long nb = arg->nb;
-	double ad1;
+	double ad1, big, stop;
 	long u;
 
 	for (u = 2; u <= d; u++) {
@@ -323,6 +376,8 @@ static double cmp_g(double z, long d, const struct cmp_arg *arg)
 		bu *= b;
 	}
 	ad1 = a.s;
+	big = (double)(nb - d) * ad1;
+	stop = CMP_NEGLIGIBLE * z;
 	for (u = d + 1; u <= nb; u++) {
 		long double au = cmp_log2(arg, u) * bu;
 		double scaled = (double)((long double)(nb - u) * au);
@@ -333,9 +388,17 @@ static double cmp_g(double z, long d, const struct cmp_arg *arg)
 				break;
 			ksum_add(&tail, scaled);
 		}
+		/* The terms shrink by 1 - z a step (their log2(u) factor
+		 * barely grows), so those left sum to under 3 / z times this
+		 * one: once that is below 1e-20 of both sums, below what a
+		 * double resolves, the rest changes neither.  (Low-entropy
+		 * input: the search visits z = 1/64 and less, where the
+		 * terms underflow only after 50,000 of them and more.) */
+		if ((double)au < stop * a.s && scaled < stop * (tail.s + big))
+			break;
 		bu *= b;
 	}
-	ksum_add(&tail, (double)(nb - d) * ad1);
+	ksum_add(&tail, big);
 	return z * (z * tail.s + (a.s - ad1)) / (double)(nb - d);
 }
 
@@ -389,32 +452,17 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	struct ksum x = { 0, 0 }, x2 = { 0, 0 };
 	struct cmp_arg ca;
 	double xb, sd, xp, p, *logs;
+	uint64_t acc = 0;	/* the bitstring's next bits, the last nacc */
+	unsigned nacc = 0;
+	size_t next = 0;
 	int rc = est_check_bits(s, n, bits);
 
 	if (rc < 0)
 		return rc;
 	if (nb <= CMP_D)
 		return -ENODATA;
-	for (i = 0; i < nb; i++) {
-		unsigned blk = 0;
-
-		for (unsigned j = 0; j < CMP_B; j++)
-			blk = (blk << 1) | bit_at(s, bits, (uint64_t)i * CMP_B + j);
-		if (i >= CMP_D) {
-			/* Distance back to the block's last occurrence (i + 1
-			 * when it never occurred), in 1-based block numbers. */
-			double lg = log2((double)(i + 1 - (long)dict[blk]));
-
-			ksum_add(&x, lg);
-			ksum_add(&x2, lg * lg);
-		}
-		dict[blk] = (uint32_t)(i + 1);
-	}
-	v = nb - CMP_D;
-	/* The terms of G vanish (underflow) long before 2^20 blocks for any
-	 * p the search visits; beyond the table log2l() serves.  8 MiB. */
 	ca.nb = nb;
-	ca.len = nb + 1 < (1L << 20) ? nb + 1 : (1L << 20);
+	ca.len = nb + 1 < CMP_LOGS ? nb + 1 : CMP_LOGS;
 	logs = est_zalloc((size_t)ca.len * sizeof(*logs));
 	if (!logs)
 		return -ENOMEM;
@@ -422,6 +470,29 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 		logs[i] = log2((double)i);
 	logs[0] = 0;
 	ca.lg = logs;
+	for (i = 0; i < nb; i++) {
+		unsigned blk;
+
+		/* whole samples in, a block out (6 bits, most significant
+		 * first) */
+		while (nacc < CMP_B) {
+			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
+			nacc += bits;
+		}
+		nacc -= CMP_B;
+		blk = (unsigned)(acc >> nacc) & ((1u << CMP_B) - 1);
+		if (i >= CMP_D) {
+			/* Distance back to the block's last occurrence (i + 1
+			 * when it never occurred), in 1-based block numbers. */
+			const long dist = i + 1 - (long)dict[blk];
+			double lg = dist < ca.len ? logs[dist] : log2((double)dist);
+
+			ksum_add(&x, lg);
+			ksum_add(&x2, lg * lg);
+		}
+		dict[blk] = (uint32_t)(i + 1);
+	}
+	v = nb - CMP_D;
 	memset(r, 0, sizeof(*r));
 	xb = x.s / (double)v;
 	sd = 0.5907 * sqrt(x2.s / ((double)v - 1.0) - xb * xb);

@@ -25,7 +25,8 @@ struct task {
 	const uint8_t *in;
 	size_t n;
 	unsigned k;		/* alphabet (literal), or bits per sample */
-	struct est_result *res, *res2;	/* res2: LRS beside t-tuple */
+	struct est_result *res, *res2;	/* res2: LRS beside t-tuple, LZ78Y
+					 * beside binary MultiMMC */
 	int *have, *have2;
 	int rc;
 };
@@ -63,8 +64,17 @@ static void run_task(struct task *t)
 		rc = est_lag(t->in, t->n, t->k, t->res);
 		break;
 	case EST_MULTI_MMC:
-		rc = est_multi_mmc(t->in, t->n, t->k, t->res);
-		break;
+		if (!t->res2) {
+			rc = est_multi_mmc(t->in, t->n, t->k, t->res);
+			break;
+		}
+		/* Binary: LZ78Y too, in one pass (they count the same pairs);
+		 * under 3 samples neither predicts. */
+		rc = t->n >= 3 ? est_mmc_lz78y_binary(t->in, t->n, t->res, t->res2) : -ENODATA;
+		*t->have = rc >= 0;
+		*t->have2 = rc == 1;
+		t->rc = rc < 0 && rc != -ENODATA ? rc : 0;
+		return;
 	case EST_LZ78Y:
 		rc = est_lz78y(t->in, t->n, t->k, t->res);
 		break;
@@ -102,9 +112,11 @@ static void add(struct task *list, unsigned *n, enum est_id id, int bitwise,
 	*t = (struct task){ .id = id, .bitwise = bitwise, .in = in, .n = len, .k = k,
 			    .res = bit ? &rep->bit[id] : &rep->lit[id],
 			    .have = bit ? &rep->have_bit[id] : &rep->have_lit[id] };
-	if (id == EST_TTUPLE) {
-		t->res2 = bit ? &rep->bit[EST_LRS] : &rep->lit[EST_LRS];
-		t->have2 = bit ? &rep->have_bit[EST_LRS] : &rep->have_lit[EST_LRS];
+	if (id == EST_TTUPLE || (id == EST_MULTI_MMC && k == 2)) {
+		const enum est_id id2 = id == EST_TTUPLE ? EST_LRS : EST_LZ78Y;
+
+		t->res2 = bit ? &rep->bit[id2] : &rep->lit[id2];
+		t->have2 = bit ? &rep->have_bit[id2] : &rep->have_lit[id2];
 	}
 }
 
@@ -154,13 +166,12 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		}
 		est_bitstring(s, n, bits, bitstr);
 		/* The longest first, so that the threads finish together. */
-		add(tasks, &nt, EST_TTUPLE, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_MULTI_MMC, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_TTUPLE, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_LAG, 0, bitstr, n * bits, 2, rep, 1);
 	}
 	add(tasks, &nt, EST_MULTI_MMC, 0, sym, n, rep->k, rep, 0);
 	if (!rep->binary) {
-		add(tasks, &nt, EST_LZ78Y, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_MULTI_MCW, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_COMPRESSION, 1, s, n, bits, rep, 1);
 		add(tasks, &nt, EST_COLLISION, 1, s, n, bits, rep, 1);
@@ -171,7 +182,8 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		add(tasks, &nt, EST_COLLISION, 1, sym, n, 1, rep, 0);
 		add(tasks, &nt, EST_MARKOV, 1, sym, n, 1, rep, 0);
 	}
-	add(tasks, &nt, EST_LZ78Y, 0, sym, n, rep->k, rep, 0);
+	if (!rep->binary)	/* binary: with MultiMMC */
+		add(tasks, &nt, EST_LZ78Y, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_LAG, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MULTI_MCW, 0, sym, n, rep->k, rep, 0);

@@ -1,56 +1,61 @@
-/* SP 800-90B §6.3.9 MultiMMC and §6.3.10 LZ78Y over binary samples: one
- * layout of follower counts per context (the "bit scoreboard"), indexed
- * by the context's bits.  Each predictor fills its own copy: their caps
- * on new entries differ (MultiMMC: 100,000 per length; LZ78Y: 65,536 in
- * all, longest first), so from 2^15 contexts on they count different
- * pairs and one shared table would change their answers. */
+/* SP 800-90B §6.3.9 MultiMMC and §6.3.10 LZ78Y over binary samples, in
+ * one pass over one table (the "bit scoreboard"): per context length j and
+ * context (indexed by its bits) the counts of its two followers.  Both
+ * predictors count the same pairs, and reading and writing these counters
+ * (16 per sample, the long contexts past the L1 cache) is most of their
+ * work, so they share it:
+ *   - MultiMMC, lengths 1..15, counts every pair (at most 2^16 per length,
+ *     under its cap of 100,000): the shared counts are its own;
+ *   - LZ78Y counts a context's followers from the step it entered the
+ *     dictionary (at most 65,536 contexts, longest first), so it keeps the
+ *     shared counts as they were then (its base) and subtracts;
+ *   - at length 16 the two caps count different pairs (from 2^15 contexts
+ *     on), so each keeps its own counts there. */
 #include <errno.h>
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
 #include "rngfeed/estimate_predict.h"
 
-/* ---- binary samples: flat arrays ----
- * bin_at(all, ctx, j) is the word of the context ctx of j bits (bit j - 1 =
- * the sample j back): the counts of its two followers, follower 0 in the low
- * 32 bits, 1 in the high 32 (counts stay below 2^31: at most n).  One load
- * and one store per length and sample.  2^j words per length, 1 MiB for
- * all 16.  Each length's table starts one cache line further from a 4-KiB
- * boundary than the one before: the longer tables' sizes are multiples of
- * 4 KiB, so a step's words (the same low bits of the context) shared
- * their address bits below 4 KiB, which a CPU may take for a possible
- * store-to-load dependency (measured, 5 rounds on 8M random bits: LZ78Y
- * 0.23 -> 0.21 s, MultiMMC about the same). */
-#define BIN_SKEW 8	/* words: a cache line */
-#define BIN_OFF(j) (((size_t)1 << (j)) - 2 + BIN_SKEW * (size_t)(j))
-#define BIN_TABLES_BYTES ((((size_t)1 << (CTX_MAX + 1)) + BIN_SKEW * (CTX_MAX + 1)) * sizeof(uint64_t))
+/* ---- the table ----
+ * bin_at(all, ctx, j) is the entry of the context ctx of j bits (bit j - 1 =
+ * the sample j back).  Its word c holds the counts of the two followers,
+ * follower 0 in the low 32 bits, 1 in the high 32 (counts stay below 2^31:
+ * at most n); so one load and one store count a pair.  Word b: below
+ * length 16, 0 while the context is not in LZ78Y's dictionary, else c as
+ * it was on entry plus 1 in each half (so that c + 1 - b is LZ78Y's count,
+ * and zeroed memory is an empty dictionary); at length 16, LZ78Y's own
+ * counts.  2^j entries per length, 2 MiB for all 16.  Each length's table
+ * starts one cache line further from a 4-KiB boundary than the one before:
+ * the longer tables' sizes are multiples of 4 KiB, so a step's entries
+ * (the same low bits of the context) shared their address bits below 4
+ * KiB, which a CPU may take for a possible store-to-load dependency. */
+struct bent { uint64_t c, b; };
 
-static inline uint64_t *bin_at(uint64_t *all, uint32_t ctx, unsigned j)
+#define BIN_SKEW 4	/* entries: a cache line */
+#define BIN_OFF(j) (((size_t)1 << (j)) - 2 + BIN_SKEW * (size_t)(j))
+#define BIN_TABLES_BYTES ((((size_t)1 << (CTX_MAX + 1)) + BIN_SKEW * (CTX_MAX + 1)) * sizeof(struct bent))
+
+static inline struct bent *bin_at(struct bent *all, uint32_t ctx, unsigned j)
 {
 	return all + BIN_OFF(j) + (ctx & ((1u << j) - 1));
 }
 
 /* The pair of counts as the word holds them. */
 #define BIN_ONE(y) ((uint64_t)1 << (32 * (y)))
+#define BIN_BOTH ((uint64_t)1 << 32 | 1)	/* 1 in each half */
 static inline uint32_t bin_count(uint64_t e, unsigned y)
 {
 	return (uint32_t)(e >> (32 * y));
 }
 
 /* Fully unrolled where the compiler is GCC 8 or later: the lengths'
- * offsets and masks become constants.  (Clang's pragma warns where the
- * count is not a constant, the first steps' call; its own heuristics
- * decide there.) */
+ * offsets and masks become constants.  (Clang: its own heuristics.) */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
 #define UNROLL_CTX _Pragma("GCC unroll 16")
 #else
 #define UNROLL_CTX
 #endif
-
-
-/* MultiMMC and LZ78Y over flat arrays, for binary samples: the same
- * steps as estimate_mmc.c and estimate_lz78y.c with a context's bits as
- * its index. */
 
 /* Bits 0..7 of x as bytes 0..7, each 0 or 1. */
 static inline uint64_t spread8(unsigned x)
@@ -60,86 +65,193 @@ static inline uint64_t spread8(unsigned x)
 	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
 }
 
-/* The long contexts' counters miss the caches (1 MiB of them): those of
+/* The long contexts' counters miss the caches (2 MiB of them): those of
  * the position after next (context h2) are fetched a step ahead. */
-static inline void bin_prefetch(uint64_t *all, uint32_t h2)
+static inline void bin_prefetch(struct bent *all, uint32_t h2)
 {
 	for (unsigned j = 9; j <= CTX_MAX; j++)
 		__builtin_prefetch(bin_at(all, h2, j), 1);
 }
 
-/* One MultiMMC step over lengths 1..max: counts follower y after each
- * context of hist and returns which lengths knew their context (*fm) and
- * which of those predicted y (the result).  Called with max = CTX_MAX
- * once every length has a context, so that the loop unrolls. */
+/* A MultiMMC step alone, for the first positions (lengths 1..max, max <
+ * 15, before LZ78Y starts): counts follower y after each context of hist
+ * and returns which lengths knew their context (*fm) and which of those
+ * predicted y (the result). */
+static uint32_t mmc_first_step(struct bent *all, uint32_t hist, unsigned y, unsigned max,
+			       uint32_t *fm)
+{
+	uint32_t known = 0, okmask = 0;
+
+	for (unsigned j = 1; j <= max; j++) {
+		struct bent *const p = bin_at(all, hist, j);
+		const uint64_t e = p->c;
+
+		known |= (uint32_t)(e != 0) << (j - 1);
+		/* ties predict the larger symbol, 1 */
+		okmask |= (uint32_t)((bin_count(e, 1) >= bin_count(e, 0)) == y) << (j - 1);
+		p->c = e + BIN_ONE(y);
+	}
+	*fm = ((known + 1) & ~known) - 1;
+	return okmask & *fm;
+}
+
+/* LZ78Y's counts of the context of length j (below 16) in entry e: zero
+ * while it is not in the dictionary, else those since it entered. */
+static inline uint64_t lz_counts(const struct bent *e)
+{
+	return e->b ? e->c + BIN_BOTH - e->b : 0;
+}
+
+/* ---- LZ78Y's prediction ----
+ * The most frequent follower of the longest context (in the dictionary)
+ * whose most frequent follower is the most frequent of all: longest first,
+ * a shorter one wins only with a higher count.  All 16 lengths, as 90B
+ * says: */
+static int lz_predict_all(struct bent *all, uint32_t hist)
+{
+	uint32_t best = 0;
+	int pred = -1;
+
+	for (unsigned j = CTX_MAX; j >= 1; j--) {
+		const uint64_t l = j == CTX_MAX ? bin_at(all, hist, j)->b : lz_counts(bin_at(all, hist, j));
+		const uint32_t c0 = bin_count(l, 0), c1 = bin_count(l, 1);
+		const uint32_t cnt = c0 > c1 ? c0 : c1;
+
+		if (cnt > best) {
+			best = cnt;
+			pred = c0 > c1 ? 0 : 1;	/* ties: the larger symbol */
+		}
+	}
+	return pred;
+}
+
+/* And from the shortest contexts up, stopping at the first that falls
+ * short: every context in the dictionary entered with its suffix one
+ * shorter already there or entering just after it (longest first), so its
+ * suffix has seen every follower it has, and as often or more.  So the
+ * lengths in the dictionary are 1..J, each count is at most the one of the
+ * length below, and the most frequent of all is that of length 1: the
+ * answer is the last length of 1..J whose count still equals it.  (On
+ * random data the scan stops at length 2, where 90B's loop reads 16.)
+ * The exception: the step that filled the dictionary added its long
+ * contexts but may have had no room left for their suffixes; the caller
+ * takes lz_predict_all() where the context repeats one of those. */
+static inline int lz_predict_up(struct bent *all, uint32_t hist)
+{
+	uint64_t l = lz_counts(bin_at(all, hist, 1));
+	uint32_t c0 = bin_count(l, 0), c1 = bin_count(l, 1);
+	const uint32_t top = c0 > c1 ? c0 : c1;
+	int pred = c0 > c1 ? 0 : 1;
+
+	if (!l)
+		return -1;	/* nothing in the dictionary */
+	for (unsigned j = 2; j <= CTX_MAX; j++) {
+		l = j == CTX_MAX ? bin_at(all, hist, j)->b : lz_counts(bin_at(all, hist, j));
+		c0 = bin_count(l, 0);
+		c1 = bin_count(l, 1);
+		if ((c0 > c1 ? c0 : c1) != top || !l)
+			break;
+		pred = c0 > c1 ? 0 : 1;
+	}
+	return pred;
+}
+
+/* Where LZ78Y's dictionary filled (the context then, and the shortest
+ * length it added); fill_j = CTX_MAX + 1 while it has room. */
+struct lz_fill { uint32_t hist; unsigned j; };
+
+/* One step of both, once every length has a context: MultiMMC's as in
+ * mmc_first_step(); LZ78Y's prediction (-1: none) in *lz, then its counts
+ * of y after the contexts in its dictionary and new ones while it has
+ * room. */
 static inline __attribute__((always_inline)) uint32_t
-mmc_bin_step(uint64_t *all, uint32_t hist, unsigned y, unsigned max,
-	     uint32_t *entries16, uint32_t *fm)
+both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
+	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz)
 {
 	const uint64_t one = BIN_ONE(y);
-	uint32_t known = 0, okmask = 0, fmask;
-	uint64_t e16 = 0;
+	struct bent *const p16 = bin_at(all, hist, CTX_MAX);
+	const uint64_t e16 = p16->c, l16 = p16->b;
+	uint32_t known = (uint32_t)(e16 != 0) << (CTX_MAX - 1), okmask, fmask;
 
+	/* the lengths the context shares with the filling step's */
+	if ((unsigned)__builtin_ctz((hist ^ fill->hist) | 1u << CTX_MAX) >= fill->j)
+		*lz = lz_predict_all(all, hist);
+	else
+		*lz = lz_predict_up(all, hist);
+
+	/* Right when the prediction is y: 1 unless the count of 1 is below
+	 * that of 0 (ties predict the larger symbol, 1), so the sign of the
+	 * difference, xor y (fewer instructions than a compare). */
+#define MMC_OK(e) ((uint32_t)((uint64_t)((int64_t)((e) >> 32) - (int64_t)(uint32_t)(e)) >> 63) ^ y)
+	okmask = MMC_OK(e16) << (CTX_MAX - 1);
+	if (l16) {
+		p16->b = l16 + one;
+	} else if (*dict_size < LZ_MAX_DICT) {
+		p16->b = one;
+		if (++*dict_size == LZ_MAX_DICT)
+			*fill = (struct lz_fill){ hist, CTX_MAX };
+	}
 	UNROLL_CTX
-	for (unsigned j = 1; j <= max; j++) {
-		uint64_t *const p = bin_at(all, hist, j);
-		const uint64_t e = *p;
+	for (unsigned j = CTX_MAX - 1; j >= 1; j--) {
+		struct bent *const p = bin_at(all, hist, j);
+		const uint64_t c = p->c;
 		const unsigned sb = j - 1;
 
-		known |= (uint32_t)(e != 0) << sb;
-		/* Right when the prediction is y: 1 unless the count of 1
-		 * is below that of 0 (ties predict the larger symbol, 1), so
-		 * the sign of the difference, xor y (fewer instructions than
-		 * a compare, measured 0.32 -> 0.285 s on 8M bits). */
-		okmask |= ((uint32_t)((uint64_t)((int64_t)(e >> 32) - (int64_t)(uint32_t)e) >> 63) ^ y) << sb;
-		/* Up to 15 bits of context there are at most 2^16 pairs,
-		 * fewer than 90B's cap: every pair is counted. */
-		if (j < CTX_MAX)
-			*p = e + one;
-		else
-			e16 = e;
+		known |= (uint32_t)(c != 0) << sb;
+		okmask |= MMC_OK(c) << sb;
+		/* LZ78Y: a new context enters with its counts so far */
+		if (*dict_size < LZ_MAX_DICT && !p->b) {
+			p->b = c + BIN_BOTH;
+			if (++*dict_size == LZ_MAX_DICT)
+				*fill = (struct lz_fill){ hist, j };
+		}
+		p->c = c + one;
 	}
+#undef MMC_OK
 	/* A context counts as found when it and every shorter one are
 	 * known (90B's dictionaries grow shortest first): the run of ones
-	 * from bit 0. */
+	 * from bit 0.  Up to 15 bits of context there are at most 2^16
+	 * pairs, fewer than MultiMMC's cap: every pair was counted. */
 	fmask = ((known + 1) & ~known) - 1;
-	if (max == CTX_MAX) {
-		uint64_t *const p = bin_at(all, hist, CTX_MAX);
-
-		if (((fmask >> (CTX_MAX - 1)) & 1) && bin_count(e16, y)) {
-			*p = e16 + one;
-		} else if (*entries16 < MMC_MAX_ENTRIES) {
-			*p = e16 + one;
-			++*entries16;
-		}
+	if (((fmask >> (CTX_MAX - 1)) & 1) && bin_count(e16, y)) {
+		p16->c = e16 + one;
+	} else if (*entries16 < MMC_MAX_ENTRIES) {
+		p16->c = e16 + one;
+		++*entries16;
 	}
 	*fm = fmask;
 	return okmask & fmask;
 }
 
-/* The counters do not depend on the scoreboard, so it is kept 64 steps at
- * a time as in lag_binary(): first the block's counters, with which
+/* MultiMMC's scoreboard does not depend on its counters, so it is kept 64
+ * steps at a time as in lag_binary(): first the block's steps, with which
  * lengths knew their context and which predicted right at each step (and
  * how often each was right, in byte lanes); then only the lengths that can
  * reach the highest score within the block are stepped through it, the
- * others just gain their count. */
+ * others just gain their count.  LZ78Y (from position LZ_B, predicting
+ * from LZ_B + 1) has no scoreboard: its tally is kept at each step. */
 #define MMC_BLOCK 64
-int est_mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
+int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
+			 struct est_result *lz)
 {
-	uint64_t *all = est_zalloc(BIN_TABLES_BYTES);
-	uint32_t entries16 = 0, score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
+	struct bent *all = est_zalloc(BIN_TABLES_BYTES);
+	uint32_t entries16 = 0, dict_size = 0, score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
+	struct lz_fill fill = { 0, CTX_MAX + 1 };
 	uint16_t okm[MMC_BLOCK], fm[MMC_BLOCK];
-	struct tally t = { 0, 0, 0 };
+	struct tally t = { 0, 0, 0 }, tz = { 0, 0, 0 };
 	unsigned winner = 0;
 	uint32_t hist = 0;
 
 	if (!all)
 		return -ENOMEM;
-	for (size_t i = 1; i <= CTX_MAX && i < n - 1; i++) {
+	/* MultiMMC's pairs whose context starts at s[0] (context length i for
+	 * the sample at i) come first: they precede every prediction that can
+	 * use them, and the steps below start their contexts at s[1].  Length
+	 * 16's is the first step of both's. */
+	for (size_t i = 1; i < CTX_MAX && i < n - 1; i++) {
 		hist = (hist << 1) | s[i - 1];
-		*bin_at(all, hist, (unsigned)i) = BIN_ONE(s[i]);
+		bin_at(all, hist, (unsigned)i)->c = BIN_ONE(s[i]);
 	}
-	entries16 = n - 1 > CTX_MAX;	/* the pair above at length 16 */
 	hist = s[0];
 	for (size_t i0 = 2; i0 < n; i0 += MMC_BLOCK) {
 		const unsigned len = n - i0 < MMC_BLOCK ? (unsigned)(n - i0) : MMC_BLOCK;
@@ -154,10 +266,16 @@ int est_mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 			hist = ((hist << 1) | s[i - 1]) & 0xffffu;
 			if (i + 1 < n)
 				bin_prefetch(all, ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu);
-			if (i > CTX_MAX)
-				okmask = mmc_bin_step(all, hist, s[i], CTX_MAX, &entries16, &fmask);
-			else
-				okmask = mmc_bin_step(all, hist, s[i], (unsigned)(i - 1), &entries16, &fmask);
+			if (i >= LZ_B) {
+				int pred;
+
+				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
+						   &fmask, &pred);
+				if (i > LZ_B)
+					tally(&tz, pred == (int)s[i]);
+			} else {
+				okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
+			}
 			okm[st] = (uint16_t)okmask;
 			fm[st] = (uint16_t)fmask;
 			cnt_lo += spread8(okmask);
@@ -189,65 +307,9 @@ int est_mmc_binary(const uint8_t *s, size_t n, struct est_result *r)
 		}
 	}
 	est_zfree(all, BIN_TABLES_BYTES);
-	est_prediction_bound(t.c, n - 2, t.longest, 2, r);
-	return 0;
-}
-
-/* One LZ78Y step, longest context first: the prediction (-1: none) from
- * the contexts known, counting follower y after each of them, and after
- * the new ones while the dictionary has room. */
-static inline __attribute__((always_inline)) int
-lz_bin_step(uint64_t *all, uint32_t hist, unsigned y, uint32_t *dict_size)
-{
-	const uint64_t one = BIN_ONE(y);
-	uint32_t best = 0;
-	int pred = -1;
-
-	UNROLL_CTX
-	for (unsigned j = LZ_B; j >= 1; j--) {
-		uint64_t *const p = bin_at(all, hist, j);
-		const uint64_t e = *p;
-
-		if (e) {
-			const uint32_t c0 = bin_count(e, 0), c1 = bin_count(e, 1);
-			const uint32_t cnt = c0 > c1 ? c0 : c1;
-			const int better = cnt > best;
-
-			/* ties predict the larger symbol, 1 */
-			pred = better ? (c0 > c1 ? 0 : 1) : pred;
-			best = better ? cnt : best;
-			*p = e + one;
-		} else if (*dict_size < LZ_MAX_DICT) {
-			*p = one;
-			++*dict_size;
-		}
-	}
-	return pred;
-}
-
-int est_lz78y_binary(const uint8_t *s, size_t n, struct est_result *r)
-{
-	uint64_t *all = est_zalloc(BIN_TABLES_BYTES);
-	uint32_t dict_size = 0, hist = 0;
-	struct tally t = { 0, 0, 0 };
-
-	if (!all)
-		return -ENOMEM;
-	for (unsigned j = 1; j <= LZ_B; j++)
-		hist |= (uint32_t)s[LZ_B - j] << (j - 1);
-	for (unsigned j = 1; j <= LZ_B; j++) {
-		*bin_at(all, hist, j) += BIN_ONE(s[LZ_B]);
-		dict_size++;
-	}
-	for (size_t i = LZ_B + 1; i < n; i++) {
-		const unsigned y = s[i];
-
-		hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-		if (i + 1 < n)	/* as in mmc_binary() */
-			bin_prefetch(all, ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu);
-		tally(&t, lz_bin_step(all, hist, y, &dict_size) == (int)y);
-	}
-	est_zfree(all, BIN_TABLES_BYTES);
-	est_prediction_bound(t.c, n - LZ_B - 1, t.longest, 2, r);
-	return 0;
+	est_prediction_bound(t.c, n - 2, t.longest, 2, mmc);
+	if (n < LZ_B + 2)
+		return 0;	/* LZ78Y predicted nothing */
+	est_prediction_bound(tz.c, n - LZ_B - 1, tz.longest, 2, lz);
+	return 1;
 }

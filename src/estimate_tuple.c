@@ -131,25 +131,30 @@ out:
 	return rc;
 }
 
-/* ---- bits: sorting 64-bit windows instead of whole suffixes ----
- * On a bitstring the suffix order up to depth 64 is the order of the 64
- * bits that start at each position, an integer, so sorting those integers
- * gives the suffix order where a suffix array of random bits costs
- * libdivsufsort most of the estimate's time.  It is exact as long as no two
- * positions share 64 bits (v < 64, the usual case: v is about 2 log2 n for
- * random bits); otherwise the caller falls back to the suffix array.  The
- * last 63 positions have fewer than 64 bits: each goes before the first
- * full window not below its bits padded with zeros (a shorter string sorts
- * before the longer ones it is a prefix of).
+/* ---- bits: sorting words instead of whole suffixes ----
+ * On a bitstring the suffix order down to depth 64 is the order of the 64
+ * bits from each position on (zeros past the end: a shorter string sorts
+ * before the longer ones it is a prefix of), an integer, where a suffix
+ * array of random bits costs libdivsufsort most of the estimate's time.
+ * Each position becomes one word: the top `depth` bits of its window above
+ * the position itself (pbits = 64 - depth bits, enough for n).  Sorting the
+ * words sorts the positions to that depth, and the LCP of two neighbours
+ * below it is their xor's leading zeros: the bits are read once, in order.
+ * Positions whose words tie (rare: v is about 2 log2 n for random bits,
+ * depth is 41 for 8M bits) are put in order by comparing on
+ * (sort_ties()); when too many tie, the caller falls back to the suffix
+ * array.
  *
- * The sort: one counting pass on the top 16 bits puts the positions in
- * 65,536 buckets (random bits: about n / 65,536 each), then each bucket is
- * sorted on its own, in the caches.  An LSD radix sort of the whole array
- * (6 passes of 11 bits) did the same in 6 scatters over n positions, each
- * write a cache miss: most of this estimate's time. */
-#define TOP_BITS 16
-#define BUCKET_RADIX_MAX 65536	/* larger buckets: LSD radix below */
-#define RADIX_BITS 11		/* 2,048 counters stay in L1 */
+ * The sort: a counting pass on the top 11 bits puts the words in 2,048
+ * buckets (random bits: n / 2,048 each, which stay in the caches), each
+ * sorted on its own by counting passes on the next bits, down to groups
+ * small enough for an insertion sort.  (Sorting positions by windows read again
+ * at each pass, a pass over 65,536 buckets and the 63 shortest suffixes
+ * merged in afterwards took twice as long: each read of a window was a
+ * cache miss.) */
+#define TOP_BITS 11	/* 2,048 buckets */
+#define NEXT_BITS 12	/* up to 4,096 groups in each */
+#define GROUP_MAX 8	/* a group an insertion sort takes as it is */
 
 static inline uint64_t window(const uint64_t *w, size_t i)
 {
@@ -159,39 +164,44 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
 }
 
-/* Ascending sort of distinct 64-bit values: quicksort (median of three,
- * the smaller side first) down to insertion sort. */
-static void sort_u64(uint64_t *x, size_t len)
+/* Words x[0..len) that share their top `top` bits, by the next g bits
+ * (a counting pass through tmp, len words): g grows with len, one or two
+ * words a group on random bits; a group of more than GROUP_MAX (skewed
+ * input) is split the same way on the bits after.  The groups' own order
+ * is left to an insertion sort of the whole (sort_bucket()). */
+static void split_words(uint64_t *x, size_t len, uint64_t *tmp, unsigned top)
 {
-	while (len > 24) {
-		uint64_t a = x[0], b = x[len / 2], c = x[len - 1], pv;
-		size_t i = 0, j = len - 1;
+	uint32_t at[(1u << NEXT_BITS) + 1];
+	unsigned g = 1, sh, mask;
 
-		pv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-		for (;;) {	/* Hoare partition: x[..i) <= pv <= x[j..) */
-			while (x[i] < pv)
-				i++;
-			while (x[j] > pv)
-				j--;
-			if (i >= j)
-				break;
-			const uint64_t t = x[i];
+	while (g < NEXT_BITS && top + g < 64 && ((size_t)1 << g) <= len)
+		g++;
+	sh = 64 - top - g;
+	mask = (1u << g) - 1;
+	memset(at, 0, (mask + 2) * sizeof(*at));
+	for (size_t j = 0; j < len; j++)
+		at[((x[j] >> sh) & mask) + 1]++;
+	for (unsigned k = 1; k <= mask + 1; k++)
+		at[k] += at[k - 1];
+	for (size_t j = 0; j < len; j++)
+		tmp[at[(x[j] >> sh) & mask]++] = x[j];
+	memcpy(x, tmp, len * sizeof(*x));
+	/* at[k] is now where group k ends */
+	for (unsigned k = 0, from = 0; k <= mask; from = at[k++])
+		if (at[k] - from > GROUP_MAX && sh > 0)
+			split_words(x + from, at[k] - from, tmp, top + g);
+}
 
-			x[i++] = x[j];
-			x[j--] = t;
-		}
-		/* x[0..j] <= pv <= x[j+1..len): recurse on the smaller part */
-		if (j + 1 < len - j - 1) {
-			sort_u64(x, j + 1);
-			x += j + 1;
-			len -= j + 1;
-		} else {
-			sort_u64(x + j + 1, len - j - 1);
-			len = j + 1;
-		}
-	}
+/* One bucket's words (they share their top TOP_BITS bits) in order: split
+ * into small groups, then one insertion sort over them all (nothing
+ * crosses a group's bounds), which seldom moves a word: a sort per group
+ * of 16 (a mispredicted branch at every other word) took twice as long. */
+static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
+{
+	if (len > GROUP_MAX)
+		split_words(x, len, tmp, TOP_BITS);
 	for (size_t i = 1; i < len; i++) {
-		uint64_t v = x[i];
+		const uint64_t v = x[i];
 		size_t j = i;
 
 		for (; j > 0 && x[j - 1] > v; j--)
@@ -200,69 +210,10 @@ static void sort_u64(uint64_t *x, size_t len)
 	}
 }
 
-/* One bucket a[0..len) whose windows share their top 16 bits, in order of
- * the other 48.  Up to 65,536 positions: each (low 48 bits, index in the
- * bucket) packed in one integer, sorted, then unpacked (tmp: 2 len words);
- * more (skewed data): an LSD radix sort through `spare` (len words). */
-static void sort_bucket(uint32_t *a, size_t len, const uint64_t *w,
-			uint64_t *tmp, uint32_t *spare)
-{
-	if (len < 2)
-		return;
-	if (len <= BUCKET_RADIX_MAX) {
-		uint64_t *x = tmp, *y = tmp + len;
-
-		for (size_t j = 0; j < len; j++)
-			x[j] = window(w, a[j]) << TOP_BITS | j;
-		if (len <= 24) {
-			sort_u64(x, len);
-		} else {
-			/* One more counting pass on the top byte, then each
-			 * group (random bits: one or two values) on its own:
-			 * a quicksort of the whole bucket mispredicted a
-			 * branch at every other compare. */
-			uint32_t at[257];
-
-			memset(at, 0, sizeof(at));
-			for (size_t j = 0; j < len; j++)
-				at[(x[j] >> 56) + 1]++;
-			for (unsigned e = 1; e <= 256; e++)
-				at[e] += at[e - 1];
-			for (size_t j = 0; j < len; j++)
-				y[at[x[j] >> 56]++] = x[j];
-			for (unsigned e = 0, from = 0; e < 256; from = at[e++])
-				sort_u64(y + from, at[e] - from);
-			x = y;
-		}
-		/* spare holds the bucket's positions while a is rewritten */
-		memcpy(spare, a, len * sizeof(*a));
-		for (size_t j = 0; j < len; j++)
-			a[j] = spare[x[j] & (BUCKET_RADIX_MAX - 1)];
-		return;
-	}
-	for (unsigned sh = 0; sh < 64 - TOP_BITS; sh += RADIX_BITS) {
-		const uint64_t mask = (1u << RADIX_BITS) - 1;
-		size_t cnt[1u << RADIX_BITS], sum = 0;
-
-		memset(cnt, 0, sizeof(cnt));
-		for (size_t i = 0; i < len; i++)
-			cnt[(window(w, a[i]) >> sh) & mask]++;
-		for (unsigned d = 0; d <= mask; d++) {
-			size_t c = cnt[d];
-
-			cnt[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < len; i++)
-			spare[cnt[(window(w, a[i]) >> sh) & mask]++] = a[i];
-		memcpy(a, spare, len * sizeof(*a));
-	}
-}
-
-/* A run of more than 64 equal bits among the n bits packed in w.  Bit
- * 63 - b of t marks where bit 64k + b differs from the next one; a run of
- * 65 is 64 unmarked in a row, counted across the words. */
-static int long_run(const uint64_t *w, size_t n)
+/* A run of more than `limit` equal bits among the n bits packed in w.
+ * Bit 63 - b of t marks where bit 64k + b differs from the next one; a run
+ * of limit + 1 is limit unmarked in a row, counted across the words. */
+static int long_run(const uint64_t *w, size_t n, size_t limit)
 {
 	const size_t words = (n + 63) / 64, last = n - 1;	/* no bit after last */
 	size_t same = 0;	/* unmarked in a row, up to the current word */
@@ -274,13 +225,87 @@ static int long_run(const uint64_t *w, size_t n)
 			t |= ~0ull >> (last - 64 * k);
 		if (!t) {
 			same += 64;
-			if (same >= 64)
+			if (same >= limit)
 				return 1;
 			continue;
 		}
-		if (same + (size_t)__builtin_clzll(t) >= 64)
+		if (same + (size_t)__builtin_clzll(t) >= limit)
 			return 1;
 		same = (size_t)__builtin_ctzll(t);
+	}
+	return 0;
+}
+
+/* ---- positions whose words tie ----
+ * (They share their first `depth` bits, or a short suffix is all of it.)
+ * The sort leaves them in a run, by position; each run is put in suffix
+ * order by comparing on, and their LCP is counted the same way.  Many or
+ * deep ties (long runs of equal bits, a repeated block) go to the suffix
+ * array instead: TIE_MAX positions per run, TIE_DEPTH bits deep. */
+#define TIE_MAX 64
+#define TIE_DEPTH 4096
+
+/* Bits the suffixes at p and q have in common (p != q), at most the
+ * shorter's length; *deep set (and the count cut short) past TIE_DEPTH. */
+static size_t common_bits(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
+{
+	const size_t lim = n - (p > q ? p : q);
+	size_t l = 0;
+
+	while (l < lim) {
+		const uint64_t x = window(w, p + l) ^ window(w, q + l);
+
+		if (x) {
+			l += (size_t)__builtin_clzll(x);
+			break;
+		}
+		l += 64;
+		if (l >= TIE_DEPTH) {
+			*deep = 1;
+			break;
+		}
+	}
+	return l < lim ? l : lim;
+}
+
+/* Suffix p before suffix q: at the first bit that differs, or the shorter
+ * (the later one) first when one is a prefix of the other. */
+static int suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
+{
+	const size_t l = common_bits(w, n, p, q, deep);
+
+	if (l >= n - (p > q ? p : q))
+		return p > q;
+	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
+}
+
+/* Puts every run of tied words in e[0..n) in suffix order (pmask: the
+ * position's bits).  0, or -EAGAIN when the ties are too many or too deep. */
+static int sort_ties(uint64_t *e, size_t n, uint64_t pmask, const uint64_t *w)
+{
+	int deep = 0;
+
+	for (size_t r = 1; r < n; r++) {
+		size_t end = r;
+
+		if ((e[r] ^ e[r - 1]) > pmask)
+			continue;
+		while (end + 1 < n && (e[end + 1] ^ e[r]) <= pmask)
+			end++;
+		if (end - r + 2 > TIE_MAX)
+			return -EAGAIN;
+		/* insertion sort of e[r - 1 .. end] */
+		for (size_t i = r; i <= end; i++) {
+			const uint64_t x = e[i];
+			size_t j = i;
+
+			for (; j > r - 1 && suffix_less(w, n, x & pmask, e[j - 1] & pmask, &deep); j--)
+				e[j] = e[j - 1];
+			e[j] = x;
+		}
+		if (deep)
+			return -EAGAIN;
+		r = end;
 	}
 	return 0;
 }
@@ -288,118 +313,86 @@ static int long_run(const uint64_t *w, size_t n)
 static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
-	const size_t words = n / 64 + 2, full = n - 63;
-	uint64_t *w = est_zalloc(words * sizeof(*w)), *tmp = NULL;
-	uint32_t *a = est_zalloc(n * sizeof(*a)), *b = NULL;
-	uint32_t *start = calloc(257, sizeof(*start));
+	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
+	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
+	const unsigned depth = 64 - pbits;
+	const uint64_t pmask = ((uint64_t)1 << pbits) - 1;
+	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
+	uint64_t *tmp = NULL;
+	uint32_t *start = calloc(2 * buckets + 1, sizeof(*start)), *next;
 	int32_t *lcp, v = 0;
 	size_t biggest = 0;
 	int rc = -ENOMEM;
 
-	if (!w || !a || !start)
+	if (!w || !e || !start)
 		goto out;
 	est_pack_bits(s, n, w);
-	/* 65 equal bits in a row: two positions share 64 bits. */
-	if (long_run(w, n)) {
+	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
+	 * TIE_MAX positions tie. */
+	if (long_run(w, n, depth - 1 + TIE_MAX)) {
 		rc = -EAGAIN;
 		goto out;
 	}
-	/* Buckets by the top 8 bits (reading the windows in order), then
-	 * each of those by the next 8 through b, which a bucket of random
-	 * bits (n / 256 positions) keeps in the caches: two scatters over 256
-	 * places each, where one over 65,536 places missed the caches at
-	 * every write. */
-	for (size_t i = 0; i < full; i++)
-		start[(window(w, i) >> 56) + 1]++;
-	for (size_t d = 1; d <= 256; d++) {
+	for (size_t i = 0; i < n; i++)
+		start[(window(w, i) >> (64 - TOP_BITS)) + 1]++;
+	for (size_t d = 1; d <= buckets; d++) {
 		if (start[d] > biggest)
 			biggest = start[d];
 		start[d] += start[d - 1];
 	}
-	b = malloc((biggest > 256 ? biggest : 256) * sizeof(*b));
-	tmp = malloc(2 * (biggest < BUCKET_RADIX_MAX ? biggest : BUCKET_RADIX_MAX) * sizeof(*tmp) + 1);
-	if (!b || !tmp)
+	tmp = malloc(biggest * sizeof(*tmp) + 1);
+	if (!tmp)
 		goto out;
-	memcpy(b, start, 256 * sizeof(*b));	/* each bucket's next place */
-	for (size_t i = 0; i < full; i++)
-		a[b[window(w, i) >> 56]++] = (uint32_t)i;
-	for (size_t d = 0; d < 256; d++) {
-		uint32_t *bucket = a + start[d], sub[257];
-		const size_t len = start[d + 1] - start[d];
+	next = start + buckets + 1;	/* each bucket's next place */
+	memcpy(next, start, buckets * sizeof(*next));
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t x = window(w, i);
 
-		memset(sub, 0, sizeof(sub));
-		for (size_t j = 0; j < len; j++)
-			sub[((window(w, bucket[j]) >> 48) & 255) + 1]++;
-		for (size_t e = 1; e <= 256; e++)
-			sub[e] += sub[e - 1];
-		for (size_t j = 0; j < len; j++)
-			b[sub[(window(w, bucket[j]) >> 48) & 255]++] = bucket[j];
-		memcpy(bucket, b, len * sizeof(*b));
-		/* sub[e] is now where sub-bucket e ends */
-		for (size_t e = 0, from = 0; e < 256; from = sub[e++])
-			sort_bucket(bucket + from, sub[e] - from, w, tmp, b);
+		e[next[x >> (64 - TOP_BITS)]++] = (x & ~pmask) | i;
 	}
-	/* Merge the 63 short ones (sorted by padded bits, then length) in
-	 * place, from the back: a then holds n positions in suffix order
-	 * (a second array of n would cost its page faults for one copy). */
+	for (size_t d = 0; d < buckets; d++)
+		sort_bucket(e + start[d], start[d + 1] - start[d], tmp);
+	rc = sort_ties(e, n, pmask, w);
+	if (rc < 0)
+		goto out;
+	/* LCP of neighbours, in place of the words (lcp[r] is the first half
+	 * of word r / 2, written after word r is read): their xor's leading
+	 * zeros, or counted on past a tie; at most the shorter's length. */
+	lcp = (int32_t *)e;
 	{
-		uint32_t sh[63];
-		size_t ns = 0, fi = full, o = n;
-
-		for (size_t p = full; p < n; p++) {
-			size_t j = ns++;
-
-			/* insertion sort by (padded window, length) */
-			while (j > 0 && (window(w, sh[j - 1]) > window(w, p) ||
-					 (window(w, sh[j - 1]) == window(w, p) && sh[j - 1] < p))) {
-				sh[j] = sh[j - 1];
-				j--;
-			}
-			sh[j] = (uint32_t)p;
-		}
-		for (size_t j = ns; j > 0; j--) {
-			uint64_t key = window(w, sh[j - 1]);
-
-			/* full windows not below the key come after it */
-			while (fi > 0 && window(w, a[fi - 1]) >= key)
-				a[--o] = a[--fi];
-			a[--o] = sh[j - 1];
-		}
-	}
-	/* LCP of neighbours, in place of the order (each position is read
-	 * before its place is overwritten): bits in common, at most the
-	 * shorter's. */
-	lcp = (int32_t *)a;
-	{
-		uint32_t prev = a[0];
+		uint64_t prev = e[0];
 
 		lcp[0] = 0;
 		for (size_t r = 1; r < n; r++) {
-			const uint32_t cur = a[r];
-			uint64_t x = window(w, prev) ^ window(w, cur);
-			size_t la = n - prev, lb = n - cur;
-			int32_t l = x ? __builtin_clzll(x) : 64;
+			const uint64_t cur = e[r], x = prev ^ cur;
+			const size_t p = prev & pmask, q = cur & pmask;
+			const size_t lim = n - (p > q ? p : q);
+			size_t l;
 
-			if ((size_t)l > la)
-				l = (int32_t)la;
-			if ((size_t)l > lb)
-				l = (int32_t)lb;
-			if (l >= 64) {		/* 64 bits or more in common */
-				rc = -EAGAIN;
-				goto out;
+			if (x > pmask) {
+				l = (size_t)__builtin_clzll(x);
+			} else {
+				int deep = 0;
+
+				l = common_bits(w, n, p, q, &deep);
+				if (deep) {
+					rc = -EAGAIN;
+					goto out;
+				}
 			}
-			lcp[r] = l;
-			if (l > v)
-				v = l;
+			if (l > lim)
+				l = lim;
+			lcp[r] = (int32_t)l;
+			if ((int32_t)l > v)
+				v = (int32_t)l;
 			prev = cur;
 		}
 	}
 	rc = v ? from_lcp(lcp, n, v, tuple, lrs) : -ENODATA;
 out:
 	est_zfree(w, words * sizeof(*w));
+	est_zfree(e, n * sizeof(*e));
 	free(tmp);
-	est_zfree(a, n * sizeof(*a));
-	free(b);
 	free(start);
 	return rc;
 }

@@ -272,8 +272,10 @@ START_TEST(test_tuple_lrs_against_brute_force)
 END_TEST
 
 /* Binary input takes the 64-bit-window sort; it must give what the suffix
- * array gives, on random bits, on bits with long repeats (v >= 64: the
- * fallback) and on biased ones. */
+ * array gives, on random bits, on bits with long repeats (v >= 64), on
+ * biased ones, on a 100-bit block repeated ten times (runs of ten positions
+ * that share 64 bits, ordered past them) and on runs of 100 equal bits
+ * (37 positions that share 64 bits) and one of 400 (the fallback). */
 START_TEST(test_tuple_bits_sort_matches_suffix_array)
 {
 	enum { N = 200000 };
@@ -286,8 +288,12 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 			s[i] = rnd() & 1;
 		else if (_i == 1)
 			s[i] = i > 1000 && i < 1200 ? s[i - 900] : rnd() & 1;
-		else
+		else if (_i == 2)
 			s[i] = (rnd() & 7) == 0;
+		else if (_i == 3)
+			s[i] = i >= 20000 && i % 20000 < 100 ? s[i % 20000 + 100] : rnd() & 1;
+		else
+			s[i] = (i >= 50000 && i < 50100) || (_i == 5 && i > 150000 && i < 150400) ? 1 : rnd() & 1;
 	}
 	ck_assert_int_eq(est_tuple_lrs(s, N, 2, &t1, &l1), 0);
 	ck_assert_int_eq(est_tuple_lrs_sa(s, N, &t2, &l2), 0);
@@ -356,6 +362,21 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 		s[i] = i > 40 && (rnd() & 3) ? s[i - 37] : (uint8_t)(rnd() & 1);
 	ASSERT_BINARY_AGREES(est_multi_mmc, s, N);
 	ASSERT_BINARY_AGREES(est_lz78y, s, N);
+	/* Long enough for LZ78Y's dictionary to fill (the binary pass shares
+	 * MultiMMC's counts and reads LZ78Y's from the shortest context up,
+	 * except where a context repeats the filling step's): random bits,
+	 * biased ones, and a noisy period of 37. */
+	for (int kind = 0; kind < 3; kind++) {
+		enum { M = 200000 };
+		static uint8_t l[M];
+
+		for (int i = 0; i < M; i++)
+			l[i] = kind == 0 ? (uint8_t)(rnd() & 1) :
+			       kind == 1 ? (uint8_t)(rnd() % 10 < 3) :
+			       (uint8_t)(i > 40 && (rnd() & 7) ? l[i - 37] : rnd() & 1);
+		ASSERT_BINARY_AGREES(est_multi_mmc, l, M);
+		ASSERT_BINARY_AGREES(est_lz78y, l, M);
+	}
 	/* MultiMCW's binary form (64 steps at a time) against its general
 	 * one, over whole and partial blocks, on a noisy period of 6 (the
 	 * windows' scores tie now and then, and >= must hand over). */
@@ -466,7 +487,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_lag_matches_reference, 0, 5);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
-	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 3);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 6);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);

@@ -31,4 +31,10 @@ struct est_result;
 int est_tuple_lrs_sa(const uint8_t *s, size_t n,
 		     struct est_result *tuple, struct est_result *lrs);
 
+/* MultiMMC (into mmc) and LZ78Y (into lz, when n >= 18) over binary
+ * samples (k = 2, n >= 3, checked by the caller), in one pass: the two
+ * count the same pairs.  1 (both), 0 (MultiMMC only: n < 18), -ENOMEM. */
+int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
+			 struct est_result *lz);
+
 #endif

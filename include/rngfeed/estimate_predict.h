@@ -78,8 +78,5 @@ static inline int len1_add(uint32_t *pairs1, uint32_t *best1, uint8_t *pred1, ui
 }
 
 
-/* MultiMMC and LZ78Y over binary samples (k = 2, n checked). */
-int est_mmc_binary(const uint8_t *s, size_t n, struct est_result *r);
-int est_lz78y_binary(const uint8_t *s, size_t n, struct est_result *r);
 
 #endif
