@@ -38,6 +38,7 @@ enum script {
 	SRV_SPLIT,     /* answers in pieces of 1-7 bytes, a little apart */
 	SRV_CLOSE_MID, /* half of the first answer, then close */
 	SRV_CLOSE_NOW, /* close at the first request, answering nothing */
+	SRV_RESET,     /* close with the first request half read: a reset */
 	SRV_BAD_LEN,   /* 0x01 N answered with a length byte N + 1 */
 	SRV_ZERO_ONCE, /* 0x01: the first answer is "nothing now" (0) */
 	SRV_SILENT,    /* reads requests, never answers */
@@ -129,7 +130,7 @@ static void serve(struct server *srv, int fd)
 		if (!wait_in(srv, fd))
 			return;
 		n = recv(fd, req, 1, 0);
-		if (n <= 0)
+		if (n <= 0 || srv->script == SRV_RESET)
 			return;
 		if (!wait_in(srv, fd))
 			return;
@@ -491,6 +492,27 @@ START_TEST(test_close_without_answer)
 }
 END_TEST
 
+START_TEST(test_reset_says_closed)
+{
+	/* A server that goes away with our request unread in its socket
+	 * resets the connection (ECONNRESET, not EOF): the same "closed the
+	 * connection" as an orderly close, as it is the same event. */
+	struct server srv;
+	void *st;
+	uint8_t buf[64];
+	char desc[300];
+
+	server_start(&srv, SRV_RESET, false);
+	st = open_state(&srv, NULL, NULL);
+	ck_assert_int_eq(raw_fill(st, buf, sizeof(buf)), -ENODEV);
+	describe(st, desc, sizeof(desc));
+	ck_assert_msg(strstr(desc, "the server closed the connection after 0 of 64"),
+		      "%s", desc);
+	source_egd.close(st);
+	server_stop(&srv);
+}
+END_TEST
+
 START_TEST(test_garbage_length)
 {
 	struct server srv;
@@ -812,6 +834,7 @@ static Suite *egd_suite(void)
 	tcase_add_test(tc, test_driver_short_reads);
 	tcase_add_test(tc, test_close_mid_answer);
 	tcase_add_test(tc, test_close_without_answer);
+	tcase_add_test(tc, test_reset_says_closed);
 	tcase_add_test(tc, test_garbage_length);
 	tcase_add_test(tc, test_nonblocking_nothing_now);
 	tcase_add_test(tc, test_unasked_bytes);

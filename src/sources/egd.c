@@ -411,13 +411,13 @@ static int check_idle(struct egd_state *st)
 	uint8_t junk[64];
 	ssize_t n = recv(st->fd, junk, sizeof(junk), MSG_DONTWAIT);
 
-	if (n < 0) {
+	if (n < 0 && errno != ECONNRESET) {
 		if (errno == EAGAIN || errno == EINTR)
 			return 0;
 		return fail(st, -errno, "%s", strerror(errno));
 	}
 	explicit_bzero(junk, sizeof(junk));
-	if (n == 0)
+	if (n <= 0)	/* EOF, or a reset (see receive()) */
 		return fail(st, -ECONNRESET,
 			    "the server closed the connection");
 	return fail(st, -EPROTO, "%zd byte(s) arrived that no request asked for",
@@ -485,7 +485,9 @@ static ssize_t receive(struct egd_state *st, uint8_t *buf, size_t len)
 
 		if (n > 0)
 			return n;
-		if (n == 0)
+		/* A server that closes with our request still unread in its
+		 * socket resets the connection: the same event as an EOF. */
+		if (n == 0 || errno == ECONNRESET)
 			return fail(st, -ECONNRESET,
 				    "the server closed the connection after "
 				    "%u of %u answer bytes",
