@@ -119,7 +119,7 @@ alone() { [ "${1%.sh}" != "$1" ] && head -n 5 "$1" | grep -q '^# run-tests: alon
 tests=("$@")
 declare -A in_flight=() start_of=() is_alone=()
 times=()
-next_alone=0 next_other=0 running=0 alone_running=0
+running=0 alone_running=0
 pick() { # sets picked to the index of the next test of KIND (alone|other), or -1
 	local i=$2
 	picked=-1
@@ -151,28 +151,26 @@ finish() { # INDEX
 	times+=("$((SECONDS - start_of[$1])) ${tests[$1]}")
 	rm -rf "$work/$1".*
 }
+# try_start KIND: start the next test of KIND (alone|other); false when
+# none is left.
+declare -A next_of=([alone]=0 [other]=0)
+try_start() {
+	pick "$1" "${next_of[$1]}"
+	if [ "$picked" -lt 0 ]; then
+		next_of[$1]=${#tests[@]}
+		return 1
+	fi
+	next_of[$1]=$((picked + 1))
+	start "$picked"
+	return 0
+}
 if [ "$jobs_max" -eq 1 ]; then
 	for i in "${!tests[@]}"; do start "$i"; done
 else
 	while :; do
-		if [ "$running" -lt "$jobs_max" ] && [ "$alone_running" -eq 0 ]; then
-			pick alone "$next_alone"
-			if [ "$picked" -ge 0 ]; then
-				next_alone=$((picked + 1))
-				start "$picked"
-				continue
-			fi
-			next_alone=${#tests[@]}
-		fi
-		if [ "$running" -lt "$jobs_max" ]; then
-			pick other "$next_other"
-			if [ "$picked" -ge 0 ]; then
-				next_other=$((picked + 1))
-				start "$picked"
-				continue
-			fi
-			next_other=${#tests[@]}
-		fi
+		[ "$running" -lt "$jobs_max" ] && [ "$alone_running" -eq 0 ] &&
+			try_start alone && continue
+		[ "$running" -lt "$jobs_max" ] && try_start other && continue
 		[ "$running" -gt 0 ] || break
 		# A test has ended when its status file is there (wait -n -p
 		# does not name a job that ended before the call).
