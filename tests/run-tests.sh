@@ -147,7 +147,11 @@ start() { # INDEX
 }
 finish() { # INDEX
 	report "$1" "${tests[$1]}"
-	[ -z "${is_alone[$1]}" ] && [ "$jobs_max" -gt 1 ] || note_quality_change "${tests[$1]}"
+	# Side by side, only an alone test's end is a moment no daemon of the
+	# suite holds the hand-over.
+	if [ -n "${is_alone[$1]}" ] || [ "$jobs_max" -eq 1 ]; then
+		note_quality_change "${tests[$1]}"
+	fi
 	times+=("$((SECONDS - start_of[$1])) ${tests[$1]}")
 	rm -rf "$work/$1".*
 }
