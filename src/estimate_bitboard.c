@@ -201,7 +201,7 @@ struct lz_fill { uint32_t hist; unsigned j; };
  * room. */
 static inline __attribute__((always_inline)) uint32_t
 both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
-	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz)
+	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz, const int room)
 {
 	const uint64_t one = BIN_ONE(y);
 	struct bent *const p16 = bin_at(all, hist, CTX_MAX);
@@ -233,7 +233,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 #endif
 	if (l16) {
 		BB(p16) = l16 + one;
-	} else if (*dict_size < LZ_MAX_DICT) {
+	} else if (room && *dict_size < LZ_MAX_DICT) {
 		BB(p16) = one;
 		if (++*dict_size == LZ_MAX_DICT)
 			*fill = (struct lz_fill){ hist, CTX_MAX };
@@ -249,7 +249,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 		okmask |= MMC_OK(c) << sb;
 #endif
 		/* LZ78Y: a new context enters with its counts so far */
-		if (*dict_size < LZ_MAX_DICT && !BB(p)) {
+		if (room && *dict_size < LZ_MAX_DICT && !BB(p)) {
 			BB(p) = c + BIN_BOTH;
 			if (++*dict_size == LZ_MAX_DICT)
 				*fill = (struct lz_fill){ hist, j };
@@ -318,8 +318,15 @@ int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 			if (i >= LZ_B) {
 				int pred;
 
-				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred);
+				/* room: a constant in each copy, so that once the
+				 * dictionary is full the step has no test per
+				 * length for it */
+				if (dict_size < LZ_MAX_DICT)
+					okmask = both_step(all, hist, s[i], &entries16, &dict_size,
+							   &fill, &fmask, &pred, 1);
+				else
+					okmask = both_step(all, hist, s[i], &entries16, &dict_size,
+							   &fill, &fmask, &pred, 0);
 				if (i > LZ_B)
 					tally(&tz, pred == (int)s[i]);
 			} else {
