@@ -231,9 +231,13 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 #ifndef __SSE2__
 	okmask = MMC_OK(e16) << (CTX_MAX - 1);
 #endif
-	if (l16) {
+	if (!room) {
+		/* Without a branch: whether a context of 16 is in the
+		 * dictionary is a coin toss on skewed data. */
+		BB(p16) = l16 + (l16 ? one : 0);
+	} else if (l16) {
 		BB(p16) = l16 + one;
-	} else if (room && *dict_size < LZ_MAX_DICT) {
+	} else if (*dict_size < LZ_MAX_DICT) {
 		BB(p16) = one;
 		if (++*dict_size == LZ_MAX_DICT)
 			*fill = (struct lz_fill){ hist, CTX_MAX };
@@ -262,11 +266,14 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	 * from bit 0.  Up to 15 bits of context there are at most 2^16
 	 * pairs, fewer than MultiMMC's cap: every pair was counted. */
 	fmask = ((known + 1) & ~known) - 1;
-	if (((fmask >> (CTX_MAX - 1)) & 1) && bin_count(e16, y)) {
-		BC(p16) = e16 + one;
-	} else if (*entries16 < MMC_MAX_ENTRIES) {
-		BC(p16) = e16 + one;
-		++*entries16;
+	{
+		/* A pair already counted, or a new one while there is room:
+		 * without branches, the first is a coin toss on skewed data. */
+		const int seen = ((fmask >> (CTX_MAX - 1)) & 1) && bin_count(e16, y);
+		const int add = seen || *entries16 < MMC_MAX_ENTRIES;
+
+		BC(p16) = e16 + (add ? one : 0);
+		*entries16 += (uint32_t)(add && !seen);
 	}
 	*fm = fmask;
 	return okmask & fmask;
