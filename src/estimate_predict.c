@@ -116,6 +116,13 @@ static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 			else
 				score[j] += up;
 		}
+		if (nc == 1) {
+			/* as in lag_binary_body() */
+			score[winner] += popcount64(okw[winner]);
+			high = score[winner];
+			tally_lsb(&t, okw[winner], len);
+			continue;
+		}
 		for (unsigned st = 0; st < len; st++) {
 			tally(&t, (int)((okw[winner] >> st) & 1));
 			for (unsigned c = 0; c < nc; c++) {
@@ -394,6 +401,16 @@ lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcoun
 				cand[nc++] = (uint8_t)(d - 1);
 			else
 				sc[d - 1] += up;
+		}
+		if (nc == 1) {
+			/* Only the winner can reach the top score (it always
+			 * can): it stays the winner through the block, its
+			 * score the top one. */
+			sc[winner] += hw_popcount ? (uint32_t)__builtin_popcountll(m[winner])
+						  : popcount64(m[winner]);
+			high = sc[winner];
+			tally_msb(&t, m[winner], len);
+			continue;
 		}
 		for (unsigned st = 0; st < len; st++) {
 			const unsigned b = 63 - st;
