@@ -259,8 +259,13 @@ START_TEST(test_wipe_after_pause)
 	t = turn(now + 0.06);
 	ck_assert_int_eq(t.step, 0);
 	ck_assert(!out.buf_dirty);
-	for (size_t i = 0; i < out.buf_len; i++)
-		ck_assert_uint_eq(out.buf[i], 0);
+	/* One assertion, not one per byte: each ck_assert is a message to
+	 * Check's parent, 196,608 of them a minute under qemu-user. */
+	size_t left = 0;
+	while (left < out.buf_len && out.buf[left] == 0)
+		left++;
+	ck_assert_msg(left == out.buf_len, "byte %zu of %zu not wiped", left,
+		      out.buf_len);
 }
 END_TEST
 
