@@ -101,6 +101,7 @@ static uint32_t mmc_first_step(struct bent *all, uint32_t hist, unsigned y, unsi
 		known |= (uint32_t)(e != 0) << (j - 1);
 		/* ties predict the larger symbol, 1 */
 		okmask |= (uint32_t)((bin_count(e, 1) >= bin_count(e, 0)) == y) << (j - 1);
+		// cppcheck-suppress unreadVariable ; a store through the table, read later
 		BC(p) = e + BIN_ONE(y);
 	}
 	*fm = ((known + 1) & ~known) - 1;
@@ -258,6 +259,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 			if (++*dict_size == LZ_MAX_DICT)
 				*fill = (struct lz_fill){ hist, j };
 		}
+		// cppcheck-suppress unreadVariable ; a store through the table, read later
 		BC(p) = c + one;
 	}
 #undef MMC_OK
@@ -272,6 +274,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 		const int seen = ((fmask >> (CTX_MAX - 1)) & 1) && bin_count(e16, y);
 		const int add = seen || *entries16 < MMC_MAX_ENTRIES;
 
+		// cppcheck-suppress unreadVariable ; a store through the table, read later
 		BC(p16) = e16 + (add ? one : 0);
 		*entries16 += (uint32_t)(add && !seen);
 	}
