@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "rngfeed/file_ledger.h"
+#include "rngfeed/util.h"
 
 #define MAGIC "rngfeed-file-ledger 1"
 #define ID_LEN 33 /* 32 hex digits and a NUL */
@@ -395,11 +396,6 @@ int file_ledger_chown(const char *dir, uid_t uid, gid_t gid)
 
 const char *file_ledger_default_dir(char *buf, size_t len)
 {
-	const char *dir = getenv("STATE_DIRECTORY");
-	size_t n = dir ? strcspn(dir, ":") : 0;
-
-	if (n == 0 || dir[0] != '/' ||
-	    (size_t)snprintf(buf, len, "%.*s", (int)n, dir) >= len)
-		snprintf(buf, len, "%s", FILE_LEDGER_DEFAULT_DIR);
-	return buf;
+	return unit_dir_path(buf, len, "STATE_DIRECTORY", NULL,
+			     FILE_LEDGER_DEFAULT_DIR);
 }

@@ -147,11 +147,6 @@ int hwrng_record_clear(int fd, const char *path)
 
 const char *hwrng_record_path(char *buf, size_t len)
 {
-	const char *dir = getenv("RUNTIME_DIRECTORY");
-	size_t n = dir ? strcspn(dir, ":") : 0;
-
-	if (n == 0 || dir[0] != '/' ||
-	    (size_t)snprintf(buf, len, "%.*s/hwrng-quality", (int)n, dir) >= len)
-		snprintf(buf, len, "%s", HWRNG_GATE_STATE_PATH);
-	return buf;
+	return unit_dir_path(buf, len, "RUNTIME_DIRECTORY", "hwrng-quality",
+			     HWRNG_GATE_STATE_PATH);
 }

@@ -151,6 +151,19 @@ ssize_t read_text_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
+const char *unit_dir_path(char *buf, size_t len, const char *env,
+			  const char *name, const char *fallback)
+{
+	const char *dir = getenv(env);
+	size_t n = dir ? strcspn(dir, ":") : 0;
+
+	if (n == 0 || dir[0] != '/' ||
+	    (size_t)snprintf(buf, len, "%.*s%s%s", (int)n, dir, name ? "/" : "",
+			     name ? name : "") >= len)
+		snprintf(buf, len, "%s", fallback);
+	return buf;
+}
+
 int set_error(char *err, size_t err_len, const char *fmt, ...)
 {
 	va_list ap;

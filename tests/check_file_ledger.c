@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "rngfeed/file_ledger.h"
+#include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_record.h"
 #include "rngfeed/source.h"
 #include "test_doubles.h"
 
@@ -360,6 +362,54 @@ START_TEST(test_copied_image)
 }
 END_TEST
 
+/* The ledger's directory and the hand-over record follow systemd's
+ * STATE_DIRECTORY and RUNTIME_DIRECTORY alike: the first entry of the
+ * list when it is absolute, else the compiled-in place. */
+START_TEST(test_unit_directories)
+{
+	static const struct {
+		const char *value, *ledger, *record;
+	} cases[] = {
+		{ "/st:/other", "/st", "/st/hwrng-quality" },
+		{ "/st", "/st", "/st/hwrng-quality" },
+		{ "relative", FILE_LEDGER_DEFAULT_DIR, HWRNG_GATE_STATE_PATH },
+		{ "", FILE_LEDGER_DEFAULT_DIR, HWRNG_GATE_STATE_PATH },
+		{ ":/second", FILE_LEDGER_DEFAULT_DIR, HWRNG_GATE_STATE_PATH },
+		{ NULL, FILE_LEDGER_DEFAULT_DIR, HWRNG_GATE_STATE_PATH },
+	};
+	char *saved_state = getenv("STATE_DIRECTORY"), *saved_run = getenv("RUNTIME_DIRECTORY");
+	char buf[256], tiny[8];
+
+	saved_state = saved_state ? strdup(saved_state) : NULL;
+	saved_run = saved_run ? strdup(saved_run) : NULL;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].value) {
+			setenv("STATE_DIRECTORY", cases[i].value, 1);
+			setenv("RUNTIME_DIRECTORY", cases[i].value, 1);
+		} else {
+			unsetenv("STATE_DIRECTORY");
+			unsetenv("RUNTIME_DIRECTORY");
+		}
+		ck_assert_str_eq(file_ledger_default_dir(buf, sizeof(buf)), cases[i].ledger);
+		ck_assert_str_eq(hwrng_record_path(buf, sizeof(buf)), cases[i].record);
+	}
+	/* Too long for the buffer: the fallback (cut to fit), not a cut path. */
+	setenv("RUNTIME_DIRECTORY", "/a-long-runtime-directory", 1);
+	ck_assert_int_eq(strncmp(hwrng_record_path(tiny, sizeof(tiny)),
+				 HWRNG_GATE_STATE_PATH, sizeof(tiny) - 1), 0);
+	if (saved_state)
+		setenv("STATE_DIRECTORY", saved_state, 1);
+	else
+		unsetenv("STATE_DIRECTORY");
+	if (saved_run)
+		setenv("RUNTIME_DIRECTORY", saved_run, 1);
+	else
+		unsetenv("RUNTIME_DIRECTORY");
+	free(saved_state);
+	free(saved_run);
+}
+END_TEST
+
 static Suite *file_ledger_suite(void)
 {
 	Suite *s = suite_create("file_ledger");
@@ -368,6 +418,7 @@ static Suite *file_ledger_suite(void)
 	tcase_add_test(tc, test_record_lookup);
 	tcase_add_test(tc, test_bad_ledger);
 	tcase_add_test(tc, test_oldest_dropped);
+	tcase_add_test(tc, test_unit_directories);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("source");
 	tcase_set_timeout(tc, 30);

@@ -29,6 +29,13 @@ int write_all(int fd, const void *buf, size_t len);
  * in the text). */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
 
+/* The first entry of systemd's directory variable @env (RUNTIME_DIRECTORY,
+ * STATE_DIRECTORY: a colon-separated list of absolute paths), with "/@name"
+ * after it when @name is given; @fallback where the variable is unset,
+ * not absolute or too long for @buf.  Returns @buf. */
+const char *unit_dir_path(char *buf, size_t len, const char *env,
+			  const char *name, const char *fallback);
+
 /* Write a one-line message into @err (printf-style) and return -EINVAL:
  * how parsers say what was wrong. */
 int set_error(char *err, size_t err_len, const char *fmt, ...)
