@@ -164,13 +164,10 @@ int est_mcv_bits(const uint8_t *s, size_t n, unsigned bits, struct est_result *r
 }
 
 /* ================= §6.3.2 collision ================= */
-/* Walks the bitstring in steps of 2 (the first two bits equal) or 3 (they
- * differ: with bits the third must repeat one of them).  SP 800-90B's step 7
- * equation for a binary alphabet reduces to the quadratic
- * X' = 2 + 2p - 2p^2 ... solved here for its root p >= 1/2. */
-/* What the walk does from the top of 12 bits: its steps, the sum of their
- * squares and where it stops (11 to 13 bits on), as steps | sumsq << 4 |
- * advance << 12.  Each step reads two bits, all inside the 12. */
+/* What est_collision()'s walk does from the top of 12 bits: its steps,
+ * the sum of their squares and where it stops (11 to 13 bits on), as
+ * steps | sumsq << 4 | advance << 12.  Each step reads two bits, all
+ * inside the 12. */
 static void coll_table(uint16_t tab[4096])
 {
 	for (unsigned w = 0; w < 4096; w++) {
@@ -187,6 +184,10 @@ static void coll_table(uint16_t tab[4096])
 	}
 }
 
+/* Walks the bitstring in steps of 2 (the first two bits equal) or 3 (they
+ * differ: with bits the third must repeat one of them).  SP 800-90B's step 7
+ * equation for a binary alphabet reduces to the quadratic
+ * X' = 2 + 2p - 2p^2 ... solved here for its root p >= 1/2. */
 int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 {
 	uint64_t len = (uint64_t)n * bits, i = 0, v = 0, sumsq = 0;

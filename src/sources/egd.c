@@ -94,7 +94,6 @@ static long long now_ms(void)
 
 /* ---- the device text: unix:PATH or tcp:HOST:PORT ----------------------- */
 
-
 /*
  * Parse @device into @a.  A TCP host may be a name, an IPv4 address or an
  * IPv6 address in brackets ([::1]); the port is 1..65535.
