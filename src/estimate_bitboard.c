@@ -77,13 +77,6 @@ static inline uint64_t spread8(unsigned x)
 	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
 }
 
-/* The long contexts' counters miss the caches (2 MiB of them): those of
- * the position after next (context h2) are fetched a step ahead. */
-static inline void bin_prefetch(struct bent *all, uint32_t h2)
-{
-	for (unsigned j = 9; j <= CTX_MAX; j++)
-		__builtin_prefetch(bin_at(all, h2, j), 1);
-}
 
 /* A MultiMMC step alone, for the first positions (lengths 1..max, max <
  * 15, before LZ78Y starts): counts follower y after each context of hist
@@ -170,25 +163,42 @@ static inline int lz_predict_up(struct bent *all, uint32_t hist)
 }
 
 #ifdef __SSE2__
-/* MultiMMC's view of the words c of lengths j..j + 3: which are not zero
- * (bit 0: length j) in the low nibble, and where the count of 1 is below
- * that of 0 (predicts 0) in the next.  Four at a time in SSE2 registers:
- * the step is bound by its instruction count more than by the table (with
- * every table cut to L1's size it still took 43 of its 49 ns), and per
- * length the scalar test, subtraction and shifts were a quarter of them
- * (10^6 biased bits: 49 -> 40.5 ms).  The counts stay below 2^31, so the
- * difference of two 32-bit halves is exact. */
-static inline unsigned mmc_bits4(struct bent *all, uint32_t hist, unsigned j)
+/* MultiMMC's view of the 16 lengths' words c: which are zero (bit j - 1:
+ * length j, its context never seen) in the low 16 bits, and where the
+ * count of 1 is below that of 0 (predicts 0) in the high 16.  In SSE2
+ * registers, four lengths a register: the step is bound by its
+ * instruction count more than by the table (with every table cut to L1's
+ * size it still took 43 of its 49 ns), and per length the scalar test,
+ * subtraction and shifts were a quarter of them.  The counts stay below
+ * 2^31, so the difference of two 32-bit halves is exact, and saturating
+ * packs keep its sign down to a byte: one pmovmskb reads all 16 (four
+ * movmskps and the shifts to join them were 36 instructions more a step).
+ * Loads through __m128i and __m64, which may alias the table's words (a
+ * double may not). */
+static inline __attribute__((always_inline)) __m128 bin_pair(struct bent *all, uint32_t hist,
+							     unsigned j)
 {
-	const double *a = (const double *)bin_at(all, hist, j), *b = (const double *)bin_at(all, hist, j + 1);
-	const double *c = (const double *)bin_at(all, hist, j + 2), *d = (const double *)bin_at(all, hist, j + 3);
-	const __m128d ab = _mm_loadh_pd(_mm_load_sd(a), b), cd = _mm_loadh_pd(_mm_load_sd(c), d);
-	const __m128i l = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(ab), _mm_castpd_ps(cd), _MM_SHUFFLE(2, 0, 2, 0)));
-	const __m128i h = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(ab), _mm_castpd_ps(cd), _MM_SHUFFLE(3, 1, 3, 1)));
-	const __m128i zero = _mm_cmpeq_epi32(_mm_or_si128(l, h), _mm_setzero_si128());
+	return _mm_loadh_pi(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(void *)bin_at(all, hist, j))),
+			    (const __m64 *)(void *)bin_at(all, hist, j + 1));
+}
 
-	return (~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(zero)) & 15u) |
-	       (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_sub_epi32(h, l))) << 4;
+static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *all, uint32_t hist)
+{
+	__m128i diff[4], zero[4];
+
+	UNROLL_CTX
+	for (unsigned q = 0; q < 4; q++) {
+		const __m128 ab = bin_pair(all, hist, 4 * q + 1), cd = bin_pair(all, hist, 4 * q + 3);
+		const __m128i l = _mm_castps_si128(_mm_shuffle_ps(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)));
+		const __m128i h = _mm_castps_si128(_mm_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+
+		diff[q] = _mm_sub_epi32(h, l);
+		zero[q] = _mm_cmpeq_epi32(_mm_or_si128(l, h), _mm_setzero_si128());
+	}
+	return (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(zero[0], zero[1]),
+							  _mm_packs_epi32(zero[2], zero[3]))) |
+	       (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(diff[0], diff[1]),
+							  _mm_packs_epi32(diff[2], diff[3]))) << 16;
 }
 #endif
 
@@ -210,11 +220,10 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	uint32_t known, okmask, fmask;
 #ifdef __SSE2__
 	/* before any length's count changes */
-	const unsigned q0 = mmc_bits4(all, hist, 1), q1 = mmc_bits4(all, hist, 5);
-	const unsigned q2 = mmc_bits4(all, hist, 9), q3 = mmc_bits4(all, hist, 13);
+	const uint32_t q = mmc_bits16(all, hist);
 
-	known = (q0 & 15) | (q1 & 15) << 4 | (q2 & 15) << 8 | (q3 & 15) << 12;
-	okmask = (q0 >> 4 | (q1 >> 4) << 4 | (q2 >> 4) << 8 | (q3 >> 4) << 12) ^ (y ? 0xffffu : 0);
+	known = ~q & 0xffffu;
+	okmask = (q >> 16) ^ (y ? 0xffffu : 0);
 #else
 	known = (uint32_t)(e16 != 0) << (CTX_MAX - 1);
 #endif
@@ -282,23 +291,176 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	return okmask & fmask;
 }
 
-/* MultiMMC's scoreboard does not depend on its counters, so it is kept 64
- * steps at a time as in lag_binary(): first the block's steps, with which
- * lengths knew their context and which predicted right at each step (and
- * how often each was right, in byte lanes); then only the lengths that can
- * reach the highest score within the block are stepped through it, the
- * others just gain their count.  LZ78Y (from position LZ_B, predicting
- * from LZ_B + 1) has no scoreboard: its tally is kept at each step. */
-#define MMC_BLOCK 64
+/* ---- MultiMMC's scoreboard ----
+ * The highest score is always the winner's: a length that reaches it takes
+ * over.  So the lengths that take over at a step are those right at it
+ * whose score is then the highest of all (the longest of them wins): 90B's
+ * loop over the lengths in ascending order, >= taking over, gives the same.
+ * It is kept a run of steps at a time (board_begin(), board_step() per
+ * step, board_end()). */
+struct board {
+	uint32_t score[CTX_MAX], high;	/* high: score[winner] */
+	unsigned winner;
+	struct tally t;			/* MultiMMC's: the winner's outcomes */
+};
+
+#ifdef __SSE2__
+/* In SSE2 registers, at each step: each length's score a 16-bit lane
+ * relative to the highest at the run's start.  A length further than
+ * BOARD_FAR below it cannot reach it within a run and is held at
+ * -BOARD_FAR (its gain in the run is still the lane's).  The highest of
+ * the lanes is taken afresh at each step rather than carried from the
+ * step before.  Where the run starts with no length but the winner within
+ * BOARD_RUN of the highest ("solo"), nobody can take over in it and only
+ * the lanes are kept.  Measured (10^6 biased / uniform bits, 8 * 10^6
+ * uniform bits as an 8-bit file's bitstring): stepping, after every 64
+ * steps, each length that might take over within them, one at a time (on
+ * i.i.d. data every length is about as good, so most were such
+ * candidates): 35.3 / 37.4 / 294 ms for the whole pass; these sets at
+ * every step: 33.2 / 35.4 / 269 ms. */
+#define BOARD_RUN 64
+#define BOARD_FAR 1024
+struct board_run {
+	__m128i lo, hi;		/* lengths 1..8, 9..16 */
+	int solo;		/* no other length can take over in the run */
+	int16_t d0[CTX_MAX];	/* the lanes at the start */
+};
+
+static void board_begin(struct board_run *r, const struct board *b)
+{
+	unsigned near = 0;
+
+	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
+		const uint32_t gap = b->high - b->score[sb];
+
+		r->d0[sb] = (int16_t)(gap > BOARD_FAR ? -BOARD_FAR : -(int)gap);
+		near += gap <= BOARD_RUN;
+	}
+	r->solo = near == 1;
+	r->lo = _mm_loadu_si128((const __m128i *)(const void *)r->d0);
+	r->hi = _mm_loadu_si128((const __m128i *)(const void *)(r->d0 + 8));
+}
+
+/* ok: the lengths right at this step (and whose context was found), f:
+ * those whose context was found. */
+static inline __attribute__((always_inline)) void
+board_step(struct board_run *r, struct board *b, unsigned ok, unsigned f)
+{
+	const __m128i bit_lo = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+	const __m128i bit_hi = _mm_setr_epi16(256, 512, 1024, 2048, 4096, 8192, 16384, (short)0x8000);
+	const __m128i x = _mm_set1_epi16((short)ok);
+	const __m128i ol = _mm_cmpeq_epi16(_mm_and_si128(x, bit_lo), bit_lo);
+	const __m128i oh = _mm_cmpeq_epi16(_mm_and_si128(x, bit_hi), bit_hi);
+	__m128i top;
+	unsigned takers;
+
+	r->lo = _mm_sub_epi16(r->lo, ol);	/* a right lane is -1 */
+	r->hi = _mm_sub_epi16(r->hi, oh);
+	if ((f >> b->winner) & 1)
+		tally(&b->t, (ok >> b->winner) & 1);
+	if (r->solo)
+		return;
+	/* the highest, in every lane */
+	top = _mm_max_epi16(r->lo, r->hi);
+	top = _mm_max_epi16(top, _mm_shuffle_epi32(top, _MM_SHUFFLE(1, 0, 3, 2)));
+	top = _mm_max_epi16(top, _mm_shuffle_epi32(top, _MM_SHUFFLE(2, 3, 0, 1)));
+	top = _mm_max_epi16(top, _mm_shufflehi_epi16(_mm_shufflelo_epi16(top, _MM_SHUFFLE(2, 3, 0, 1)),
+						     _MM_SHUFFLE(2, 3, 0, 1)));
+	takers = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(_mm_and_si128(ol, _mm_cmpeq_epi16(r->lo, top)),
+							    _mm_and_si128(oh, _mm_cmpeq_epi16(r->hi, top))));
+	b->winner = takers ? 31u - (unsigned)__builtin_clz(takers) : b->winner;
+}
+
+static void board_end(struct board_run *r, struct board *b)
+{
+	int16_t d1[CTX_MAX];
+	int top = -BOARD_FAR;
+
+	_mm_storeu_si128((__m128i *)(void *)d1, r->lo);
+	_mm_storeu_si128((__m128i *)(void *)(d1 + 8), r->hi);
+	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
+		b->score[sb] += (uint32_t)(d1[sb] - r->d0[sb]);
+		top = d1[sb] > top ? d1[sb] : top;
+	}
+	b->high += (uint32_t)top;
+}
+#else
+/* Without SSE2: the run's steps are kept, then how often each length was
+ * right in the run (in byte lanes: a run is 64 steps) tells which lengths
+ * can reach the highest score within it; only those are stepped through
+ * it, the others just gain their count. */
+#define BOARD_RUN 64
+struct board_run {
+	uint16_t okm[BOARD_RUN], fm[BOARD_RUN];
+	unsigned len;
+};
+
+static void board_begin(struct board_run *r, const struct board *b)
+{
+	(void)b;
+	r->len = 0;
+}
+
+static inline void board_step(struct board_run *r, struct board *b, unsigned ok, unsigned f)
+{
+	(void)b;
+	r->okm[r->len] = (uint16_t)ok;
+	r->fm[r->len++] = (uint16_t)f;
+}
+
+static void board_end(struct board_run *r, struct board *b)
+{
+	uint64_t cnt_lo = 0, cnt_hi = 0;	/* byte sb: right in the run */
+	uint8_t cand[CTX_MAX] = { 0 };
+	unsigned nc = 0;
+
+	for (unsigned st = 0; st < r->len; st++) {
+		cnt_lo += spread8(r->okm[st]);
+		cnt_hi += spread8((unsigned)r->okm[st] >> 8);
+	}
+	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
+		const uint32_t up = (uint32_t)((sb < 8 ? cnt_lo >> (8 * sb) : cnt_hi >> (8 * (sb - 8))) & 0xff);
+
+		if (b->score[sb] + up >= b->high)
+			cand[nc++] = (uint8_t)sb;
+		else
+			b->score[sb] += up;
+	}
+	for (unsigned st = 0; st < r->len; st++) {
+		const unsigned cur = b->winner, ok = r->okm[st];
+
+		if ((r->fm[st] >> cur) & 1)
+			tally(&b->t, (ok >> cur) & 1);
+		/* Ascending lengths, >= takes over, as 90B's loop. */
+		for (unsigned c = 0; c < nc; c++) {
+			const unsigned sb = cand[c];
+			const uint32_t inc = (ok >> sb) & 1, v = b->score[sb] + inc;
+			const int take = inc && v >= b->high;
+
+			b->score[sb] = v;
+			b->winner = take ? sb : b->winner;
+			b->high = take ? v : b->high;
+		}
+	}
+}
+#endif
+
+/* MultiMMC and LZ78Y over the bits, with MultiMMC's scoreboard kept in
+ * runs of BOARD_RUN steps.  LZ78Y (from position LZ_B, predicting from
+ * LZ_B + 1) has no scoreboard: its tally is kept at each step.  No
+ * prefetch: fetching the long contexts' counters 1, 2, 4 or 8 steps ahead
+ * made the pass slower (10^6 biased bits: 38 to 42 ms instead of 34).
+ * (Earlier versions asked for one a step ahead from a small inline
+ * function that GCC took for one without effects and dropped.) */
 int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 			 struct est_result *lz)
 {
 	struct bent *all = est_zalloc(BIN_TABLES_BYTES);
-	uint32_t entries16 = 0, dict_size = 0, score[CTX_MAX] = { 0 }, high = 0;	/* high: score[winner] */
+	uint32_t entries16 = 0, dict_size = 0;
 	struct lz_fill fill = { 0, CTX_MAX + 1 };
-	uint16_t okm[MMC_BLOCK], fm[MMC_BLOCK];
-	struct tally t = { 0, 0, 0 }, tz = { 0, 0, 0 };
-	unsigned winner = 0;
+	struct board board = { .high = 0 };
+	struct board_run run;
+	struct tally tz = { 0, 0, 0 };
 	uint32_t hist = 0;
 
 	if (!all)
@@ -312,19 +474,15 @@ int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 		BC(bin_at(all, hist, (unsigned)i)) = BIN_ONE(s[i]);
 	}
 	hist = s[0];
-	for (size_t i0 = 2; i0 < n; i0 += MMC_BLOCK) {
-		const unsigned len = n - i0 < MMC_BLOCK ? (unsigned)(n - i0) : MMC_BLOCK;
-		uint64_t cnt_lo = 0, cnt_hi = 0;	/* byte sb: right in the block */
-		uint8_t cand[CTX_MAX] = { 0 };
-		unsigned nc = 0;
+	for (size_t i0 = 2; i0 < n; i0 += BOARD_RUN) {
+		const unsigned len = n - i0 < BOARD_RUN ? (unsigned)(n - i0) : BOARD_RUN;
 
+		board_begin(&run, &board);
 		for (unsigned st = 0; st < len; st++) {
 			const size_t i = i0 + st;
 			uint32_t okmask, fmask;
 
 			hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-			if (i + 1 < n)
-				bin_prefetch(all, ((hist << 2) | (uint32_t)s[i] << 1 | s[i + 1]) & 0xffffu);
 			if (i >= LZ_B) {
 				int pred;
 
@@ -342,38 +500,12 @@ int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 			} else {
 				okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
 			}
-			okm[st] = (uint16_t)okmask;
-			fm[st] = (uint16_t)fmask;
-			cnt_lo += spread8(okmask);
-			cnt_hi += spread8(okmask >> 8);
+			board_step(&run, &board, okmask, fmask);
 		}
-		for (unsigned sb = 0; sb < CTX_MAX; sb++) {
-			const uint32_t up = (uint32_t)((sb < 8 ? cnt_lo >> (8 * sb) : cnt_hi >> (8 * (sb - 8))) & 0xff);
-
-			if (score[sb] + up >= high)
-				cand[nc++] = (uint8_t)sb;
-			else
-				score[sb] += up;
-		}
-		for (unsigned st = 0; st < len; st++) {
-			const unsigned cur = winner, ok = okm[st];
-
-			if ((fm[st] >> cur) & 1)
-				tally(&t, (ok >> cur) & 1);
-			/* Ascending lengths, >= takes over, as 90B's loop. */
-			for (unsigned c = 0; c < nc; c++) {
-				const unsigned sb = cand[c];
-				const uint32_t inc = (ok >> sb) & 1, v = score[sb] + inc;
-				const int take = inc && v >= high;
-
-				score[sb] = v;
-				winner = take ? sb : winner;
-				high = take ? v : high;
-			}
-		}
+		board_end(&run, &board);
 	}
 	est_zfree(all, BIN_TABLES_BYTES);
-	est_prediction_bound(t.c, n - 2, t.longest, 2, mmc);
+	est_prediction_bound(board.t.c, n - 2, board.t.longest, 2, mmc);
 	if (n < LZ_B + 2)
 		return 0;	/* LZ78Y predicted nothing */
 	est_prediction_bound(tz.c, n - LZ_B - 1, tz.longest, 2, lz);
