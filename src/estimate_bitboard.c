@@ -103,9 +103,9 @@ static uint32_t mmc_first_step(struct bent *all, uint32_t hist, unsigned y, unsi
 
 /* LZ78Y's counts of the context of length j (below 16) in entry e: zero
  * while it is not in the dictionary, else those since it entered. */
-static inline uint64_t lz_counts(struct bent *e)
+static inline uint64_t lz_counts(struct bent *e, uint64_t less)
 {
-	return BB(e) ? BC(e) + BIN_BOTH - BB(e) : 0;
+	return BB(e) ? BC(e) - less + BIN_BOTH - BB(e) : 0;
 }
 
 /* ---- LZ78Y's prediction ----
@@ -113,13 +113,13 @@ static inline uint64_t lz_counts(struct bent *e)
  * whose most frequent follower is the most frequent of all: longest first,
  * a shorter one wins only with a higher count.  All 16 lengths, as 90B
  * says: */
-static int lz_predict_all(struct bent *all, uint32_t hist)
+static int lz_predict_all(struct bent *all, uint32_t hist, uint64_t less)
 {
 	uint32_t best = 0;
 	int pred = -1;
 
 	for (unsigned j = CTX_MAX; j >= 1; j--) {
-		const uint64_t l = j == CTX_MAX ? BB(bin_at(all, hist, j)) : lz_counts(bin_at(all, hist, j));
+		const uint64_t l = j == CTX_MAX ? BB(bin_at(all, hist, j)) : lz_counts(bin_at(all, hist, j), less);
 		const uint32_t c0 = bin_count(l, 0), c1 = bin_count(l, 1);
 		const uint32_t cnt = c0 > c1 ? c0 : c1;
 
@@ -142,9 +142,9 @@ static int lz_predict_all(struct bent *all, uint32_t hist)
  * The exception: the step that filled the dictionary added its long
  * contexts but may have had no room left for their suffixes; the caller
  * takes lz_predict_all() where the context repeats one of those. */
-static inline int lz_predict_up(struct bent *all, uint32_t hist)
+static inline int lz_predict_up(struct bent *all, uint32_t hist, uint64_t less)
 {
-	uint64_t l = lz_counts(bin_at(all, hist, 1));
+	uint64_t l = lz_counts(bin_at(all, hist, 1), less);
 	uint32_t c0 = bin_count(l, 0), c1 = bin_count(l, 1);
 	const uint32_t top = c0 > c1 ? c0 : c1;
 	int pred = c0 > c1 ? 0 : 1;
@@ -152,7 +152,7 @@ static inline int lz_predict_up(struct bent *all, uint32_t hist)
 	if (!l)
 		return -1;	/* nothing in the dictionary */
 	for (unsigned j = 2; j <= CTX_MAX; j++) {
-		l = j == CTX_MAX ? BB(bin_at(all, hist, j)) : lz_counts(bin_at(all, hist, j));
+		l = j == CTX_MAX ? BB(bin_at(all, hist, j)) : lz_counts(bin_at(all, hist, j), less);
 		c0 = bin_count(l, 0);
 		c1 = bin_count(l, 1);
 		if ((c0 > c1 ? c0 : c1) != top || !l)
@@ -228,11 +228,27 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	known = (uint32_t)(e16 != 0) << (CTX_MAX - 1);
 #endif
 
+#ifdef __SSE2__
+	const int early = !room;	/* MultiMMC's view is read */
+#else
+	const int early = 0;
+#endif
+
+	if (early) {
+		/* Counted first, shortest first, read back one less: a step
+		 * whose context repeats the one before waits for these. */
+		UNROLL_CTX
+		for (unsigned j = 1; j < CTX_MAX; j++) {
+			struct bent *const p = bin_at(all, hist, j);
+
+			BC(p) += one;
+		}
+	}
 	/* the lengths the context shares with the filling step's */
 	if ((unsigned)__builtin_ctz((hist ^ fill->hist) | 1u << CTX_MAX) >= fill->j)
-		*lz = lz_predict_all(all, hist);
+		*lz = lz_predict_all(all, hist, early ? one : 0);
 	else
-		*lz = lz_predict_up(all, hist);
+		*lz = lz_predict_up(all, hist, early ? one : 0);
 
 	/* Right when the prediction is y: 1 unless the count of 1 is below
 	 * that of 0 (ties predict the larger symbol, 1), so the sign of the
@@ -252,6 +268,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 		if (++*dict_size == LZ_MAX_DICT)
 			*fill = (struct lz_fill){ hist, CTX_MAX };
 	}
+	if (!early)
 	UNROLL_CTX
 	for (unsigned j = CTX_MAX - 1; j >= 1; j--) {
 		struct bent *const p = bin_at(all, hist, j);
