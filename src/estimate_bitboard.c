@@ -401,7 +401,15 @@ board_step(struct board_run *r, struct board *b, unsigned ok, unsigned f)
 						     _MM_SHUFFLE(2, 3, 0, 1)));
 	takers = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(_mm_and_si128(ol, _mm_cmpeq_epi16(r->lo, top)),
 							    _mm_and_si128(oh, _mm_cmpeq_epi16(r->hi, top))));
-	b->winner = takers ? 31u - (unsigned)__builtin_clz(takers) : b->winner;
+	{
+		/* The longest taker, or the winner as it was: without a branch,
+		 * which on i.i.d. bits is a coin toss (written as a choice,
+		 * GCC made one unless it had lzcnt; 10^6 biased bits 29.6 ->
+		 * 26.6 ms, uniform 28.6 -> 26.8). */
+		const unsigned keep = (unsigned)(takers != 0) - 1u;	/* all ones: none */
+
+		b->winner = ((31u - (unsigned)__builtin_clz(takers | 1u)) & ~keep) | (b->winner & keep);
+	}
 }
 
 static void board_end(struct board_run *r, struct board *b)
