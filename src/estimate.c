@@ -12,6 +12,7 @@
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_predict.h"
 
 /* Tables of 1 MiB and more get whole, aligned 2-MiB units (a huge page
  * must be aligned); smaller ones are plain calloc. */
@@ -64,17 +65,22 @@ static inline uint64_t pack8(const uint8_t *p)
 	return (x * 0x8040201008040201ull) >> 56;
 }
 
+/* 64 samples' low bits, the first in bit 63. */
+static inline uint64_t pack64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (unsigned b = 0; b < 8; b++)
+		v = v << 8 | pack8(p + 8 * b);
+	return v;
+}
+
 void est_pack_bits(const uint8_t *s, size_t n, uint64_t *w)
 {
 	size_t k = 0;
 
-	for (; k < n / 64; k++) {
-		uint64_t v = 0;
-
-		for (unsigned b = 0; b < 8; b++)
-			v = v << 8 | pack8(s + 64 * k + 8 * b);
-		w[k] = v;
-	}
+	for (; k < n / 64; k++)
+		w[k] = pack64(s + 64 * k);
 	if (n % 64) {
 		uint64_t v = 0;
 
@@ -131,6 +137,39 @@ static void mcv_finish(uint64_t mode, uint64_t n, struct est_result *r)
 	r->h = -log2(r->p_u);
 }
 
+/* The ones among binary samples, eight bytes a word: each byte adds 0 or 1
+ * to its lane, so 255 words go into the lanes before they are folded, and
+ * a byte above 1 is -EINVAL.  Byte order does not matter to a sum
+ * (10^6 bits: 1.4 -> 0.1 ms against a count per sample). */
+static int mcv_ones(const uint8_t *s, size_t n, uint64_t *ones)
+{
+	const uint64_t lo = 0x00ff00ff00ff00ffull;
+	uint64_t total = 0, bad = 0;
+	size_t i = 0;
+
+	while (n - i >= 8) {
+		const size_t words = (n - i) / 8 < 255 ? (n - i) / 8 : 255;
+		uint64_t lanes = 0;
+
+		for (size_t w = 0; w < words; w++, i += 8) {
+			uint64_t x;
+
+			memcpy(&x, s + i, sizeof(x));
+			bad |= x;
+			lanes += x;
+		}
+		/* 16-bit lanes of at most 510, their sum at most 2,040 */
+		lanes = (lanes & lo) + ((lanes >> 8) & lo);
+		total += (lanes * 0x0001000100010001ull) >> 48;
+	}
+	for (; i < n; i++) {
+		bad |= s[i];
+		total += s[i];
+	}
+	*ones = total;
+	return bad & 0xfefefefefefefefeull ? -EINVAL : 0;
+}
+
 int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	uint64_t counts[256] = { 0 }, mode = 0;
@@ -138,6 +177,15 @@ int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 
 	if (rc < 0)
 		return rc;
+	if (k == 2) {
+		uint64_t ones;
+
+		rc = mcv_ones(s, n, &ones);
+		if (rc < 0)
+			return rc;
+		mcv_finish(ones > n - ones ? ones : n - ones, n, r);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		counts[s[i]]++;
 	for (unsigned v = 0; v < 256; v++) {
@@ -206,6 +254,13 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 	for (;;) {
 		uint16_t e;
 
+		/* one bit per sample: eight at a time (10^6 bits: 1.4 ->
+		 * 0.4 ms) */
+		while (bits == 1 && nacc <= 56 && n - next >= 8) {
+			acc = acc << 8 | pack8(s + next);
+			next += 8;
+			nacc += 8;
+		}
 		while (nacc + bits <= 64 && next < n) {
 			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
 			nacc += bits;
@@ -253,10 +308,38 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 }
 
 /* ================= §6.3.3 Markov ================= */
+/* Markov's counts over one bit per sample, 64 samples a word: within the
+ * word, sample j's transition is bit 63 - j of x against the same bit of
+ * x << 1 (63 of them, bit 0 is the next word's), and the one across words
+ * from *prev (2: none yet).  Leaves the samples after the last whole 64 to
+ * the caller (10^6 bits: 1.2 -> 0.1 ms against a table look-up each). */
+static size_t markov_words(const uint8_t *s, size_t n, uint64_t c[3], unsigned *prev)
+{
+	const uint64_t inner = ~1ull;
+	size_t i = 0;
+
+	for (; n - i >= 64; i += 64) {
+		const uint64_t x = pack64(s + i), y = x << 1;
+
+		if (*prev == 0) {
+			c[0]++;
+			c[1] += !(x >> 63);
+		} else if (*prev == 1) {
+			c[2] += !(x >> 63);
+		}
+		c[0] += popcount64(~x & inner);
+		c[1] += popcount64(~x & ~y & inner);
+		c[2] += popcount64(x & ~y & inner);
+		*prev = (unsigned)(x & 1);
+	}
+	return i;
+}
+
 int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 {
 	uint64_t len = (uint64_t)n * bits, c0 = 0, c00 = 0, c10 = 0, c1;
 	unsigned prev = 2;
+	size_t i0 = 0;
 	double p0, p1, p00, p01, p10, p11, hmin = 128.0;
 	uint32_t tab[3][256];	/* c0 | c00 << 8 | c10 << 16 */
 	int rc = est_check_bits(s, n, bits);
@@ -283,7 +366,15 @@ int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 			tab[pv][v] = a0 | a00 << 8 | a10 << 16;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
+	if (bits == 1) {
+		uint64_t c[3] = { 0, 0, 0 };
+
+		i0 = markov_words(s, n, c, &prev);
+		c0 = c[0];
+		c00 = c[1];
+		c10 = c[2];
+	}
+	for (size_t i = i0; i < n; i++) {
 		const uint32_t t = tab[prev][s[i] & ((1u << bits) - 1)];
 
 		c0 += t & 0xff;
