@@ -408,7 +408,8 @@ static inline __attribute__((always_inline)) void
 lag_sort(struct lag_board *b, unsigned d, uint64_t mm, uint64_t mw, int hw)
 {
 	b->m[d - 1] = mm;
-	if (can_take(b->sc[d - 1], lag_popcount(mm & ~mw, hw), b->high))
+	/* most lags are more than a block behind: no second popcount */
+	if (b->sc[d - 1] + 65 >= b->high && can_take(b->sc[d - 1], lag_popcount(mm & ~mw, hw), b->high))
 		b->cand[b->nc++] = (uint8_t)(d - 1);
 	else
 		b->sc[d - 1] += lag_popcount(mm, hw);
