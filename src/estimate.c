@@ -692,15 +692,63 @@ void est_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest,
 }
 
 /* ================= helpers ================= */
+/* Which of 0 and 1 the low bits of the samples hold, eight samples a
+ * word (a store per sample into seen[] took 0.3 ms on 10^6 bits). */
+static void seen_bits(const uint8_t *s, size_t n, unsigned seen[2])
+{
+	const uint64_t low = 0x0101010101010101ull;
+	uint64_t ones = 0, zeros = 0;
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, s + i, sizeof(x));
+		ones |= x;
+		zeros |= ~x;
+	}
+	for (; i < n; i++) {
+		ones |= s[i];
+		zeros |= (uint8_t)~s[i];
+	}
+	seen[0] = (zeros & low) != 0;
+	seen[1] = (ones & low) != 0;
+}
+
+/* out = s & mask, eight samples a word: the ranks when every value of
+ * the mask occurs (a look-up per sample: 0.6 ms on 10^6 samples). */
+static void mask_samples(const uint8_t *s, size_t n, unsigned mask, uint8_t *out)
+{
+	const uint64_t m = mask * 0x0101010101010101ull;
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, s + i, sizeof(x));
+		x &= m;
+		memcpy(out + i, &x, sizeof(x));
+	}
+	for (; i < n; i++)
+		out[i] = s[i] & mask;
+}
+
 unsigned est_translate(const uint8_t *s, size_t n, unsigned bits, uint8_t *out)
 {
 	uint8_t rank[256];
 	unsigned seen[256] = { 0 }, k = 0, mask = (1u << bits) - 1;
 
-	for (size_t i = 0; i < n; i++)
-		seen[s[i] & mask] = 1;
+	if (bits == 1)
+		seen_bits(s, n, seen);
+	else
+		for (size_t i = 0; i < n; i++)
+			seen[s[i] & mask] = 1;
 	for (unsigned v = 0; v < 256; v++)
 		rank[v] = seen[v] ? (uint8_t)k++ : 0;
+	if (k == mask + 1) {
+		mask_samples(s, n, mask, out);
+		return k;
+	}
 	for (size_t i = 0; i < n; i++)
 		out[i] = rank[s[i] & mask];
 	return k ? k : 1;
