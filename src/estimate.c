@@ -141,33 +141,41 @@ static void mcv_finish(uint64_t mode, uint64_t n, struct est_result *r)
  * to its lane, so 255 words go into the lanes before they are folded, and
  * a byte above 1 is -EINVAL.  Byte order does not matter to a sum
  * (10^6 bits: 1.4 -> 0.1 ms against a count per sample). */
-static int mcv_ones(const uint8_t *s, size_t n, uint64_t *ones)
+/* The sum of a word's eight byte lanes. */
+static inline uint64_t lanes_sum(uint64_t lanes)
 {
 	const uint64_t lo = 0x00ff00ff00ff00ffull;
-	uint64_t total = 0, bad = 0;
+
+	/* 16-bit lanes of at most 510, their sum at most 2,040 */
+	lanes = (lanes & lo) + ((lanes >> 8) & lo);
+	return (lanes * 0x0001000100010001ull) >> 48;
+}
+
+static int mcv_ones(const uint8_t *s, size_t n, uint64_t *ones)
+{
+	uint64_t total = 0, bad = 0, lanes = 0;
+	unsigned words = 0;
 	size_t i = 0;
 
-	while (n - i >= 8) {
-		const size_t words = (n - i) / 8 < 255 ? (n - i) / 8 : 255;
-		uint64_t lanes = 0;
+	for (; n - i >= 8; i += 8) {
+		uint64_t x;
 
-		for (size_t w = 0; w < words; w++, i += 8) {
-			uint64_t x;
-
-			memcpy(&x, s + i, sizeof(x));
-			bad |= x;
-			lanes += x;
+		memcpy(&x, s + i, sizeof(x));
+		bad |= x;
+		lanes += x;
+		if (++words == 255) {
+			total += lanes_sum(lanes);
+			lanes = 0;
+			words = 0;
 		}
-		/* 16-bit lanes of at most 510, their sum at most 2,040 */
-		lanes = (lanes & lo) + ((lanes >> 8) & lo);
-		total += (lanes * 0x0001000100010001ull) >> 48;
 	}
+	total += lanes_sum(lanes);
 	for (; i < n; i++) {
 		bad |= s[i];
 		total += s[i];
 	}
 	*ones = total;
-	return bad & 0xfefefefefefefefeull ? -EINVAL : 0;
+	return (bad & 0xfefefefefefefefeull) ? -EINVAL : 0;
 }
 
 int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
