@@ -153,23 +153,23 @@ static inline uint64_t lanes_sum(uint64_t lanes)
 
 static int mcv_ones(const uint8_t *s, size_t n, uint64_t *ones)
 {
-	uint64_t total = 0, bad = 0, lanes = 0;
-	unsigned words = 0;
+	uint64_t total = 0, bad = 0;
 	size_t i = 0;
 
-	for (; n - i >= 8; i += 8) {
-		uint64_t x;
+	while (n - i >= 8) {
+		/* up to 255 words, then their lanes folded */
+		const size_t end = i + 8 * ((n - i) / 8 > 255 ? 255 : (n - i) / 8);
+		uint64_t lanes = 0;
 
-		memcpy(&x, s + i, sizeof(x));
-		bad |= x;
-		lanes += x;
-		if (++words == 255) {
-			total += lanes_sum(lanes);
-			lanes = 0;
-			words = 0;
+		for (; i < end; i += 8) {
+			uint64_t x;
+
+			memcpy(&x, s + i, sizeof(x));
+			bad |= x;
+			lanes += x;
 		}
+		total += lanes_sum(lanes);
 	}
-	total += lanes_sum(lanes);
 	for (; i < n; i++) {
 		bad |= s[i];
 		total += s[i];
