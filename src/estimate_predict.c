@@ -14,6 +14,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
@@ -64,7 +67,7 @@ static const uint32_t mcw_w[MCW_N] = { 63, 255, 1023, 4095 };
  * sc + ahead + 1 >= high.  The winner itself always passes.  Tighter than
  * sc + (its right predictions) >= high, which let a third of the blocks
  * on biased bits be stepped through one sample at a time. */
-static inline int can_take(uint32_t sc, uint32_t ahead, uint32_t high)
+static inline int can_take(uint64_t sc, uint32_t ahead, uint64_t high)
 {
 	return sc + ahead + 1 >= high;
 }
@@ -419,7 +422,7 @@ static inline uint64_t lag_word(const uint64_t *w, uint64_t x, uint64_t live, si
 
 struct lag_board {
 	uint64_t m[LAG_D];	/* m[d - 1]: lag d's matches, bit 63 = first step */
-	uint32_t sc[LAG_D], high;	/* high: sc[winner] */
+	uint64_t sc[LAG_D], high;	/* high: sc[winner]; 64 bits for lag_avx2() */
 	uint8_t cand[LAG_D];	/* the lags that can take over, ascending */
 	unsigned nc, winner;
 };
@@ -457,6 +460,69 @@ lag_run(struct lag_board *b, uint64_t a, uint64_t c, uint64_t x, uint64_t mw,
 	}
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LAG_AVX2
+/* With AVX2, four lags an instruction: each lane its own shift (vpsllvq),
+ * popcounts from a nibble table (vpshufb) summed by vpsadbw.  A group of
+ * four with a lag that can take over goes through lag_sort() one by one,
+ * in order.  10^6 bits: 3.4 -> 2.4 ms (biased), 3.7 -> 3.2 ms (uniform),
+ * 8M bits 26 -> 19 ms. */
+static inline __attribute__((target("avx2"), always_inline)) __m256i popcount4(__m256i v)
+{
+	const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+					     0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i nib = _mm256_set1_epi8(0x0f);
+	const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, nib));
+	const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi64(v, 4), nib));
+
+	return _mm256_sad_epu8(_mm256_add_epi8(lo, hi), _mm256_setzero_si256());
+}
+
+/* lag_run() of lags d0 .. d0 + 4 nv - 1. */
+static inline __attribute__((target("avx2,popcnt"), always_inline)) void
+lag_run4(struct lag_board *b, uint64_t a, uint64_t c, uint64_t x, uint64_t mw,
+	 unsigned d0, unsigned nv, unsigned sh0)
+{
+	const __m256i va = _mm256_set1_epi64x((long long)a);
+	const __m256i vc = _mm256_set1_epi64x((long long)(c >> 1));
+	const __m256i nx = _mm256_set1_epi64x((long long)~x);
+	const __m256i vmw = _mm256_set1_epi64x((long long)mw);
+	/* can_take(): sc + ahead + 1 >= high, sc + ahead > high - 1 */
+	const __m256i below = _mm256_set1_epi64x((long long)b->high - 1);
+	const __m256i k63 = _mm256_set1_epi64x(63), four = _mm256_set1_epi64x(4);
+	__m256i sh = _mm256_setr_epi64x(sh0, sh0 - 1, sh0 - 2, sh0 - 3);
+
+	for (unsigned v = 0; v < nv; v++) {
+		const unsigned d = d0 + 4 * v;
+		const __m256i win = _mm256_or_si256(_mm256_sllv_epi64(va, sh),
+						    _mm256_srlv_epi64(vc, _mm256_sub_epi64(k63, sh)));
+		const __m256i mm = _mm256_xor_si256(nx, win);
+		const __m256i sc = _mm256_loadu_si256((const __m256i *)(const void *)&b->sc[d - 1]);
+		const __m256i can = _mm256_cmpgt_epi64(
+			_mm256_add_epi64(sc, popcount4(_mm256_andnot_si256(vmw, mm))), below);
+
+		_mm256_storeu_si256((__m256i *)(void *)&b->m[d - 1], mm);
+		if (_mm256_testz_si256(can, can)) {
+			_mm256_storeu_si256((__m256i *)(void *)&b->sc[d - 1],
+					    _mm256_add_epi64(sc, popcount4(mm)));
+		} else {
+			for (unsigned j = 0; j < 4; j++)
+				lag_sort(b, d + j, b->m[d - 1 + j], mw, 1);
+		}
+		sh = _mm256_sub_epi64(sh, four);
+	}
+}
+
+/* Lags 2..128 of a whole block (see lag_block()). */
+static __attribute__((target("avx2,popcnt"))) void
+lag_avx2(struct lag_board *b, const uint64_t *q, uint64_t x, uint64_t mw)
+{
+	lag_run4(b, q[1], q[2], x, mw, 2, 16, 63);
+	lag_run4(b, q[0], q[1], x, mw, 66, 15, 63);
+	lag_run(b, q[0], q[1], x, mw, 126, LAG_D, 3, 1);
+}
+#endif
+
 /* The block at i0 into the board.  i0 = 64 q + 1, so lag d's window
  * starts at bit 64 q + 129 - d of w: word q + 2 for lag 1, q + 1 from bit
  * 63 down to 0 for lags 2..65, q from 63 down to 1 for lags 66..128.
@@ -475,6 +541,12 @@ lag_block(struct lag_board *b, const uint64_t *w, size_t i0, unsigned len, int h
 		const uint64_t *q = w + (i0 >> 6);
 
 		lag_run(b, q[2], 0, x, mw, 1, 1, 0, hw);
+#ifdef LAG_AVX2
+		if (hw == 2) {
+			lag_avx2(b, q, x, mw);
+			return;
+		}
+#endif
 		lag_run(b, q[1], q[2], x, mw, 2, 65, 63, hw);
 		lag_run(b, q[0], q[1], x, mw, 66, LAG_D, 63, hw);
 		return;
@@ -487,7 +559,7 @@ lag_block(struct lag_board *b, const uint64_t *w, size_t i0, unsigned len, int h
 static void lag_step(struct lag_board *b, unsigned len, struct tally *t)
 {
 	unsigned winner = b->winner;
-	uint32_t high = b->high;
+	uint64_t high = b->high;
 
 	for (unsigned st = 0; st < len; st++) {
 		const unsigned bit = 63 - st;
@@ -497,7 +569,7 @@ static void lag_step(struct lag_board *b, unsigned len, struct tally *t)
 		 * that can win. */
 		for (unsigned c = 0; c < b->nc; c++) {
 			const unsigned d = b->cand[c];
-			const uint32_t inc = (uint32_t)(b->m[d] >> bit) & 1, v = b->sc[d] + inc;
+			const uint64_t inc = (b->m[d] >> bit) & 1, v = b->sc[d] + inc;
 			const int take = inc && v >= high;
 
 			b->sc[d] = v;
@@ -544,7 +616,13 @@ lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcoun
 /* 128 popcounts a block: x86-64's baseline has no POPCNT instruction, and
  * the portable one took a third of the binary lag's time, so where the CPU
  * has it a copy built for it runs (8M bits: 0.081 -> 0.055 s). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
+#ifdef LAG_AVX2
+static __attribute__((target("avx2,popcnt"))) int
+lag_binary_avx2(const uint8_t *s, size_t n, struct est_result *r)
+{
+	return lag_binary_body(s, n, r, 2);
+}
+
 static __attribute__((target("popcnt"))) int
 lag_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
 {
@@ -553,6 +631,8 @@ lag_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
 
 static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+		return lag_binary_avx2(s, n, r);
 	if (__builtin_cpu_supports("popcnt"))
 		return lag_binary_popcnt(s, n, r);
 	return lag_binary_body(s, n, r, 0);
