@@ -72,6 +72,13 @@ static inline int can_take(uint64_t sc, uint32_t ahead, uint64_t high)
 	return sc + ahead + 1 >= high;
 }
 
+/* Set bits of x; hw: in a copy built for the POPCNT instruction (see
+ * lag_binary()). */
+static inline __attribute__((always_inline)) uint32_t popcount_hw(uint64_t x, int hw)
+{
+	return hw ? (uint32_t)__builtin_popcountll(x) : popcount64(x);
+}
+
 /* Binary samples: every window is odd, so its most common value is the one
  * with more than half of it (no ties to break), a running count of ones.
  * 64 steps at a time: first each window's right predictions in the block
@@ -115,7 +122,8 @@ static uint64_t mcw_block64(const uint8_t *s, size_t i0, uint32_t w, uint32_t *o
 }
 #endif
 
-static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
+static inline __attribute__((always_inline)) void
+mcw_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw)
 {
 	uint32_t ones[MCW_N] = { 0 }, score[MCW_N] = { 0 }, high = 0;	/* high: score[winner] */
 	struct tally t = { 0, 0, 0 };
@@ -154,14 +162,14 @@ static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 		for (unsigned j = 0; j < MCW_N; j++) {
 			/* can_take() on the steps it is right and the winner
 			 * is not */
-			if (can_take(score[j], popcount64(okw[j] & ~okw[winner]), high))
+			if (can_take(score[j], popcount_hw(okw[j] & ~okw[winner], hw), high))
 				cand[nc++] = j;
 			else
-				score[j] += popcount64(okw[j]);
+				score[j] += popcount_hw(okw[j], hw);
 		}
 		if (nc == 1) {
 			/* as in lag_binary_body() */
-			score[winner] += popcount64(okw[winner]);
+			score[winner] += popcount_hw(okw[winner], hw);
 			high = score[winner];
 			tally_lsb(&t, okw[winner], len);
 			continue;
@@ -181,6 +189,29 @@ static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 	}
 	est_prediction_bound(t.c, n - mcw_w[0], t.longest, 2, r);
 }
+
+/* Nine popcounts a block: with the POPCNT instruction where the CPU has
+ * it, as in lag_binary() (10^6 bits: 1.8 -> 1.6 ms; 8M: 12.4 -> 11.2 ms). */
+#if defined(__x86_64__) && defined(__GNUC__)
+static __attribute__((target("popcnt"))) void
+mcw_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
+{
+	mcw_binary_body(s, n, r, 1);
+}
+
+static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	if (__builtin_cpu_supports("popcnt"))
+		mcw_binary_popcnt(s, n, r);
+	else
+		mcw_binary_body(s, n, r, 0);
+}
+#else
+static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
+{
+	mcw_binary_body(s, n, r, 0);
+}
+#endif
 
 int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
@@ -427,21 +458,16 @@ struct lag_board {
 	unsigned nc, winner;
 };
 
-static inline __attribute__((always_inline)) uint32_t lag_popcount(uint64_t x, int hw)
-{
-	return hw ? (uint32_t)__builtin_popcountll(x) : popcount64(x);
-}
-
 /* Lag d's match word mm (the winner's: mw) into the board. */
 static inline __attribute__((always_inline)) void
 lag_sort(struct lag_board *b, unsigned d, uint64_t mm, uint64_t mw, int hw)
 {
 	b->m[d - 1] = mm;
 	/* most lags are more than a block behind: no second popcount */
-	if (b->sc[d - 1] + 65 >= b->high && can_take(b->sc[d - 1], lag_popcount(mm & ~mw, hw), b->high))
+	if (b->sc[d - 1] + 65 >= b->high && can_take(b->sc[d - 1], popcount_hw(mm & ~mw, hw), b->high))
 		b->cand[b->nc++] = (uint8_t)(d - 1);
 	else
-		b->sc[d - 1] += lag_popcount(mm, hw);
+		b->sc[d - 1] += popcount_hw(mm, hw);
 }
 
 /* Lags d0..d1 whose windows start sh0, sh0 - 1, ... bits into word a (c
@@ -610,7 +636,7 @@ lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcoun
 			/* Only the winner can reach the top score (it always
 			 * can): it stays the winner through the block, its
 			 * score the top one. */
-			b.sc[b.winner] += lag_popcount(b.m[b.winner], hw_popcount);
+			b.sc[b.winner] += popcount_hw(b.m[b.winner], hw_popcount);
 			b.high = b.sc[b.winner];
 			tally_msb(&t, b.m[b.winner], len);
 			continue;
