@@ -591,6 +591,9 @@ static void lag_step(struct lag_board *b, unsigned len, struct tally *t)
 	unsigned wc = 0;	/* the winner among the candidates (always one) */
 	const unsigned nc = b->nc;
 
+	/* nc >= 1, the winner among them: scan-build cannot tell */
+	cm[0] = 0;
+	cs[0] = 0;
 	for (unsigned c = 0; c < nc; c++) {
 		cm[c] = b->m[b->cand[c]];
 		cs[c] = b->sc[b->cand[c]];
