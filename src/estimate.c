@@ -492,52 +492,109 @@ static inline long double cmp_log2(const struct cmp_arg *a, long u)
 	return u < (1L << 20) ? (long double)log2((double)u) : log2l((long double)u);
 }
 
-static double cmp_g(double z, long d, const struct cmp_arg *arg)
+/* One G(z) under way; cmp_g2() runs two side by side. */
+struct cmp_g_run {
+	struct ksum a, tail;
+	long double b, bu;	/* 1 - z, (1 - z)^(u - 1) */
+	double z, ad1, big, stop;
+	int done;
+};
+
+#define CMP_INLINE static inline __attribute__((always_inline))
+
+CMP_INLINE struct cmp_g_run cmp_g_start(double z)
 {
-	struct ksum a = { 0, 0 }, tail = { 0, 0 };
-	long double b = 1.0L - (long double)z, bu = b;	/* (1-z)^(u-1), u = 2 */
+	struct cmp_g_run g = { { 0, 0 }, { 0, 0 }, 1.0L - (long double)z, 1.0L - (long double)z,
+			       z, 0, 0, 0, 0 };
+
+	return g;	/* bu: u = 2 */
+}
+
+/* Term u <= d, log2(u) being lg. */
+CMP_INLINE void cmp_g_head(struct cmp_g_run *g, long double lg)
+{
+	ksum_add(&g->a, (double)(lg * g->bu));
+	g->bu *= g->b;
+}
+
+CMP_INLINE void cmp_g_mid(struct cmp_g_run *g, long nb, long d)
+{
+	g->ad1 = g->a.s;
+	g->big = (double)(nb - d) * g->ad1;
+	g->stop = CMP_NEGLIGIBLE * g->z;
+}
+
+/* Term u > d; sets done where the sums stop changing. */
+CMP_INLINE void cmp_g_tail(struct cmp_g_run *g, long nb, long u, long double lg)
+{
+	long double au = lg * g->bu;
+	double scaled = (double)((long double)(nb - u) * au);
+
+	ksum_add(&g->a, (double)au);
+	if (u < nb) {
+		if (scaled <= 0.0) {
+			g->done = 1;
+			return;
+		}
+		ksum_add(&g->tail, scaled);
+	}
+	/* The terms shrink by 1 - z a step (their log2(u) factor barely
+	 * grows), so those left sum to under 3 / z times this one: once
+	 * that is below 1e-20 of both sums, below what a double resolves,
+	 * the rest changes neither.  (Low-entropy input: the search visits
+	 * z = 1/64 and less, where the terms underflow only after 50,000 of
+	 * them and more.) */
+	if ((double)au < g->stop * g->a.s && scaled < g->stop * (g->tail.s + g->big)) {
+		g->done = 1;
+		return;
+	}
+	g->bu *= g->b;
+}
+
+CMP_INLINE double cmp_g_end(struct cmp_g_run *g, long nb, long d)
+{
+	ksum_add(&g->tail, g->big);
+	return g->z * (g->z * g->tail.s + (g->a.s - g->ad1)) / (double)(nb - d);
+}
+
+/* G(z1) and G(z2), each summed in the same order as alone, side by side:
+ * each sum is a chain of dependent additions (Kahan's), and two chains
+ * keep the FPU busy where one waited on itself (10^6 bits: compression
+ * 2.05 -> 1.9 ms biased, 1.96 -> 1.63 ms uniform; 8-bit: 6.3 -> 6.0 ms). */
+static void cmp_g2(double z1, double z2, long d, const struct cmp_arg *arg, double *g1, double *g2)
+{
+	struct cmp_g_run r1 = cmp_g_start(z1), r2 = cmp_g_start(z2);
 	const long nb = arg->nb;
-	double ad1, big, stop;
 	long u;
 
 	for (u = 2; u <= d; u++) {
-		ksum_add(&a, (double)(cmp_log2(arg, u) * bu));
-		bu *= b;
-	}
-	ad1 = a.s;
-	big = (double)(nb - d) * ad1;
-	stop = CMP_NEGLIGIBLE * z;
-	for (u = d + 1; u <= nb; u++) {
-		long double au = cmp_log2(arg, u) * bu;
-		double scaled = (double)((long double)(nb - u) * au);
+		const long double lg = cmp_log2(arg, u);
 
-		ksum_add(&a, (double)au);
-		if (u < nb) {
-			if (scaled <= 0.0)
-				break;
-			ksum_add(&tail, scaled);
-		}
-		/* The terms shrink by 1 - z a step (their log2(u) factor
-		 * barely grows), so those left sum to under 3 / z times this
-		 * one: once that is below 1e-20 of both sums, below what a
-		 * double resolves, the rest changes neither.  (Low-entropy
-		 * input: the search visits z = 1/64 and less, where the
-		 * terms underflow only after 50,000 of them and more.) */
-		if ((double)au < stop * a.s && scaled < stop * (tail.s + big))
-			break;
-		bu *= b;
+		cmp_g_head(&r1, lg);
+		cmp_g_head(&r2, lg);
 	}
-	ksum_add(&tail, big);
-	return z * (z * tail.s + (a.s - ad1)) / (double)(nb - d);
+	cmp_g_mid(&r1, nb, d);
+	cmp_g_mid(&r2, nb, d);
+	for (u = d + 1; u <= nb && !(r1.done && r2.done); u++) {
+		const long double lg = cmp_log2(arg, u);
+
+		if (!r1.done)
+			cmp_g_tail(&r1, nb, u, lg);
+		if (!r2.done)
+			cmp_g_tail(&r2, nb, u, lg);
+	}
+	*g1 = cmp_g_end(&r1, nb, d);
+	*g2 = cmp_g_end(&r2, nb, d);
 }
 
 /* Expected statistic when one 6-bit block has probability p and the other
  * 63 share the rest (§6.3.4 step 9). */
 static double cmp_expect(double p, const struct cmp_arg *arg)
 {
-	double q = (1.0 - p) / 63.0;
+	double q = (1.0 - p) / 63.0, gp, gq;
 
-	return cmp_g(p, CMP_D, arg) + 63.0 * cmp_g(q, CMP_D, arg);
+	cmp_g2(p, q, CMP_D, arg, &gp, &gq);
+	return gp + 63.0 * gq;
 }
 
 /* Bisection for p in [lo, hi] with f(p) = target, f decreasing in p (all of
