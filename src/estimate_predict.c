@@ -516,6 +516,7 @@ lag_run4(struct lag_board *b, uint64_t a, uint64_t c, uint64_t x, uint64_t mw,
 	/* can_take(): sc + ahead + 1 >= high, sc + ahead > high - 1 */
 	const __m256i below = _mm256_set1_epi64x((long long)b->high - 1);
 	const __m256i k63 = _mm256_set1_epi64x(63), four = _mm256_set1_epi64x(4);
+	const __m256i k65 = _mm256_set1_epi64x(65);
 	__m256i sh = _mm256_setr_epi64x(sh0, sh0 - 1, sh0 - 2, sh0 - 3);
 
 	for (unsigned v = 0; v < nv; v++) {
@@ -524,9 +525,14 @@ lag_run4(struct lag_board *b, uint64_t a, uint64_t c, uint64_t x, uint64_t mw,
 						    _mm256_srlv_epi64(vc, _mm256_sub_epi64(k63, sh)));
 		const __m256i mm = _mm256_xor_si256(nx, win);
 		const __m256i sc = _mm256_loadu_si256((const __m256i *)(const void *)&b->sc[d - 1]);
-		const __m256i can = _mm256_cmpgt_epi64(
-			_mm256_add_epi64(sc, popcount4(_mm256_andnot_si256(vmw, mm))), below);
+		/* as in lag_sort(): four lags more than a block behind need
+		 * no second popcount */
+		const __m256i near = _mm256_cmpgt_epi64(_mm256_add_epi64(sc, k65), below);
+		__m256i can = near;
 
+		if (!_mm256_testz_si256(near, near))
+			can = _mm256_cmpgt_epi64(
+				_mm256_add_epi64(sc, popcount4(_mm256_andnot_si256(vmw, mm))), below);
 		_mm256_storeu_si256((__m256i *)(void *)&b->m[d - 1], mm);
 		if (_mm256_testz_si256(can, can)) {
 			_mm256_storeu_si256((__m256i *)(void *)&b->sc[d - 1],
