@@ -122,6 +122,39 @@ static uint64_t mcw_block64(const uint8_t *s, size_t i0, uint32_t w, uint32_t *o
 }
 #endif
 
+/* The block's len steps, one at a time, for the nc windows in cand.
+ * All four are stepped, the others' words cleared (never right, they
+ * neither score nor take over): a loop of fixed length over scores kept in
+ * registers, not through cand[] (10^6 bits: MultiMCW 1.65 -> 1.55 ms). */
+static void mcw_step(const uint64_t okw[MCW_N], const unsigned cand[MCW_N], unsigned nc,
+		     unsigned len, uint32_t score[MCW_N], unsigned *winner, uint32_t *high,
+		     struct tally *t)
+{
+	uint64_t mk[MCW_N] = { 0 };
+	uint32_t sc[MCW_N], hi = *high;
+	unsigned win = *winner;
+
+	for (unsigned c = 0; c < nc; c++)
+		mk[cand[c]] = okw[cand[c]];
+	for (unsigned j = 0; j < MCW_N; j++)
+		sc[j] = score[j];
+	for (unsigned st = 0; st < len; st++) {
+		tally(t, (int)((okw[win] >> st) & 1));
+		for (unsigned j = 0; j < MCW_N; j++) {
+			const uint32_t inc = (uint32_t)(mk[j] >> st) & 1, v = sc[j] + inc;
+			const int take = inc && v >= hi;
+
+			sc[j] = v;
+			win = take ? j : win;
+			hi = take ? v : hi;
+		}
+	}
+	for (unsigned j = 0; j < MCW_N; j++)
+		score[j] = sc[j];
+	*winner = win;
+	*high = hi;
+}
+
 static inline __attribute__((always_inline)) void
 mcw_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw)
 {
@@ -174,18 +207,7 @@ mcw_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw)
 			tally_lsb(&t, okw[winner], len);
 			continue;
 		}
-		for (unsigned st = 0; st < len; st++) {
-			tally(&t, (int)((okw[winner] >> st) & 1));
-			for (unsigned c = 0; c < nc; c++) {
-				const unsigned j = cand[c];
-				const uint32_t inc = (uint32_t)(okw[j] >> st) & 1, v = score[j] + inc;
-				const int take = inc && v >= high;
-
-				score[j] = v;
-				winner = take ? j : winner;
-				high = take ? v : high;
-			}
-		}
+		mcw_step(okw, cand, nc, len, score, &winner, &high, &t);
 	}
 	est_prediction_bound(t.c, n - mcw_w[0], t.longest, 2, r);
 }
