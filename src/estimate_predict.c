@@ -122,6 +122,43 @@ static uint64_t mcw_block64(const uint8_t *s, size_t i0, uint32_t w, uint32_t *o
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
+#define MCW_AVX2
+/* mcw_block64() 32 steps at a time: AVX2's byte shifts stay within each
+ * 16-byte half, so the upper half's prefix sums get the lower half's
+ * total added (10^6 bits: MultiMCW 1.55 -> 1.2 ms; 8M: 11.3 -> 8.6 ms). */
+static __attribute__((target("avx2"))) uint64_t
+mcw_block64_avx2(const uint8_t *s, size_t i0, uint32_t w, uint32_t *ones)
+{
+	const __m256i one = _mm256_set1_epi8(1), last = _mm256_set1_epi8(15);
+	uint64_t m = 0;
+	int o = (int)*ones;
+
+	for (unsigned k = 0; k < 2; k++) {
+		const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(s + i0 + 32 * k));
+		const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + i0 + 32 * k - w));
+		const __m256i d = _mm256_sub_epi8(a, b);
+		__m256i p = _mm256_add_epi8(d, _mm256_slli_si256(d, 1)), lo, ok;
+		int t = (int)(w >> 1) - o;
+
+		p = _mm256_add_epi8(p, _mm256_slli_si256(p, 2));
+		p = _mm256_add_epi8(p, _mm256_slli_si256(p, 4));
+		p = _mm256_add_epi8(p, _mm256_slli_si256(p, 8));
+		/* the lower half's last sum into every byte of the upper */
+		lo = _mm256_shuffle_epi8(p, last);
+		p = _mm256_add_epi8(p, _mm256_permute2x128_si256(lo, lo, 0x08));
+		/* the changes before each step lie in -31..31 */
+		t = t < -32 ? -32 : t > 32 ? 32 : t;
+		ok = _mm256_cmpgt_epi8(_mm256_sub_epi8(p, d), _mm256_set1_epi8((char)t));
+		ok = _mm256_cmpeq_epi8(_mm256_and_si256(ok, one), a);
+		m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(ok) << (32 * k);
+		o += (int8_t)_mm256_extract_epi8(p, 31);
+	}
+	*ones = (uint32_t)o;
+	return m;
+}
+#endif
+
 /* The block's len steps, one at a time, for the nc windows in cand.
  * All four are stepped, the others' words cleared (never right, they
  * neither score nor take over): a loop of fixed length over scores kept in
@@ -179,6 +216,12 @@ mcw_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw)
 
 #ifdef __SSE2__
 			if (len == 64 && i0 >= w) {
+#ifdef MCW_AVX2
+				if (hw == 2) {
+					okw[j] = mcw_block64_avx2(s, i0, w, &ones[j]);
+					continue;
+				}
+#endif
 				okw[j] = mcw_block64(s, i0, w, &ones[j]);
 				continue;
 			}
@@ -214,7 +257,13 @@ mcw_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw)
 
 /* Nine popcounts a block: with the POPCNT instruction where the CPU has
  * it, as in lag_binary() (10^6 bits: 1.8 -> 1.6 ms; 8M: 12.4 -> 11.2 ms). */
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef MCW_AVX2
+static __attribute__((target("avx2,popcnt"))) void
+mcw_binary_avx2(const uint8_t *s, size_t n, struct est_result *r)
+{
+	mcw_binary_body(s, n, r, 2);
+}
+
 static __attribute__((target("popcnt"))) void
 mcw_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
 {
@@ -223,7 +272,9 @@ mcw_binary_popcnt(const uint8_t *s, size_t n, struct est_result *r)
 
 static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
-	if (__builtin_cpu_supports("popcnt"))
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+		mcw_binary_avx2(s, n, r);
+	else if (__builtin_cpu_supports("popcnt"))
 		mcw_binary_popcnt(s, n, r);
 	else
 		mcw_binary_body(s, n, r, 0);
