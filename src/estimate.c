@@ -12,6 +12,7 @@
 
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_predict.h"
 
 /* Tables of 1 MiB and more get whole, aligned 2-MiB units (a huge page
  * must be aligned); smaller ones are plain calloc. */
@@ -64,17 +65,22 @@ static inline uint64_t pack8(const uint8_t *p)
 	return (x * 0x8040201008040201ull) >> 56;
 }
 
+/* 64 samples' low bits, the first in bit 63. */
+static inline uint64_t pack64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (unsigned b = 0; b < 8; b++)
+		v = v << 8 | pack8(p + 8 * b);
+	return v;
+}
+
 void est_pack_bits(const uint8_t *s, size_t n, uint64_t *w)
 {
 	size_t k = 0;
 
-	for (; k < n / 64; k++) {
-		uint64_t v = 0;
-
-		for (unsigned b = 0; b < 8; b++)
-			v = v << 8 | pack8(s + 64 * k + 8 * b);
-		w[k] = v;
-	}
+	for (; k < n / 64; k++)
+		w[k] = pack64(s + 64 * k);
 	if (n % 64) {
 		uint64_t v = 0;
 
@@ -131,6 +137,47 @@ static void mcv_finish(uint64_t mode, uint64_t n, struct est_result *r)
 	r->h = -log2(r->p_u);
 }
 
+/* The ones among binary samples, eight bytes a word: each byte adds 0 or 1
+ * to its lane, so 255 words go into the lanes before they are folded, and
+ * a byte above 1 is -EINVAL.  Byte order does not matter to a sum
+ * (10^6 bits: 1.4 -> 0.1 ms against a count per sample). */
+/* The sum of a word's eight byte lanes. */
+static inline uint64_t lanes_sum(uint64_t lanes)
+{
+	const uint64_t lo = 0x00ff00ff00ff00ffull;
+
+	/* 16-bit lanes of at most 510, their sum at most 2,040 */
+	lanes = (lanes & lo) + ((lanes >> 8) & lo);
+	return (lanes * 0x0001000100010001ull) >> 48;
+}
+
+static int mcv_ones(const uint8_t *s, size_t n, uint64_t *ones)
+{
+	uint64_t total = 0, bad = 0;
+	size_t i = 0;
+
+	while (n - i >= 8) {
+		/* up to 255 words, then their lanes folded */
+		const size_t end = i + 8 * ((n - i) / 8 > 255 ? 255 : (n - i) / 8);
+		uint64_t lanes = 0;
+
+		for (; i < end; i += 8) {
+			uint64_t x;
+
+			memcpy(&x, s + i, sizeof(x));
+			bad |= x;
+			lanes += x;
+		}
+		total += lanes_sum(lanes);
+	}
+	for (; i < n; i++) {
+		bad |= s[i];
+		total += s[i];
+	}
+	*ones = total;
+	return (bad & 0xfefefefefefefefeull) ? -EINVAL : 0;
+}
+
 int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	uint64_t counts[256] = { 0 }, mode = 0;
@@ -138,6 +185,15 @@ int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 
 	if (rc < 0)
 		return rc;
+	if (k == 2) {
+		uint64_t ones;
+
+		rc = mcv_ones(s, n, &ones);
+		if (rc < 0)
+			return rc;
+		mcv_finish(ones > n - ones ? ones : n - ones, n, r);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		counts[s[i]]++;
 	for (unsigned v = 0; v < 256; v++) {
@@ -206,7 +262,14 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 	for (;;) {
 		uint16_t e;
 
-		while (nacc + bits <= 64 && next < n) {
+		/* one bit per sample: eight at a time, one at a time only
+		 * for the last seven (10^6 bits: 1.4 -> 0.4 ms) */
+		while (bits == 1 && nacc <= 56 && n - next >= 8) {
+			acc = acc << 8 | pack8(s + next);
+			next += 8;
+			nacc += 8;
+		}
+		while (nacc + bits <= 64 && next < n && (bits > 1 || n - next < 8)) {
 			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
 			nacc += bits;
 		}
@@ -253,10 +316,38 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 }
 
 /* ================= §6.3.3 Markov ================= */
+/* Markov's counts over one bit per sample, 64 samples a word: within the
+ * word, sample j's transition is bit 63 - j of x against the same bit of
+ * x << 1 (63 of them, bit 0 is the next word's), and the one across words
+ * from *prev (2: none yet).  Leaves the samples after the last whole 64 to
+ * the caller (10^6 bits: 1.2 -> 0.1 ms against a table look-up each). */
+static size_t markov_words(const uint8_t *s, size_t n, uint64_t c[3], unsigned *prev)
+{
+	const uint64_t inner = ~1ull;
+	size_t i = 0;
+
+	for (; n - i >= 64; i += 64) {
+		const uint64_t x = pack64(s + i), y = x << 1;
+
+		if (*prev == 0) {
+			c[0]++;
+			c[1] += !(x >> 63);
+		} else if (*prev == 1) {
+			c[2] += !(x >> 63);
+		}
+		c[0] += popcount64(~x & inner);
+		c[1] += popcount64(~x & ~y & inner);
+		c[2] += popcount64(x & ~y & inner);
+		*prev = (unsigned)(x & 1);
+	}
+	return i;
+}
+
 int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 {
 	uint64_t len = (uint64_t)n * bits, c0 = 0, c00 = 0, c10 = 0, c1;
 	unsigned prev = 2;
+	size_t i0 = 0;
 	double p0, p1, p00, p01, p10, p11, hmin = 128.0;
 	uint32_t tab[3][256];	/* c0 | c00 << 8 | c10 << 16 */
 	int rc = est_check_bits(s, n, bits);
@@ -283,7 +374,15 @@ int est_markov(const uint8_t *s, size_t n, unsigned bits, struct est_result *r)
 			tab[pv][v] = a0 | a00 << 8 | a10 << 16;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
+	if (bits == 1) {
+		uint64_t c[3] = { 0, 0, 0 };
+
+		i0 = markov_words(s, n, c, &prev);
+		c0 = c[0];
+		c00 = c[1];
+		c10 = c[2];
+	}
+	for (size_t i = i0; i < n; i++) {
 		const uint32_t t = tab[prev][s[i] & ((1u << bits) - 1)];
 
 		c0 += t & 0xff;
@@ -351,65 +450,151 @@ static inline void ksum_add(struct ksum *k, double x)
  * log2l() serves). */
 #define CMP_LOGS (1L << 16)
 #define CMP_NEGLIGIBLE (1e-20 / 3.0)
+/* The table is filled as far as it is read, doubling: filling all of it
+ * took a tenth of the estimate on 10^6 bits (65,536 log2() calls), and
+ * random bits read a few thousand.  An entry holds what log2() gives, so
+ * where the table stops changes no result. */
+struct cmp_logs {
+	double *v;
+	long filled, len;	/* v[1 .. filled - 1] hold log2(u); v has len */
+};
+
+/* log2(u), u >= filled: the table grown to hold it, where it can. */
+static __attribute__((noinline)) double cmp_logs_grow(struct cmp_logs *l, long u)
+{
+	long to = l->filled * 2 > u + 1 ? l->filled * 2 : u + 1;
+
+	if (u >= l->len)
+		return log2((double)u);
+	if (to > l->len)
+		to = l->len;
+	for (long i = l->filled; i < to; i++)
+		l->v[i] = log2((double)i);
+	l->filled = to;
+	return l->v[u];
+}
+
+/* log2(u) in double, 1 <= u. */
+static inline double cmp_lg(struct cmp_logs *l, long u)
+{
+	return u < l->filled ? l->v[u] : cmp_logs_grow(l, u);
+}
+
 struct cmp_arg {
 	long nb;
-	const double *lg;
-	long len;
+	struct cmp_logs *lg;
 };
 
 static inline long double cmp_log2(const struct cmp_arg *a, long u)
 {
-	if (u < a->len)
-		return (long double)a->lg[u];
+	if (u < a->lg->len)
+		return (long double)cmp_lg(a->lg, u);
 	return u < (1L << 20) ? (long double)log2((double)u) : log2l((long double)u);
 }
 
-static double cmp_g(double z, long d, const struct cmp_arg *arg)
+/* One G(z) under way; cmp_g2() runs two side by side. */
+struct cmp_g_run {
+	struct ksum a, tail;
+	long double b, bu;	/* 1 - z, (1 - z)^(u - 1) */
+	double z, ad1, big, stop;
+	int done;
+};
+
+#define CMP_INLINE static inline __attribute__((always_inline))
+
+CMP_INLINE struct cmp_g_run cmp_g_start(double z)
 {
-	struct ksum a = { 0, 0 }, tail = { 0, 0 };
-	long double b = 1.0L - (long double)z, bu = b;	/* (1-z)^(u-1), u = 2 */
+	struct cmp_g_run g = { { 0, 0 }, { 0, 0 }, 1.0L - (long double)z, 1.0L - (long double)z,
+			       z, 0, 0, 0, 0 };
+
+	return g;	/* bu: u = 2 */
+}
+
+/* Term u <= d, log2(u) being lg. */
+CMP_INLINE void cmp_g_head(struct cmp_g_run *g, long double lg)
+{
+	ksum_add(&g->a, (double)(lg * g->bu));
+	g->bu *= g->b;
+}
+
+CMP_INLINE void cmp_g_mid(struct cmp_g_run *g, long nb, long d)
+{
+	g->ad1 = g->a.s;
+	g->big = (double)(nb - d) * g->ad1;
+	g->stop = CMP_NEGLIGIBLE * g->z;
+}
+
+/* Term u > d; sets done where the sums stop changing. */
+CMP_INLINE void cmp_g_tail(struct cmp_g_run *g, long nb, long u, long double lg)
+{
+	long double au = lg * g->bu;
+	double scaled = (double)((long double)(nb - u) * au);
+
+	ksum_add(&g->a, (double)au);
+	if (u < nb) {
+		if (scaled <= 0.0) {
+			g->done = 1;
+			return;
+		}
+		ksum_add(&g->tail, scaled);
+	}
+	/* The terms shrink by 1 - z a step (their log2(u) factor barely
+	 * grows), so those left sum to under 3 / z times this one: once
+	 * that is below 1e-20 of both sums, below what a double resolves,
+	 * the rest changes neither.  (Low-entropy input: the search visits
+	 * z = 1/64 and less, where the terms underflow only after 50,000 of
+	 * them and more.) */
+	if ((double)au < g->stop * g->a.s && scaled < g->stop * (g->tail.s + g->big)) {
+		g->done = 1;
+		return;
+	}
+	g->bu *= g->b;
+}
+
+CMP_INLINE double cmp_g_end(struct cmp_g_run *g, long nb, long d)
+{
+	ksum_add(&g->tail, g->big);
+	return g->z * (g->z * g->tail.s + (g->a.s - g->ad1)) / (double)(nb - d);
+}
+
+/* G(z1) and G(z2), each summed in the same order as alone, side by side:
+ * each sum is a chain of dependent additions (Kahan's), and two chains
+ * keep the FPU busy where one waited on itself (10^6 bits: compression
+ * 2.05 -> 1.9 ms biased, 1.96 -> 1.63 ms uniform; 8-bit: 6.3 -> 6.0 ms). */
+static void cmp_g2(double z1, double z2, long d, const struct cmp_arg *arg, double *g1, double *g2)
+{
+	struct cmp_g_run r1 = cmp_g_start(z1), r2 = cmp_g_start(z2);
 	const long nb = arg->nb;
-	double ad1, big, stop;
 	long u;
 
 	for (u = 2; u <= d; u++) {
-		ksum_add(&a, (double)(cmp_log2(arg, u) * bu));
-		bu *= b;
-	}
-	ad1 = a.s;
-	big = (double)(nb - d) * ad1;
-	stop = CMP_NEGLIGIBLE * z;
-	for (u = d + 1; u <= nb; u++) {
-		long double au = cmp_log2(arg, u) * bu;
-		double scaled = (double)((long double)(nb - u) * au);
+		const long double lg = cmp_log2(arg, u);
 
-		ksum_add(&a, (double)au);
-		if (u < nb) {
-			if (scaled <= 0.0)
-				break;
-			ksum_add(&tail, scaled);
-		}
-		/* The terms shrink by 1 - z a step (their log2(u) factor
-		 * barely grows), so those left sum to under 3 / z times this
-		 * one: once that is below 1e-20 of both sums, below what a
-		 * double resolves, the rest changes neither.  (Low-entropy
-		 * input: the search visits z = 1/64 and less, where the
-		 * terms underflow only after 50,000 of them and more.) */
-		if ((double)au < stop * a.s && scaled < stop * (tail.s + big))
-			break;
-		bu *= b;
+		cmp_g_head(&r1, lg);
+		cmp_g_head(&r2, lg);
 	}
-	ksum_add(&tail, big);
-	return z * (z * tail.s + (a.s - ad1)) / (double)(nb - d);
+	cmp_g_mid(&r1, nb, d);
+	cmp_g_mid(&r2, nb, d);
+	for (u = d + 1; u <= nb && !(r1.done && r2.done); u++) {
+		const long double lg = cmp_log2(arg, u);
+
+		if (!r1.done)
+			cmp_g_tail(&r1, nb, u, lg);
+		if (!r2.done)
+			cmp_g_tail(&r2, nb, u, lg);
+	}
+	*g1 = cmp_g_end(&r1, nb, d);
+	*g2 = cmp_g_end(&r2, nb, d);
 }
 
 /* Expected statistic when one 6-bit block has probability p and the other
  * 63 share the rest (§6.3.4 step 9). */
 static double cmp_expect(double p, const struct cmp_arg *arg)
 {
-	double q = (1.0 - p) / 63.0;
+	double q = (1.0 - p) / 63.0, gp, gq;
 
-	return cmp_g(p, CMP_D, arg) + 63.0 * cmp_g(q, CMP_D, arg);
+	cmp_g2(p, q, CMP_D, arg, &gp, &gq);
+	return gp + 63.0 * gq;
 }
 
 /* Bisection for p in [lo, hi] with f(p) = target, f decreasing in p (all of
@@ -452,7 +637,8 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	uint32_t dict[1 << CMP_B] = { 0 };
 	struct ksum x = { 0, 0 }, x2 = { 0, 0 };
 	struct cmp_arg ca;
-	double xb, sd, xp, p, *logs;
+	struct cmp_logs logs;
+	double xb, sd, xp, p;
 	uint64_t acc = 0;	/* the bitstring's next bits, the last nacc */
 	unsigned nacc = 0;
 	size_t next = 0;
@@ -463,19 +649,24 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	if (nb <= CMP_D)
 		return -ENODATA;
 	ca.nb = nb;
-	ca.len = nb + 1 < CMP_LOGS ? nb + 1 : CMP_LOGS;
-	logs = est_zalloc((size_t)ca.len * sizeof(*logs));
-	if (!logs)
+	logs.len = nb + 1 < CMP_LOGS ? nb + 1 : CMP_LOGS;
+	logs.v = est_zalloc((size_t)logs.len * sizeof(*logs.v));
+	if (!logs.v)
 		return -ENOMEM;
-	for (i = 1; i < ca.len; i++)
-		logs[i] = log2((double)i);
-	logs[0] = 0;
-	ca.lg = logs;
+	logs.filled = 1;
+	(void)cmp_logs_grow(&logs, 1024);
+	ca.lg = &logs;
 	for (i = 0; i < nb; i++) {
 		unsigned blk;
 
 		/* whole samples in, a block out (6 bits, most significant
-		 * first) */
+		 * first); one bit per sample: eight at a time, as in
+		 * est_collision() */
+		if (bits == 1 && nacc < CMP_B && n - next >= 8) {
+			acc = acc << 8 | pack8(s + next);
+			next += 8;
+			nacc += 8;
+		}
 		while (nacc < CMP_B) {
 			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
 			nacc += bits;
@@ -486,7 +677,7 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 			/* Distance back to the block's last occurrence (i + 1
 			 * when it never occurred), in 1-based block numbers. */
 			const long dist = i + 1 - (long)dict[blk];
-			double lg = dist < ca.len ? logs[dist] : log2((double)dist);
+			double lg = cmp_lg(&logs, dist);
 
 			ksum_add(&x, lg);
 			ksum_add(&x2, lg * lg);
@@ -503,7 +694,7 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
 	p = -1.0;
 	if (cmp_expect(1.0 / 64.0, &ca) > xp)
 		p = est_bisect(cmp_f, &ca, 1.0 / 64.0, 1.0, xp);
-	est_zfree(logs, (size_t)ca.len * sizeof(*logs));
+	est_zfree(logs.v, (size_t)logs.len * sizeof(*logs.v));
 	if (p > 1.0 / 64.0) {
 		r->p_u = p;
 		r->h = -log2(p) / CMP_B;
@@ -566,15 +757,63 @@ void est_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest,
 }
 
 /* ================= helpers ================= */
+/* Which of 0 and 1 the low bits of the samples hold, eight samples a
+ * word (a store per sample into seen[] took 0.3 ms on 10^6 bits). */
+static void seen_bits(const uint8_t *s, size_t n, unsigned seen[2])
+{
+	const uint64_t low = 0x0101010101010101ull;
+	uint64_t ones = 0, zeros = 0;
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, s + i, sizeof(x));
+		ones |= x;
+		zeros |= ~x;
+	}
+	for (; i < n; i++) {
+		ones |= s[i];
+		zeros |= (uint8_t)~s[i];
+	}
+	seen[0] = (zeros & low) != 0;
+	seen[1] = (ones & low) != 0;
+}
+
+/* out = s & mask, eight samples a word: the ranks when every value of
+ * the mask occurs (a look-up per sample: 0.6 ms on 10^6 samples). */
+static void mask_samples(const uint8_t *s, size_t n, unsigned mask, uint8_t *out)
+{
+	const uint64_t m = mask * 0x0101010101010101ull;
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, s + i, sizeof(x));
+		x &= m;
+		memcpy(out + i, &x, sizeof(x));
+	}
+	for (; i < n; i++)
+		out[i] = s[i] & mask;
+}
+
 unsigned est_translate(const uint8_t *s, size_t n, unsigned bits, uint8_t *out)
 {
 	uint8_t rank[256];
 	unsigned seen[256] = { 0 }, k = 0, mask = (1u << bits) - 1;
 
-	for (size_t i = 0; i < n; i++)
-		seen[s[i] & mask] = 1;
+	if (bits == 1)
+		seen_bits(s, n, seen);
+	else
+		for (size_t i = 0; i < n; i++)
+			seen[s[i] & mask] = 1;
 	for (unsigned v = 0; v < 256; v++)
 		rank[v] = seen[v] ? (uint8_t)k++ : 0;
+	if (k == mask + 1) {
+		mask_samples(s, n, mask, out);
+		return k;
+	}
 	for (size_t i = 0; i < n; i++)
 		out[i] = rank[s[i] & mask];
 	return k ? k : 1;
