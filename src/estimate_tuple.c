@@ -36,44 +36,63 @@ static long double upper_bound_l(long double p, size_t n)
 	return u > 1.0L ? 1.0L : u;
 }
 
-/* From the LCP array in sorted order (lcp[r]: the common prefix of the
- * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
- * two estimates.  Frees nothing it did not allocate. */
-static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
-		    struct est_result *tuple, struct est_result *lrs)
+/* Per-depth tallies: maxc[t], the largest lcp-interval of depth t (swept
+ * into Q[t] by tuple_finish()); dsum, S[t] as a difference array; v, the
+ * deepest interval.  Both arrays hold v + 2 entries. */
+struct tallies {
+	uint32_t *maxc;
+	uint64_t *dsum;
+	int32_t v;
+};
+
+/* An lcp-interval of depth h, c suffixes, inside one of depth parent. */
+static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t c)
 {
-	struct frame *st = NULL;
-	uint32_t *maxc = NULL;
-	uint64_t *dsum = NULL;
-	size_t top = 0, u;
-	long double pmax;
-	int rc = -ENOMEM;
+	const uint64_t pairs = c * (c - 1) / 2;
 
-	maxc = calloc((size_t)v + 2, sizeof(*maxc));
-	dsum = calloc((size_t)v + 2, sizeof(*dsum));
-	/* The stack never holds more than v + 1 frames (depths increase). */
-	st = malloc(((size_t)v + 2) * sizeof(*st));
-	if (!maxc || !dsum || !st)
-		goto out;
-	st[0] = (struct frame){ 0, 0 };
-	for (size_t r = 1; r <= n; r++) {
-		int32_t cur = r < n ? lcp[r] : 0, lb = (int32_t)r - 1;
+	if (c > ts->maxc[h])
+		ts->maxc[h] = (uint32_t)c;
+	ts->dsum[parent + 1] += pairs;
+	ts->dsum[h + 1] -= pairs;
+	if (h > ts->v)
+		ts->v = h;
+}
 
-		/* The root frame (depth 0) never leaves: cur >= 0. */
+/* The lcp-intervals deeper than base among m suffixes in sorted order that
+ * all share their first base samples (lcp[r] >= base: the common prefix of
+ * the suffixes ranked r - 1 and r; lcp[0] unused).  st: m + 1 frames. */
+static void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
+			  struct frame *st, struct tallies *ts)
+{
+	size_t top = 0;
+
+	st[0] = (struct frame){ base, 0 };
+	for (size_t r = 1; r <= m; r++) {
+		int32_t cur = r < m ? lcp[r] : base, lb = (int32_t)r - 1;
+
+		/* The root frame (depth base) never leaves: cur >= base. */
 		while (top > 0 && cur < st[top].h) {
 			struct frame f = st[top--];
 			int32_t parent = cur > st[top].h ? cur : st[top].h;
-			uint64_t c = (uint64_t)r - (uint64_t)f.lb;
 
-			if (c > maxc[f.h])
-				maxc[f.h] = (uint32_t)c;
-			dsum[parent + 1] += c * (c - 1) / 2;
-			dsum[f.h + 1] -= c * (c - 1) / 2;
+			tally(ts, parent, f.h, (uint64_t)r - (uint64_t)f.lb);
 			lb = f.lb;
 		}
 		if (cur > st[top].h)
 			st[++top] = (struct frame){ cur, lb };
 	}
+}
+
+/* The two estimates from the tallies of n samples (ts->v > 0). */
+static void tuple_finish(struct tallies *ts, size_t n,
+			 struct est_result *tuple, struct est_result *lrs)
+{
+	uint32_t *maxc = ts->maxc;
+	uint64_t *dsum = ts->dsum;
+	const int32_t v = ts->v;
+	size_t u;
+	long double pmax;
+
 	/* Q[t] = max over depths >= t (1 if nothing repeats at t). */
 	for (int32_t t = v - 1; t >= 1; t--)
 		if (maxc[t + 1] > maxc[t])
@@ -123,38 +142,61 @@ static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
 		lrs->p_u = (double)pu;
 		lrs->h = (double)-log2l(pu);
 	}
-	rc = 0;
-out:
+}
+
+/* From the LCP array in sorted order (lcp[r]: the common prefix of the
+ * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
+ * two estimates.  Frees nothing it did not allocate. */
+static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
+		    struct est_result *tuple, struct est_result *lrs)
+{
+	struct tallies ts = { NULL, NULL, 0 };
+	/* The stack never holds more than v + 1 frames (depths increase). */
+	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
+	int rc = -ENOMEM;
+
+	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
+	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
+	if (ts.maxc && ts.dsum && st) {
+		lcp_intervals(lcp, n, 0, st, &ts);
+		tuple_finish(&ts, n, tuple, lrs);
+		rc = 0;
+	}
 	free(st);
-	free(maxc);
-	free(dsum);
+	free(ts.maxc);
+	free(ts.dsum);
 	return rc;
 }
 
-/* ---- bits: sorting words instead of whole suffixes ----
+/* ---- bits: grouping words instead of sorting whole suffixes ----
  * On a bitstring the suffix order down to depth 64 is the order of the 64
- * bits from each position on (zeros past the end: a shorter string sorts
- * before the longer ones it is a prefix of), an integer, where a suffix
- * array of random bits costs libdivsufsort most of the estimate's time.
- * Each position becomes one word: the top `depth` bits of its window above
- * the position itself (pbits = 64 - depth bits, enough for n).  Sorting the
- * words sorts the positions to that depth, and the LCP of two neighbours
- * below it is their xor's leading zeros: the bits are read once, in order.
- * Positions whose words tie (rare: v is about 2 log2 n for random bits,
- * depth is 41 for 8M bits) are put in order by comparing on
- * (sort_ties()); when too many tie, the caller falls back to the suffix
- * array.
+ * bits from each position on, an integer, where a suffix array of random
+ * bits costs libdivsufsort most of the estimate's time.  Each position
+ * i <= n - depth becomes one word: the top `depth` bits of its window
+ * above the position itself (pbits = 64 - depth bits, enough for n).
+ * Words that share their top t bits (t <= depth) are the occurrences of
+ * one t-tuple, so the counting passes that group the words by their bits
+ * hold every depth's groups themselves: Q[t] and S[t] are tallied from
+ * their counts, and no LCP array or stack over all n is needed (those were
+ * 10 of 26 ms on a million biased bits).  Below the last pass's depth only
+ * small groups are left, whose pairs are counted one by one: S[t] is the
+ * number of pairs with an LCP >= t.  The depth - 1 last positions (their
+ * windows run past the end) are counted into the groups afterwards
+ * (tally_short()).  Positions whose words tie (rare: v is about 2 log2 n
+ * for random bits, depth is 41 for 8M bits) are compared on; when too many
+ * tie, the caller falls back to the suffix array.
  *
- * The sort: a counting pass on the top 11 bits puts the words in 2,048
- * buckets (random bits: n / 2,048 each, which stay in the caches), each
- * sorted on its own by counting passes on the next bits, down to groups
- * small enough for an insertion sort.  (Sorting positions by windows read again
- * at each pass, a pass over 65,536 buckets and the 63 shortest suffixes
- * merged in afterwards took twice as long: each read of a window was a
- * cache miss.) */
+ * The passes: one on the top 11 bits puts the words in 2,048 buckets
+ * (random bits: n / 2,048 each, which stay in the caches), each split on
+ * its own by counting passes on the next bits, down to groups of at most
+ * GROUP_MAX.  (Sorting positions by windows read again at each pass, a
+ * pass over 65,536 buckets and the 63 shortest suffixes merged in
+ * afterwards took twice as long: each read of a window was a cache miss.
+ * 10 to 16 top bits, groups of 4 to 16 and one bit fewer or more per
+ * pass: within 1 ms either way.) */
 #define TOP_BITS 11	/* 2,048 buckets */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
-#define GROUP_MAX 8	/* a group an insertion sort takes as it is */
+#define GROUP_MAX 8	/* a group whose pairs are counted one by one */
 
 static inline uint64_t window(const uint64_t *w, size_t i)
 {
@@ -162,52 +204,6 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 	uint64_t x = w[i >> 6] << sh;
 
 	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
-}
-
-/* Words x[0..len) that share their top `top` bits, by the next g bits
- * (a counting pass through tmp, len words): g grows with len, one or two
- * words a group on random bits; a group of more than GROUP_MAX (skewed
- * input) is split the same way on the bits after.  The groups' own order
- * is left to an insertion sort of the whole (sort_bucket()). */
-static void split_words(uint64_t *x, size_t len, uint64_t *tmp, unsigned top)
-{
-	uint32_t at[(1u << NEXT_BITS) + 1];
-	unsigned g = 1, sh, mask;
-
-	while (g < NEXT_BITS && top + g < 64 && ((size_t)1 << g) <= len)
-		g++;
-	sh = 64 - top - g;
-	mask = (1u << g) - 1;
-	memset(at, 0, (mask + 2) * sizeof(*at));
-	for (size_t j = 0; j < len; j++)
-		at[((x[j] >> sh) & mask) + 1]++;
-	for (unsigned k = 1; k <= mask + 1; k++)
-		at[k] += at[k - 1];
-	for (size_t j = 0; j < len; j++)
-		tmp[at[(x[j] >> sh) & mask]++] = x[j];
-	memcpy(x, tmp, len * sizeof(*x));
-	/* at[k] is now where group k ends */
-	for (unsigned k = 0, from = 0; k <= mask; from = at[k++])
-		if (at[k] - from > GROUP_MAX && sh > 0)
-			split_words(x + from, at[k] - from, tmp, top + g);
-}
-
-/* One bucket's words (they share their top TOP_BITS bits) in order: split
- * into small groups, then one insertion sort over them all (nothing
- * crosses a group's bounds), which seldom moves a word: a sort per group
- * of 16 (a mispredicted branch at every other word) took twice as long. */
-static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
-{
-	if (len > GROUP_MAX)
-		split_words(x, len, tmp, TOP_BITS);
-	for (size_t i = 1; i < len; i++) {
-		const uint64_t v = x[i];
-		size_t j = i;
-
-		for (; j > 0 && x[j - 1] > v; j--)
-			x[j] = x[j - 1];
-		x[j] = v;
-	}
 }
 
 /* A run of more than `limit` equal bits among the n bits packed in w.
@@ -237,11 +233,11 @@ static int long_run(const uint64_t *w, size_t n, size_t limit)
 }
 
 /* ---- positions whose words tie ----
- * (They share their first `depth` bits, or a short suffix is all of it.)
- * The sort leaves them in a run, by position; each run is put in suffix
- * order by comparing on, and their LCP is counted the same way.  Many or
- * deep ties (long runs of equal bits, a repeated block) go to the suffix
- * array instead: TIE_MAX positions per run, TIE_DEPTH bits deep. */
+ * (They share their first `depth` bits.)  The sort leaves them in a run,
+ * by position; each run is put in suffix order by comparing on, and their
+ * LCP is counted the same way.  Many or deep ties (long runs of equal
+ * bits, a repeated block) go to the suffix array instead: TIE_MAX
+ * positions per run, TIE_DEPTH bits deep. */
 #define TIE_MAX 64
 #define TIE_DEPTH 4096
 
@@ -279,18 +275,19 @@ static int suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *dee
 	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
 }
 
-/* Puts every run of tied words in e[0..n) in suffix order (pmask: the
- * position's bits).  0, or -EAGAIN when the ties are too many or too deep. */
-static int sort_ties(uint64_t *e, size_t n, uint64_t pmask, const uint64_t *w)
+/* Puts every run of tied words in e[0..m) in suffix order (pmask: the
+ * position's bits; w: the n bits).  0, or -EAGAIN when the ties are too
+ * many or too deep. */
+static int sort_ties(uint64_t *e, size_t m, uint64_t pmask, const uint64_t *w, size_t n)
 {
 	int deep = 0;
 
-	for (size_t r = 1; r < n; r++) {
+	for (size_t r = 1; r < m; r++) {
 		size_t end = r;
 
 		if ((e[r] ^ e[r - 1]) > pmask)
 			continue;
-		while (end + 1 < n && (e[end + 1] ^ e[r]) <= pmask)
+		while (end + 1 < m && (e[end + 1] ^ e[r]) <= pmask)
 			end++;
 		if (end - r + 2 > TIE_MAX)
 			return -EAGAIN;
@@ -310,90 +307,399 @@ static int sort_ties(uint64_t *e, size_t n, uint64_t pmask, const uint64_t *w)
 	return 0;
 }
 
-static int tuple_lrs_bits(const uint8_t *s, size_t n,
-			  struct est_result *tuple, struct est_result *lrs)
-{
-	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
-	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
-	const unsigned depth = 64 - pbits;
-	const uint64_t pmask = ((uint64_t)1 << pbits) - 1;
-	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
-	uint64_t *tmp = NULL;
-	uint32_t *start = calloc(2 * buckets + 1, sizeof(*start)), *next;
-	int32_t *lcp, v = 0;
-	size_t biggest = 0;
-	int rc = -ENOMEM;
+/* ---- the tallies from the passes themselves ----
+ * (See above.)  Ties of 35 or more, whose inner tuples Q needs, are sorted
+ * and go through the stack from the depth their group was split to. */
+struct bits_sort {
+	const uint64_t *w;	/* the n bits */
+	size_t n;
+	uint64_t pmask;		/* a word's position bits */
+	unsigned depth;		/* a word's window bits */
+	uint64_t *tmp;		/* room for the largest bucket */
+	struct tallies ts;
+	struct frame st[TIE_MAX + 1];
+	int32_t lcp[TIE_MAX];
+};
 
-	if (!w || !e || !start)
-		goto out;
-	est_pack_bits(s, n, w);
-	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
-	 * TIE_MAX positions tie. */
-	if (long_run(w, n, depth - 1 + TIE_MAX)) {
-		rc = -EAGAIN;
-		goto out;
+/* All groups of t-tuples at one depth t: pairs and the largest. */
+static inline void tally_depth(struct tallies *ts, int32_t t, uint64_t pairs, uint64_t most)
+{
+	if (most < 2)
+		return;
+	if (most > ts->maxc[t])
+		ts->maxc[t] = (uint32_t)most;
+	ts->dsum[t] += pairs;
+	ts->dsum[t + 1] -= pairs;
+	if (t > ts->v)
+		ts->v = t;
+}
+
+/* The groups at depths top + 1 .. top + g, from the bounds at[0..2^g] of
+ * the 2^g groups at the deepest of them (group k: at[k] .. at[k + 1]). */
+static void tally_levels(struct tallies *ts, const uint32_t *at, unsigned g, unsigned top)
+{
+	const size_t groups = (size_t)1 << g;
+
+	for (unsigned j = 1; j <= g; j++) {
+		const size_t step = (size_t)1 << (g - j);
+		uint64_t pairs = 0, most = 0;
+
+		for (size_t k = 0; k < groups; k += step) {
+			const uint64_t c = at[k + step] - at[k];
+
+			pairs += c * (c - 1) / 2;
+			most = c > most ? c : most;
+		}
+		tally_depth(ts, (int32_t)(top + j), pairs, most);
 	}
-	for (size_t i = 0; i < n; i++)
-		start[(window(w, i) >> (64 - TOP_BITS)) + 1]++;
+}
+
+/* Insertion sort: the groups' words are out of order only inside them. */
+static void sort_words(uint64_t *x, size_t m)
+{
+	for (size_t i = 1; i < m; i++) {
+		const uint64_t v = x[i];
+		size_t j = i;
+
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further: sorted, ties put in suffix order, and the
+ * lcp-intervals below base through the stack.  0 or -EAGAIN. */
+static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	const uint64_t pmask = bs->pmask;
+	int rc;
+
+	if (m > TIE_MAX)
+		return -EAGAIN;
+	sort_words(x, m);
+	rc = sort_ties(x, m, pmask, bs->w, bs->n);
+	if (rc < 0)
+		return rc;
+	/* LCP of neighbours: their xor's leading zeros, or counted on past a
+	 * tie; at most the shorter's length. */
+	for (size_t r = 1; r < m; r++) {
+		const uint64_t d = x[r - 1] ^ x[r];
+		const size_t p = x[r - 1] & pmask, q = x[r] & pmask;
+		const size_t lim = bs->n - (p > q ? p : q);
+		size_t l;
+
+		if (d > pmask) {
+			l = (size_t)__builtin_clzll(d);
+		} else {
+			int deep = 0;
+
+			l = common_bits(bs->w, bs->n, p, q, &deep);
+			if (deep)
+				return -EAGAIN;
+		}
+		bs->lcp[r] = (int32_t)(l < lim ? l : lim);
+	}
+	lcp_intervals(bs->lcp, m, (int32_t)base, bs->st, &bs->ts);
+	return 0;
+}
+
+/* The LCP of the main-set words a and b: their xor's leading zeros, or
+ * counted on past a tie (at most the shorter's length); -1 past
+ * TIE_DEPTH. */
+static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t b)
+{
+	const uint64_t d = a ^ b;
+	int deep = 0;
+	size_t l;
+
+	if (d > bs->pmask)
+		return __builtin_clzll(d);
+	l = common_bits(bs->w, bs->n, a & bs->pmask, b & bs->pmask, &deep);
+	return deep ? -1 : (int32_t)l;
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further.  S[t] counts the pairs whose LCP is >= t, so each
+ * pair adds one over (base, its LCP]: no order, no stack.  The group's
+ * inner tuples are fewer than 35, so Q (which counts only from 35 on)
+ * needs nothing from them beyond v.  Ties of 35 or more are sorted and
+ * go through the stack.  0 or -EAGAIN. */
+static int tally_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	uint64_t *dsum = bs->ts.dsum;
+
+	if (m >= TUPLE_MIN_COUNT)
+		return finish_group(bs, x, m, base);
+	dsum[base + 1] += m * (m - 1) / 2;
+	for (size_t i = 0; i + 1 < m; i++)
+		for (size_t j = i + 1; j < m; j++) {
+			const int32_t l = word_lcp(bs, x[i], x[j]);
+
+			if (l < 0)
+				return -EAGAIN;
+			dsum[l + 1]--;
+			if (l > bs->ts.v)
+				bs->ts.v = l;
+		}
+	return 0;
+}
+
+/* The pairs among the groups of at most GROUP_MAX words x[0..len) holds,
+ * at depth base (words in one group share their top base bits, words of
+ * two differ there): each word against the ones before it in its group.
+ * The first comparison is made without a branch (a word starts a group
+ * about as often as not on random bits: a branch on it missed every other
+ * time); going on past the word before is rare.  0 or -EAGAIN. */
+static int flat_pairs(struct bits_sort *bs, const uint64_t *x, size_t len, unsigned base)
+{
+	uint64_t *dsum = bs->ts.dsum, pairs = 0;
+	int32_t v = bs->ts.v;
+	const int32_t b = (int32_t)base;
+
+	for (size_t r = 1; r < len; r++) {
+		const uint64_t d = x[r] ^ x[r - 1];
+		const int32_t l = __builtin_clzll(d | 1);
+		const int same = l >= b;
+		size_t j = 1;
+
+		if (d > bs->pmask) {
+			pairs += (uint64_t)same;
+			dsum[l + 1] -= (uint64_t)same;
+			v = same && l > v ? l : v;
+			/* (~x[r]: the word before the first is in no group) */
+			const uint64_t back2 = r >= 2 ? x[r - 2] : ~x[r];
+
+			if (!(same & (__builtin_clzll((x[r] ^ back2) | 1) >= b)))
+				continue;
+			j = 2;
+		}
+		/* a tie, or a group of three or more: word by word */
+		for (; j <= r; j++) {
+			const int32_t lj = word_lcp(bs, x[r], x[r - j]);
+
+			if (lj < 0)
+				return -EAGAIN;
+			if (lj < b)
+				break;
+			pairs++;
+			dsum[lj + 1]--;
+			v = lj > v ? lj : v;
+		}
+	}
+	dsum[base + 1] += pairs;
+	bs->ts.v = v;
+	return 0;
+}
+
+/* Words x[0..len) that share their top `top` bits (top < depth), by the
+ * next g bits (a counting pass into spare, len words): g grows with len,
+ * one or two words a group on random bits, and stops at depth.  A group of
+ * more than GROUP_MAX (skewed input) is split the same way on the bits
+ * after, from spare back into x's place, which is free by then; the
+ * others' pairs are counted where they lie.  The words are copied back
+ * into x only when `keep` (a short position needs them there).  0 or
+ * -EAGAIN. */
+static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
+		       size_t len, unsigned top, int keep)
+{
+	uint32_t at[(1u << NEXT_BITS) + 1];
+	unsigned g = 1, sh, mask, base;
+	uint64_t *y = spare, *other = x;
+	size_t flat = 0;
+	int rc = 0;
+
+	while (g < NEXT_BITS && top + g < bs->depth && ((size_t)1 << g) <= len)
+		g++;
+	base = top + g;
+	sh = 64 - base;
+	mask = (1u << g) - 1;
+	memset(at, 0, (mask + 2) * sizeof(*at));
+	for (size_t j = 0; j < len; j++)
+		at[((x[j] >> sh) & mask) + 1]++;
+	for (unsigned k = 1; k <= mask + 1; k++)
+		at[k] += at[k - 1];
+	tally_levels(&bs->ts, at, g, top);
+	for (size_t j = 0; j < len; j++)
+		spare[at[(x[j] >> sh) & mask]++] = x[j];
+	if (keep) {
+		memcpy(x, spare, len * sizeof(*x));
+		y = x;
+		other = spare;
+	}
+	/* at[k] is now where group k ends */
+	for (unsigned k = 0, from = 0; k <= mask && rc == 0; from = at[k++]) {
+		const size_t size = at[k] - from;
+
+		if (size <= GROUP_MAX)
+			continue;
+		rc = flat_pairs(bs, y + flat, from - flat, base);
+		if (rc == 0 && base < bs->depth)
+			rc = split_words(bs, y + from, other + from, size, base, keep);
+		else if (rc == 0)
+			rc = tally_group(bs, y + from, size, base);
+		flat = at[k];
+	}
+	return rc ? rc : flat_pairs(bs, y + flat, len - flat, base);
+}
+
+/* Main-set words e[lo..hi) (sorted) whose top t bits are key. */
+static size_t prefix_count(const uint64_t *e, size_t lo, size_t hi, uint64_t key, unsigned t)
+{
+	size_t a = lo, b = hi;
+
+	while (a < b) {		/* the first >= key */
+		const size_t mid = a + (b - a) / 2;
+
+		if (e[mid] >> (64 - t) < key)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	lo = a;
+	b = hi;
+	while (a < b) {		/* the first > key */
+		const size_t mid = a + (b - a) / 2;
+
+		if (e[mid] >> (64 - t) <= key)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a - lo;
+}
+
+/* The last depth - 1 positions (their windows run past the end) are left
+ * out of the sort; each is a t-tuple for t <= n - i only, counted here
+ * into the groups of the nm sorted words e (start: the buckets' bounds). */
+static void tally_short(struct bits_sort *bs, uint64_t *e, size_t nm,
+			const uint32_t *start)
+{
+	uint64_t win[64];
+	const size_t ns = bs->n - nm;	/* depth - 1 < 64 */
+
+	for (size_t i = 0; i < ns; i++) {
+		const uint64_t b = (win[i] = window(bs->w, nm + i)) >> (64 - TOP_BITS);
+
+		/* the words of its bucket, left in groups, in full order (again
+		 * for a second short position there: nearly free) */
+		sort_words(e + start[b], start[b + 1] - start[b]);
+	}
+	for (unsigned t = 1; t < bs->depth; t++) {
+		const size_t valid = bs->n - t + 1 - nm;	/* i < valid: n - i >= t */
+
+		for (size_t i = 0; i < valid; i++) {
+			const uint64_t key = win[i] >> (64 - t);
+			uint64_t c, k = 0;
+			size_t j;
+
+			for (j = 0; j < i && win[j] >> (64 - t) != key; j++)
+				;
+			if (j < i)	/* counted with j */
+				continue;
+			for (j = i; j < valid; j++)
+				k += win[j] >> (64 - t) == key;
+			if (t <= TOP_BITS) {
+				c = start[(key + 1) << (TOP_BITS - t)] - start[key << (TOP_BITS - t)];
+			} else {
+				const uint64_t b = key >> (t - TOP_BITS);
+
+				c = prefix_count(e, start[b], start[b + 1], key, t);
+			}
+			c += k;
+			tally_depth(&bs->ts, (int32_t)t, c * (c - 1) / 2 - (c - k) * (c - k - 1) / 2, c);
+		}
+	}
+}
+
+/* The sort and the tallies; 0, or -EAGAIN (too many or too deep ties). */
+static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
+{
+	const size_t buckets = (size_t)1 << TOP_BITS, nm = bs->n - bs->depth + 1;
+	uint32_t *next = start + buckets + 1;	/* each bucket's next place */
+	uint64_t keep[((size_t)1 << TOP_BITS) / 64] = { 0 };
+	size_t biggest = 0, flat = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < nm; i++)
+		start[(window(bs->w, i) >> (64 - TOP_BITS)) + 1]++;
 	for (size_t d = 1; d <= buckets; d++) {
 		if (start[d] > biggest)
 			biggest = start[d];
 		start[d] += start[d - 1];
 	}
-	tmp = malloc(biggest * sizeof(*tmp) + 1);
-	if (!tmp)
-		goto out;
-	next = start + buckets + 1;	/* each bucket's next place */
+	tally_levels(&bs->ts, start, TOP_BITS, 0);
+	bs->tmp = malloc(biggest * sizeof(*bs->tmp) + 1);
+	if (!bs->tmp)
+		return -ENOMEM;
 	memcpy(next, start, buckets * sizeof(*next));
-	for (size_t i = 0; i < n; i++) {
-		const uint64_t x = window(w, i);
+	for (size_t i = 0; i < nm; i++) {
+		const uint64_t x = window(bs->w, i);
 
-		e[next[x >> (64 - TOP_BITS)]++] = (x & ~pmask) | i;
+		e[next[x >> (64 - TOP_BITS)]++] = (x & ~bs->pmask) | i;
 	}
-	for (size_t d = 0; d < buckets; d++)
-		sort_bucket(e + start[d], start[d + 1] - start[d], tmp);
-	rc = sort_ties(e, n, pmask, w);
-	if (rc < 0)
+	/* the buckets that hold a short position's window keep their words */
+	for (size_t i = nm; i < bs->n; i++) {
+		const uint64_t b = window(bs->w, i) >> (64 - TOP_BITS);
+
+		keep[b / 64] |= (uint64_t)1 << (b % 64);
+	}
+	for (size_t d = 0; d < buckets && rc == 0; d++) {
+		const size_t size = start[d + 1] - start[d];
+
+		if (size <= GROUP_MAX)
+			continue;
+		rc = flat_pairs(bs, e + flat, start[d] - flat, TOP_BITS);
+		if (rc == 0)
+			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS,
+					 (int)(keep[d / 64] >> (d % 64) & 1));
+		flat = start[d + 1];
+	}
+	if (rc == 0)
+		rc = flat_pairs(bs, e + flat, nm - flat, TOP_BITS);
+	if (rc == 0)
+		tally_short(bs, e, nm, start);
+	return rc;
+}
+
+static int tuple_lrs_bits(const uint8_t *s, size_t n,
+			  struct est_result *tuple, struct est_result *lrs)
+{
+	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
+	/* deepest interval: a tie counted on to TIE_DEPTH, plus a word */
+	const size_t depths = TIE_DEPTH + 66;
+	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
+	struct bits_sort bs = {
+		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
+	};
+	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
+	uint32_t *start = calloc(2 * buckets + 1, sizeof(*start));
+	int rc = -ENOMEM;
+
+	bs.w = w;
+	bs.ts.maxc = calloc(depths, sizeof(*bs.ts.maxc));
+	bs.ts.dsum = calloc(depths, sizeof(*bs.ts.dsum));
+	if (!w || !e || !start || !bs.ts.maxc || !bs.ts.dsum)
 		goto out;
-	/* LCP of neighbours, in place of the words (lcp[r] is the first half
-	 * of word r / 2, written after word r is read): their xor's leading
-	 * zeros, or counted on past a tie; at most the shorter's length. */
-	lcp = (int32_t *)e;
-	{
-		uint64_t prev = e[0];
-
-		lcp[0] = 0;
-		for (size_t r = 1; r < n; r++) {
-			const uint64_t cur = e[r], x = prev ^ cur;
-			const size_t p = prev & pmask, q = cur & pmask;
-			const size_t lim = n - (p > q ? p : q);
-			size_t l;
-
-			if (x > pmask) {
-				l = (size_t)__builtin_clzll(x);
-			} else {
-				int deep = 0;
-
-				l = common_bits(w, n, p, q, &deep);
-				if (deep) {
-					rc = -EAGAIN;
-					goto out;
-				}
-			}
-			if (l > lim)
-				l = lim;
-			lcp[r] = (int32_t)l;
-			if ((int32_t)l > v)
-				v = (int32_t)l;
-			prev = cur;
-		}
+	est_pack_bits(s, n, w);
+	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
+	 * TIE_MAX positions tie. */
+	if (long_run(w, n, bs.depth - 1 + TIE_MAX)) {
+		rc = -EAGAIN;
+		goto out;
 	}
-	rc = v ? from_lcp(lcp, n, v, tuple, lrs) : -ENODATA;
+	rc = sort_and_tally(&bs, e, start);
+	if (rc == 0 && bs.ts.v == 0)
+		rc = -ENODATA;
+	if (rc == 0)
+		tuple_finish(&bs.ts, n, tuple, lrs);
 out:
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(e, n * sizeof(*e));
-	free(tmp);
+	free(bs.tmp);
 	free(start);
+	free(bs.ts.maxc);
+	free(bs.ts.dsum);
 	return rc;
 }
 
