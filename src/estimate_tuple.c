@@ -316,6 +316,7 @@ struct bits_sort {
 	uint64_t pmask;		/* a word's position bits */
 	unsigned depth;		/* a word's window bits */
 	uint64_t *tmp;		/* room for the largest bucket */
+	size_t large;		/* twice a bucket's mean size */
 	struct tallies ts;
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
@@ -334,13 +335,14 @@ static inline void tally_depth(struct tallies *ts, int32_t t, uint64_t pairs, ui
 		ts->v = t;
 }
 
-/* The groups at depths top + 1 .. top + g, from the bounds at[0..2^g] of
- * the 2^g groups at the deepest of them (group k: at[k] .. at[k + 1]). */
-static void tally_levels(struct tallies *ts, const uint32_t *at, unsigned g, unsigned top)
+/* The groups at depths top + 1 .. top + levels, from the bounds at[0..2^g]
+ * of the 2^g groups at depth top + g (group k: at[k] .. at[k + 1]). */
+static void tally_levels(struct tallies *ts, const uint32_t *at, unsigned g,
+			 unsigned top, unsigned levels)
 {
 	const size_t groups = (size_t)1 << g;
 
-	for (unsigned j = 1; j <= g; j++) {
+	for (unsigned j = 1; j <= levels; j++) {
 		const size_t step = (size_t)1 << (g - j);
 		uint64_t pairs = 0, most = 0;
 
@@ -445,12 +447,29 @@ static int tally_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned bas
 	return 0;
 }
 
+/* Pair (i, j) of a group, j < i - 1, in order of i: a group of m words
+ * has the first (m - 1)(m - 2) / 2 of them. */
+static const uint8_t far_pair[][2] = {
+	{ 2, 0 },
+	{ 3, 0 }, { 3, 1 },
+	{ 4, 0 }, { 4, 1 }, { 4, 2 },
+	{ 5, 0 }, { 5, 1 }, { 5, 2 }, { 5, 3 },
+	{ 6, 0 }, { 6, 1 }, { 6, 2 }, { 6, 3 }, { 6, 4 },
+	{ 7, 0 }, { 7, 1 }, { 7, 2 }, { 7, 3 }, { 7, 4 }, { 7, 5 },
+};
+_Static_assert(sizeof(far_pair) / sizeof(far_pair[0]) == (GROUP_MAX - 1) * (GROUP_MAX - 2) / 2,
+	       "far_pair[] holds the pairs of a group of GROUP_MAX");
+
 /* The pairs among the groups of at most GROUP_MAX words x[0..len) holds,
  * at depth base (words in one group share their top base bits, words of
- * two differ there): each word against the ones before it in its group.
- * The first comparison is made without a branch (a word starts a group
- * about as often as not on random bits: a branch on it missed every other
- * time); going on past the word before is rare.  0 or -EAGAIN. */
+ * two differ there), of neighbours only: each word against the one
+ * before, without a branch (a word starts a group about as often as not
+ * on random bits).  The other pairs of a group of three or more are
+ * far_pairs()'s, from the group's size (going on past the word before
+ * while the group lasted missed a branch at every fourth word: 14.1 ->
+ * 12.9 ms on a million random bits).  A pair counts from depth base on,
+ * so the pass that made the groups sums only its larger groups there
+ * (most of the others are empty or single words).  0 or -EAGAIN. */
 static int flat_pairs(struct bits_sort *bs, const uint64_t *x, size_t len, unsigned base)
 {
 	uint64_t *dsum = bs->ts.dsum, pairs = 0;
@@ -459,35 +478,41 @@ static int flat_pairs(struct bits_sort *bs, const uint64_t *x, size_t len, unsig
 
 	for (size_t r = 1; r < len; r++) {
 		const uint64_t d = x[r] ^ x[r - 1];
-		const int32_t l = __builtin_clzll(d | 1);
-		const int same = l >= b;
-		size_t j = 1;
+		int32_t l = __builtin_clzll(d | 1);
+		int same;
 
-		if (d > bs->pmask) {
-			pairs += (uint64_t)same;
-			dsum[l + 1] -= (uint64_t)same;
-			v = same && l > v ? l : v;
-			/* (~x[r]: the word before the first is in no group) */
-			const uint64_t back2 = r >= 2 ? x[r - 2] : ~x[r];
-
-			if (!(same & (__builtin_clzll((x[r] ^ back2) | 1) >= b)))
-				continue;
-			j = 2;
-		}
-		/* a tie, or a group of three or more: word by word */
-		for (; j <= r; j++) {
-			const int32_t lj = word_lcp(bs, x[r], x[r - j]);
-
-			if (lj < 0)
+		if (__builtin_expect(d <= bs->pmask, 0)) {	/* a tie */
+			l = word_lcp(bs, x[r], x[r - 1]);
+			if (l < 0)
 				return -EAGAIN;
-			if (lj < b)
-				break;
-			pairs++;
-			dsum[lj + 1]--;
-			v = lj > v ? lj : v;
 		}
+		same = l >= b;
+		pairs += (uint64_t)same;
+		dsum[l + 1] -= (uint64_t)same;
+		v = same && l > v ? l : v;
 	}
-	dsum[base + 1] += pairs;
+	dsum[base] += pairs;
+	bs->ts.v = v;
+	return 0;
+}
+
+/* The pairs of a group of 3 <= m <= GROUP_MAX words that are not
+ * neighbours.  0 or -EAGAIN. */
+static int far_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base)
+{
+	const size_t count = (m - 1) * (m - 2) / 2;
+	uint64_t *dsum = bs->ts.dsum;
+	int32_t v = bs->ts.v;
+
+	for (size_t p = 0; p < count; p++) {
+		const int32_t l = word_lcp(bs, x[far_pair[p][0]], x[far_pair[p][1]]);
+
+		if (l < 0)
+			return -EAGAIN;
+		dsum[l + 1]--;
+		v = l > v ? l : v;
+	}
+	dsum[base] += count;
 	bs->ts.v = v;
 	return 0;
 }
@@ -503,10 +528,22 @@ static int flat_pairs(struct bits_sort *bs, const uint64_t *x, size_t len, unsig
 static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		       size_t len, unsigned top, int keep)
 {
-	uint32_t at[(1u << NEXT_BITS) + 1];
-	unsigned g = 1, sh, mask, base;
-	uint64_t *y = spare, *other = x;
-	size_t flat = 0;
+	/* Counts, then places, for the words at even and at odd indices
+	 * apart in a large group (at1: the odd ones' places, then the
+	 * groups' ends): a run of equal bits puts its positions in one group
+	 * one after the other (skewed input, where groups grow large), and
+	 * each count or place waited for the store of the one before (about
+	 * 1 of 21 ms on biased bits; on random bits one set of counters is
+	 * faster).  40 KiB of stack a level, at most (depth - 11) / 4 levels
+	 * deep (a group split further has 9 words or more: 4 bits or more). */
+	uint32_t at0[(1u << NEXT_BITS) + 1], at1[1u << NEXT_BITS], *end = at0;
+	/* the groups split further from the front, the groups of 3 to
+	 * GROUP_MAX from the back (they are never more than all groups) */
+	uint16_t list[1u << NEXT_BITS];
+	unsigned g = 1, sh, mask, base, nbig = 0, nmid = 0;
+	uint64_t *y = spare, *other = x, pairs = 0, most = 0;
+	const int two = len > bs->large;
+	size_t flat = 0, j = 0;
 	int rc = 0;
 
 	while (g < NEXT_BITS && top + g < bs->depth && ((size_t)1 << g) <= len)
@@ -514,32 +551,68 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 	base = top + g;
 	sh = 64 - base;
 	mask = (1u << g) - 1;
-	memset(at, 0, (mask + 2) * sizeof(*at));
-	for (size_t j = 0; j < len; j++)
-		at[((x[j] >> sh) & mask) + 1]++;
-	for (unsigned k = 1; k <= mask + 1; k++)
-		at[k] += at[k - 1];
-	tally_levels(&bs->ts, at, g, top);
-	for (size_t j = 0; j < len; j++)
-		spare[at[(x[j] >> sh) & mask]++] = x[j];
+	memset(at0, 0, (mask + 1) * sizeof(*at0));
+	if (two) {
+		memset(at1, 0, (mask + 1) * sizeof(*at1));
+		for (; j + 1 < len; j += 2) {
+			at0[(x[j] >> sh) & mask]++;
+			at1[(x[j + 1] >> sh) & mask]++;
+		}
+		end = at1;
+	}
+	for (; j < len; j++)
+		at0[(x[j] >> sh) & mask]++;
+	/* the groups' places, and the lists (stored every time, kept by the
+	 * count: no branch; a loop over all groups after the scatter was 1 in
+	 * 10 instructions on biased bits) */
+	for (unsigned k = 0, sum = 0; k <= mask; k++) {
+		const uint32_t c0 = at0[k], c = two ? c0 + at1[k] : c0;
+
+		list[nbig] = (uint16_t)k;
+		list[mask - nmid] = (uint16_t)k;
+		nbig += c > GROUP_MAX;
+		nmid += c - 3 <= GROUP_MAX - 3;
+		at0[k] = sum;
+		if (two)
+			at1[k] = sum + c0;
+		sum += c;
+	}
+	at0[mask + 1] = (uint32_t)len;
+	tally_levels(&bs->ts, at0, g, top, g - 1);
+	j = 0;
+	if (two)
+		for (; j + 1 < len; j += 2) {
+			spare[at0[(x[j] >> sh) & mask]++] = x[j];
+			spare[at1[(x[j + 1] >> sh) & mask]++] = x[j + 1];
+		}
+	for (; j < len; j++)
+		spare[at0[(x[j] >> sh) & mask]++] = x[j];
 	if (keep) {
 		memcpy(x, spare, len * sizeof(*x));
 		y = x;
 		other = spare;
 	}
-	/* at[k] is now where group k ends */
-	for (unsigned k = 0, from = 0; k <= mask && rc == 0; from = at[k++]) {
-		const size_t size = at[k] - from;
+	/* end[k] is now where group k ends */
+	for (unsigned i = 0; i < nmid && rc == 0; i++) {
+		const unsigned k = list[mask - i];
+		const size_t from = k ? end[k - 1] : 0;
 
-		if (size <= GROUP_MAX)
-			continue;
+		rc = far_pairs(bs, y + from, end[k] - from, base);
+	}
+	for (unsigned i = 0; i < nbig && rc == 0; i++) {
+		const unsigned k = list[i];
+		const size_t from = k ? end[k - 1] : 0, size = end[k] - from;
+
+		pairs += (uint64_t)size * (size - 1) / 2;
+		most = size > most ? size : most;
 		rc = flat_pairs(bs, y + flat, from - flat, base);
 		if (rc == 0 && base < bs->depth)
 			rc = split_words(bs, y + from, other + from, size, base, keep);
 		else if (rc == 0)
 			rc = tally_group(bs, y + from, size, base);
-		flat = at[k];
+		flat = end[k];
 	}
+	tally_depth(&bs->ts, (int32_t)base, pairs, most);
 	return rc ? rc : flat_pairs(bs, y + flat, len - flat, base);
 }
 
@@ -575,7 +648,7 @@ static size_t prefix_count(const uint64_t *e, size_t lo, size_t hi, uint64_t key
 static void tally_short(struct bits_sort *bs, uint64_t *e, size_t nm,
 			const uint32_t *start)
 {
-	uint64_t win[64];
+	uint64_t win[64] = { 0 };
 	const size_t ns = bs->n - nm;	/* depth - 1 < 64 */
 
 	for (size_t i = 0; i < ns; i++) {
@@ -612,33 +685,64 @@ static void tally_short(struct bits_sort *bs, uint64_t *e, size_t nm,
 	}
 }
 
-/* The sort and the tallies; 0, or -EAGAIN (too many or too deep ties). */
-static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
+/* The top TOP_BITS bits of the windows at i < nm, counted for the even
+ * and the odd positions apart in c0 and c1 (see split_words()); windows
+ * 64 at a time from two words (window() for each was 1 in 6 instructions
+ * of the whole estimate). */
+static void count_buckets(const uint64_t *w, size_t nm, uint32_t *c0, uint32_t *c1)
 {
-	const size_t buckets = (size_t)1 << TOP_BITS, nm = bs->n - bs->depth + 1;
-	uint32_t *next = start + buckets + 1;	/* each bucket's next place */
+	for (size_t k = 0; 64 * k < nm; k++) {
+		const uint64_t a = w[k], b = w[k + 1] >> 1;
+		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
+		unsigned sh = 0;
+
+		for (; sh + 1 < end; sh += 2) {
+			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
+			c1[(a << (sh + 1) | b >> (62 - sh)) >> (64 - TOP_BITS)]++;
+		}
+		if (sh < end)
+			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
+	}
+}
+
+/* The words of the positions i < nm into their buckets' next places in e
+ * (next0 for the even positions, next1 for the odd ones). */
+static void scatter_buckets(const struct bits_sort *bs, size_t nm, uint32_t *next0,
+			    uint32_t *next1, uint64_t *e)
+{
+	const uint64_t *w = bs->w, high = ~bs->pmask;
+
+	for (size_t k = 0; 64 * k < nm; k++) {
+		const uint64_t a = w[k], b = w[k + 1] >> 1;
+		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
+		unsigned sh = 0;
+
+		for (; sh + 1 < end; sh += 2) {
+			const uint64_t x0 = a << sh | b >> (63 - sh);
+			const uint64_t x1 = a << (sh + 1) | b >> (62 - sh);
+
+			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
+			e[next1[x1 >> (64 - TOP_BITS)]++] = (x1 & high) | (64 * k + sh + 1);
+		}
+		if (sh < end) {
+			const uint64_t x0 = a << sh | b >> (63 - sh);
+
+			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
+		}
+	}
+}
+
+/* Each bucket of e (start: their bounds) grouped and tallied, at depth
+ * TOP_BITS and below.  0 or -EAGAIN. */
+static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t nm, const uint32_t *start)
+{
+	const size_t buckets = (size_t)1 << TOP_BITS;
+	/* the buckets that hold a short position's window keep their words */
 	uint64_t keep[((size_t)1 << TOP_BITS) / 64] = { 0 };
-	size_t biggest = 0, flat = 0;
+	uint64_t pairs = 0, most = 0;	/* the buckets split further */
+	size_t flat = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < nm; i++)
-		start[(window(bs->w, i) >> (64 - TOP_BITS)) + 1]++;
-	for (size_t d = 1; d <= buckets; d++) {
-		if (start[d] > biggest)
-			biggest = start[d];
-		start[d] += start[d - 1];
-	}
-	tally_levels(&bs->ts, start, TOP_BITS, 0);
-	bs->tmp = malloc(biggest * sizeof(*bs->tmp) + 1);
-	if (!bs->tmp)
-		return -ENOMEM;
-	memcpy(next, start, buckets * sizeof(*next));
-	for (size_t i = 0; i < nm; i++) {
-		const uint64_t x = window(bs->w, i);
-
-		e[next[x >> (64 - TOP_BITS)]++] = (x & ~bs->pmask) | i;
-	}
-	/* the buckets that hold a short position's window keep their words */
 	for (size_t i = nm; i < bs->n; i++) {
 		const uint64_t b = window(bs->w, i) >> (64 - TOP_BITS);
 
@@ -647,16 +751,52 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	for (size_t d = 0; d < buckets && rc == 0; d++) {
 		const size_t size = start[d + 1] - start[d];
 
-		if (size <= GROUP_MAX)
+		if (size <= GROUP_MAX) {
+			if (size > 2)
+				rc = far_pairs(bs, e + start[d], size, TOP_BITS);
 			continue;
+		}
+		pairs += (uint64_t)size * (size - 1) / 2;
+		most = size > most ? size : most;
 		rc = flat_pairs(bs, e + flat, start[d] - flat, TOP_BITS);
 		if (rc == 0)
 			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS,
 					 (int)(keep[d / 64] >> (d % 64) & 1));
 		flat = start[d + 1];
 	}
-	if (rc == 0)
-		rc = flat_pairs(bs, e + flat, nm - flat, TOP_BITS);
+	tally_depth(&bs->ts, TOP_BITS, pairs, most);
+	return rc ? rc : flat_pairs(bs, e + flat, nm - flat, TOP_BITS);
+}
+
+/* The sort and the tallies; 0, -EAGAIN (too many or too deep ties) or
+ * -ENOMEM.  start: 3 * 2^TOP_BITS + 1 zeros. */
+static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
+{
+	const size_t buckets = (size_t)1 << TOP_BITS, nm = bs->n - bs->depth + 1;
+	/* each bucket's counts, then next places, of the even and of the odd
+	 * positions */
+	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
+	size_t biggest = 0;
+	int rc;
+
+	count_buckets(bs->w, nm, next0, next1);
+	for (size_t d = 0, sum = 0; d < buckets; d++) {
+		const uint32_t c0 = next0[d], c = c0 + next1[d];
+
+		if (c > biggest)
+			biggest = c;
+		start[d] = next0[d] = (uint32_t)sum;
+		next1[d] = (uint32_t)sum + c0;
+		sum += c;
+	}
+	start[buckets] = (uint32_t)nm;
+	tally_levels(&bs->ts, start, TOP_BITS, 0, TOP_BITS - 1);
+	bs->large = 2 * (nm >> TOP_BITS);
+	bs->tmp = malloc(biggest * sizeof(*bs->tmp) + 1);
+	if (!bs->tmp)
+		return -ENOMEM;
+	scatter_buckets(bs, nm, next0, next1, e);
+	rc = group_buckets(bs, e, nm, start);
 	if (rc == 0)
 		tally_short(bs, e, nm, start);
 	return rc;
@@ -673,7 +813,7 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
 	};
 	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
-	uint32_t *start = calloc(2 * buckets + 1, sizeof(*start));
+	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));
 	int rc = -ENOMEM;
 
 	bs.w = w;
