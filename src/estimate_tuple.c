@@ -181,7 +181,7 @@ static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
  * 10 of 26 ms on a million biased bits).  Below the last pass's depth only
  * small groups are left, whose pairs are counted one by one: S[t] is the
  * number of pairs with an LCP >= t.  The depth - 1 last positions (their
- * windows run past the end) are counted into the groups afterwards
+ * windows run past the end) are counted into the groups on their own
  * (tally_short()).  Positions whose words tie (rare: v is about 2 log2 n
  * for random bits, depth is 41 for 8M bits) are compared on; when too many
  * tie, the caller falls back to the suffix array.
@@ -192,8 +192,10 @@ static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
  * GROUP_MAX.  (Sorting positions by windows read again at each pass, a
  * pass over 65,536 buckets and the 63 shortest suffixes merged in
  * afterwards took twice as long: each read of a window was a cache miss.
- * 10 to 16 top bits, groups of 4 to 16 and one bit fewer or more per
- * pass: within 1 ms either way.) */
+ * 10 to 16 top bits, groups of 4 to 16, or one bit more per pass were no
+ * faster; one bit fewer pays only in skewed groups, see split_words().
+ * Words of positions, 4 bytes each, made from the bits again in each
+ * bucket: 1 ms slower.) */
 #define TOP_BITS 11	/* 2,048 buckets */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
 #define GROUP_MAX 8	/* a group whose pairs are counted one by one */
@@ -522,11 +524,9 @@ static int far_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned
  * one or two words a group on random bits, and stops at depth.  A group of
  * more than GROUP_MAX (skewed input) is split the same way on the bits
  * after, from spare back into x's place, which is free by then; the
- * others' pairs are counted where they lie.  The words are copied back
- * into x only when `keep` (a short position needs them there).  0 or
- * -EAGAIN. */
+ * others' pairs are counted where they lie.  0 or -EAGAIN. */
 static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
-		       size_t len, unsigned top, int keep)
+		       size_t len, unsigned top)
 {
 	/* Counts, then places, for the words at even and at odd indices
 	 * apart in a large group (at1: the odd ones' places, then the
@@ -534,8 +534,8 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 	 * one after the other (skewed input, where groups grow large), and
 	 * each count or place waited for the store of the one before (about
 	 * 1 of 21 ms on biased bits; on random bits one set of counters is
-	 * faster).  40 KiB of stack a level, at most (depth - 11) / 4 levels
-	 * deep (a group split further has 9 words or more: 4 bits or more). */
+	 * faster).  40 KiB of stack a level, at most (depth - 11) / 3 levels
+	 * deep (a group split further has 9 words or more: 3 bits or more). */
 	uint32_t at0[(1u << NEXT_BITS) + 1], at1[1u << NEXT_BITS], *end = at0;
 	/* the groups split further from the front, the groups of 3 to
 	 * GROUP_MAX from the back (they are never more than all groups) */
@@ -546,7 +546,11 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 	size_t flat = 0, j = 0;
 	int rc = 0;
 
-	while (g < NEXT_BITS && top + g < bs->depth && ((size_t)1 << g) <= len)
+	/* one bit less in a large group or below the first split (skewed
+	 * input: uneven groups either way, and half the counters cost less
+	 * than the larger groups' pairs: 20.2 -> 18.7 ms on biased bits) */
+	while (g < NEXT_BITS && top + g < bs->depth &&
+	       ((size_t)1 << g) <= (top > TOP_BITS || two ? len / 2 : len))
 		g++;
 	base = top + g;
 	sh = 64 - base;
@@ -587,11 +591,6 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		}
 	for (; j < len; j++)
 		spare[at0[(x[j] >> sh) & mask]++] = x[j];
-	if (keep) {
-		memcpy(x, spare, len * sizeof(*x));
-		y = x;
-		other = spare;
-	}
 	/* end[k] is now where group k ends */
 	for (unsigned i = 0; i < nmid && rc == 0; i++) {
 		const unsigned k = list[mask - i];
@@ -607,7 +606,7 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		most = size > most ? size : most;
 		rc = flat_pairs(bs, y + flat, from - flat, base);
 		if (rc == 0 && base < bs->depth)
-			rc = split_words(bs, y + from, other + from, size, base, keep);
+			rc = split_words(bs, y + from, other + from, size, base);
 		else if (rc == 0)
 			rc = tally_group(bs, y + from, size, base);
 		flat = end[k];
@@ -616,47 +615,28 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 	return rc ? rc : flat_pairs(bs, y + flat, len - flat, base);
 }
 
-/* Main-set words e[lo..hi) (sorted) whose top t bits are key. */
-static size_t prefix_count(const uint64_t *e, size_t lo, size_t hi, uint64_t key, unsigned t)
-{
-	size_t a = lo, b = hi;
-
-	while (a < b) {		/* the first >= key */
-		const size_t mid = a + (b - a) / 2;
-
-		if (e[mid] >> (64 - t) < key)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	lo = a;
-	b = hi;
-	while (a < b) {		/* the first > key */
-		const size_t mid = a + (b - a) / 2;
-
-		if (e[mid] >> (64 - t) <= key)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a - lo;
-}
-
 /* The last depth - 1 positions (their windows run past the end) are left
  * out of the sort; each is a t-tuple for t <= n - i only, counted here
- * into the groups of the nm sorted words e (start: the buckets' bounds). */
-static void tally_short(struct bits_sort *bs, uint64_t *e, size_t nm,
+ * into the groups of the nm words e, in their buckets (start: the
+ * buckets' bounds; any order within them).  Below TOP_BITS, a short
+ * position's group is counted along its bucket: the LCP of each word with
+ * its window (sorting those buckets to look the groups up was 3 % of
+ * the time on biased bits). */
+static void tally_short(struct bits_sort *bs, const uint64_t *e, size_t nm,
 			const uint32_t *start)
 {
 	uint64_t win[64] = { 0 };
+	uint32_t ge[64][64];	/* ge[i][t]: words in short position i's group at t */
 	const size_t ns = bs->n - nm;	/* depth - 1 < 64 */
 
 	for (size_t i = 0; i < ns; i++) {
-		const uint64_t b = (win[i] = window(bs->w, nm + i)) >> (64 - TOP_BITS);
+		const uint64_t wi = win[i] = window(bs->w, nm + i), b = wi >> (64 - TOP_BITS);
 
-		/* the words of its bucket, left in groups, in full order (again
-		 * for a second short position there: nearly free) */
-		sort_words(e + start[b], start[b + 1] - start[b]);
+		memset(ge[i], 0, sizeof(ge[i]));
+		for (size_t r = start[b]; r < start[b + 1]; r++)
+			ge[i][__builtin_clzll((e[r] ^ wi) | 1)]++;
+		for (unsigned t = 63; t > TOP_BITS; t--)
+			ge[i][t - 1] += ge[i][t];
 	}
 	for (unsigned t = 1; t < bs->depth; t++) {
 		const size_t valid = bs->n - t + 1 - nm;	/* i < valid: n - i >= t */
@@ -672,13 +652,10 @@ static void tally_short(struct bits_sort *bs, uint64_t *e, size_t nm,
 				continue;
 			for (j = i; j < valid; j++)
 				k += win[j] >> (64 - t) == key;
-			if (t <= TOP_BITS) {
+			if (t <= TOP_BITS)
 				c = start[(key + 1) << (TOP_BITS - t)] - start[key << (TOP_BITS - t)];
-			} else {
-				const uint64_t b = key >> (t - TOP_BITS);
-
-				c = prefix_count(e, start[b], start[b + 1], key, t);
-			}
+			else
+				c = ge[i][t];
 			c += k;
 			tally_depth(&bs->ts, (int32_t)t, c * (c - 1) / 2 - (c - k) * (c - k - 1) / 2, c);
 		}
@@ -737,17 +714,10 @@ static void scatter_buckets(const struct bits_sort *bs, size_t nm, uint32_t *nex
 static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t nm, const uint32_t *start)
 {
 	const size_t buckets = (size_t)1 << TOP_BITS;
-	/* the buckets that hold a short position's window keep their words */
-	uint64_t keep[((size_t)1 << TOP_BITS) / 64] = { 0 };
 	uint64_t pairs = 0, most = 0;	/* the buckets split further */
 	size_t flat = 0;
 	int rc = 0;
 
-	for (size_t i = nm; i < bs->n; i++) {
-		const uint64_t b = window(bs->w, i) >> (64 - TOP_BITS);
-
-		keep[b / 64] |= (uint64_t)1 << (b % 64);
-	}
 	for (size_t d = 0; d < buckets && rc == 0; d++) {
 		const size_t size = start[d + 1] - start[d];
 
@@ -760,8 +730,7 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t nm, const uin
 		most = size > most ? size : most;
 		rc = flat_pairs(bs, e + flat, start[d] - flat, TOP_BITS);
 		if (rc == 0)
-			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS,
-					 (int)(keep[d / 64] >> (d % 64) & 1));
+			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS);
 		flat = start[d + 1];
 	}
 	tally_depth(&bs->ts, TOP_BITS, pairs, most);
@@ -777,7 +746,6 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	 * positions */
 	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
 	size_t biggest = 0;
-	int rc;
 
 	count_buckets(bs->w, nm, next0, next1);
 	for (size_t d = 0, sum = 0; d < buckets; d++) {
@@ -796,10 +764,8 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	if (!bs->tmp)
 		return -ENOMEM;
 	scatter_buckets(bs, nm, next0, next1, e);
-	rc = group_buckets(bs, e, nm, start);
-	if (rc == 0)
-		tally_short(bs, e, nm, start);
-	return rc;
+	tally_short(bs, e, nm, start);
+	return group_buckets(bs, e, nm, start);
 }
 
 static int tuple_lrs_bits(const uint8_t *s, size_t n,
