@@ -36,44 +36,63 @@ static long double upper_bound_l(long double p, size_t n)
 	return u > 1.0L ? 1.0L : u;
 }
 
-/* From the LCP array in sorted order (lcp[r]: the common prefix of the
- * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
- * two estimates.  Frees nothing it did not allocate. */
-static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
-		    struct est_result *tuple, struct est_result *lrs)
+/* Per-depth tallies: maxc[t], the largest lcp-interval of depth t (swept
+ * into Q[t] by tuple_finish()); dsum, S[t] as a difference array; v, the
+ * deepest interval.  Both arrays hold v + 2 entries. */
+struct tallies {
+	uint32_t *maxc;
+	uint64_t *dsum;
+	int32_t v;
+};
+
+/* An lcp-interval of depth h, c suffixes, inside one of depth parent. */
+static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t c)
 {
-	struct frame *st = NULL;
-	uint32_t *maxc = NULL;
-	uint64_t *dsum = NULL;
-	size_t top = 0, u;
-	long double pmax;
-	int rc = -ENOMEM;
+	const uint64_t pairs = c * (c - 1) / 2;
 
-	maxc = calloc((size_t)v + 2, sizeof(*maxc));
-	dsum = calloc((size_t)v + 2, sizeof(*dsum));
-	/* The stack never holds more than v + 1 frames (depths increase). */
-	st = malloc(((size_t)v + 2) * sizeof(*st));
-	if (!maxc || !dsum || !st)
-		goto out;
-	st[0] = (struct frame){ 0, 0 };
-	for (size_t r = 1; r <= n; r++) {
-		int32_t cur = r < n ? lcp[r] : 0, lb = (int32_t)r - 1;
+	if (c > ts->maxc[h])
+		ts->maxc[h] = (uint32_t)c;
+	ts->dsum[parent + 1] += pairs;
+	ts->dsum[h + 1] -= pairs;
+	if (h > ts->v)
+		ts->v = h;
+}
 
-		/* The root frame (depth 0) never leaves: cur >= 0. */
+/* The lcp-intervals deeper than base among m suffixes in sorted order that
+ * all share their first base samples (lcp[r] >= base: the common prefix of
+ * the suffixes ranked r - 1 and r; lcp[0] unused).  st: m + 1 frames. */
+static void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
+			  struct frame *st, struct tallies *ts)
+{
+	size_t top = 0;
+
+	st[0] = (struct frame){ base, 0 };
+	for (size_t r = 1; r <= m; r++) {
+		int32_t cur = r < m ? lcp[r] : base, lb = (int32_t)r - 1;
+
+		/* The root frame (depth base) never leaves: cur >= base. */
 		while (top > 0 && cur < st[top].h) {
 			struct frame f = st[top--];
 			int32_t parent = cur > st[top].h ? cur : st[top].h;
-			uint64_t c = (uint64_t)r - (uint64_t)f.lb;
 
-			if (c > maxc[f.h])
-				maxc[f.h] = (uint32_t)c;
-			dsum[parent + 1] += c * (c - 1) / 2;
-			dsum[f.h + 1] -= c * (c - 1) / 2;
+			tally(ts, parent, f.h, (uint64_t)r - (uint64_t)f.lb);
 			lb = f.lb;
 		}
 		if (cur > st[top].h)
 			st[++top] = (struct frame){ cur, lb };
 	}
+}
+
+/* The two estimates from the tallies of n samples (ts->v > 0). */
+static void tuple_finish(struct tallies *ts, size_t n,
+			 struct est_result *tuple, struct est_result *lrs)
+{
+	uint32_t *maxc = ts->maxc;
+	uint64_t *dsum = ts->dsum;
+	const int32_t v = ts->v;
+	size_t u;
+	long double pmax;
+
 	/* Q[t] = max over depths >= t (1 if nothing repeats at t). */
 	for (int32_t t = v - 1; t >= 1; t--)
 		if (maxc[t + 1] > maxc[t])
@@ -123,38 +142,63 @@ static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
 		lrs->p_u = (double)pu;
 		lrs->h = (double)-log2l(pu);
 	}
-	rc = 0;
-out:
+}
+
+/* From the LCP array in sorted order (lcp[r]: the common prefix of the
+ * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
+ * two estimates.  Frees nothing it did not allocate. */
+static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
+		    struct est_result *tuple, struct est_result *lrs)
+{
+	struct tallies ts = { NULL, NULL, 0 };
+	/* The stack never holds more than v + 1 frames (depths increase). */
+	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
+	int rc = -ENOMEM;
+
+	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
+	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
+	if (ts.maxc && ts.dsum && st) {
+		lcp_intervals(lcp, n, 0, st, &ts);
+		tuple_finish(&ts, n, tuple, lrs);
+		rc = 0;
+	}
 	free(st);
-	free(maxc);
-	free(dsum);
+	free(ts.maxc);
+	free(ts.dsum);
 	return rc;
 }
 
-/* ---- bits: sorting words instead of whole suffixes ----
+/* ---- bits: grouping words instead of sorting whole suffixes ----
  * On a bitstring the suffix order down to depth 64 is the order of the 64
- * bits from each position on (zeros past the end: a shorter string sorts
- * before the longer ones it is a prefix of), an integer, where a suffix
- * array of random bits costs libdivsufsort most of the estimate's time.
- * Each position becomes one word: the top `depth` bits of its window above
- * the position itself (pbits = 64 - depth bits, enough for n).  Sorting the
- * words sorts the positions to that depth, and the LCP of two neighbours
- * below it is their xor's leading zeros: the bits are read once, in order.
- * Positions whose words tie (rare: v is about 2 log2 n for random bits,
- * depth is 41 for 8M bits) are put in order by comparing on
- * (sort_ties()); when too many tie, the caller falls back to the suffix
- * array.
+ * bits from each position on, an integer, where a suffix array of random
+ * bits costs libdivsufsort most of the estimate's time.  Each position
+ * i <= n - depth becomes one word: the top `depth` bits of its window
+ * above the position itself (pbits = 64 - depth bits, enough for n).
+ * Words that share their top t bits (t <= depth) are the occurrences of
+ * one t-tuple, so the counting passes that group the words by their bits
+ * hold every depth's groups themselves: Q[t] and S[t] are tallied from
+ * their counts, and no LCP array or stack over all n is needed (those were
+ * 10 of 26 ms on a million biased bits).  Below the last pass's depth only
+ * small groups are left, whose pairs are counted one by one: S[t] is the
+ * number of pairs with an LCP >= t.  The depth - 1 last positions (their
+ * windows run past the end) are counted into the groups on their own
+ * (tally_short()).  Positions whose words tie (rare: v is about 2 log2 n
+ * for random bits, depth is 41 for 8M bits) are compared on; when too many
+ * tie, the caller falls back to the suffix array.
  *
- * The sort: a counting pass on the top 11 bits puts the words in 2,048
- * buckets (random bits: n / 2,048 each, which stay in the caches), each
- * sorted on its own by counting passes on the next bits, down to groups
- * small enough for an insertion sort.  (Sorting positions by windows read again
- * at each pass, a pass over 65,536 buckets and the 63 shortest suffixes
- * merged in afterwards took twice as long: each read of a window was a
- * cache miss.) */
+ * The passes: one on the top 11 bits puts the words in 2,048 buckets
+ * (random bits: n / 2,048 each, which stay in the caches), each split on
+ * its own by counting passes on the next bits, down to groups of at most
+ * GROUP_MAX.  (Sorting positions by windows read again at each pass, a
+ * pass over 65,536 buckets and the 63 shortest suffixes merged in
+ * afterwards took twice as long: each read of a window was a cache miss.
+ * 10 to 16 top bits, groups of 4 to 16, or one bit more per pass were no
+ * faster; one bit fewer pays only in skewed groups, see split_words().
+ * Words of positions, 4 bytes each, made from the bits again in each
+ * bucket: 1 ms slower.) */
 #define TOP_BITS 11	/* 2,048 buckets */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
-#define GROUP_MAX 8	/* a group an insertion sort takes as it is */
+#define GROUP_MAX 8	/* a group whose pairs are counted one by one */
 
 static inline uint64_t window(const uint64_t *w, size_t i)
 {
@@ -162,52 +206,6 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 	uint64_t x = w[i >> 6] << sh;
 
 	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
-}
-
-/* Words x[0..len) that share their top `top` bits, by the next g bits
- * (a counting pass through tmp, len words): g grows with len, one or two
- * words a group on random bits; a group of more than GROUP_MAX (skewed
- * input) is split the same way on the bits after.  The groups' own order
- * is left to an insertion sort of the whole (sort_bucket()). */
-static void split_words(uint64_t *x, size_t len, uint64_t *tmp, unsigned top)
-{
-	uint32_t at[(1u << NEXT_BITS) + 1];
-	unsigned g = 1, sh, mask;
-
-	while (g < NEXT_BITS && top + g < 64 && ((size_t)1 << g) <= len)
-		g++;
-	sh = 64 - top - g;
-	mask = (1u << g) - 1;
-	memset(at, 0, (mask + 2) * sizeof(*at));
-	for (size_t j = 0; j < len; j++)
-		at[((x[j] >> sh) & mask) + 1]++;
-	for (unsigned k = 1; k <= mask + 1; k++)
-		at[k] += at[k - 1];
-	for (size_t j = 0; j < len; j++)
-		tmp[at[(x[j] >> sh) & mask]++] = x[j];
-	memcpy(x, tmp, len * sizeof(*x));
-	/* at[k] is now where group k ends */
-	for (unsigned k = 0, from = 0; k <= mask; from = at[k++])
-		if (at[k] - from > GROUP_MAX && sh > 0)
-			split_words(x + from, at[k] - from, tmp, top + g);
-}
-
-/* One bucket's words (they share their top TOP_BITS bits) in order: split
- * into small groups, then one insertion sort over them all (nothing
- * crosses a group's bounds), which seldom moves a word: a sort per group
- * of 16 (a mispredicted branch at every other word) took twice as long. */
-static void sort_bucket(uint64_t *x, size_t len, uint64_t *tmp)
-{
-	if (len > GROUP_MAX)
-		split_words(x, len, tmp, TOP_BITS);
-	for (size_t i = 1; i < len; i++) {
-		const uint64_t v = x[i];
-		size_t j = i;
-
-		for (; j > 0 && x[j - 1] > v; j--)
-			x[j] = x[j - 1];
-		x[j] = v;
-	}
 }
 
 /* A run of more than `limit` equal bits among the n bits packed in w.
@@ -237,11 +235,11 @@ static int long_run(const uint64_t *w, size_t n, size_t limit)
 }
 
 /* ---- positions whose words tie ----
- * (They share their first `depth` bits, or a short suffix is all of it.)
- * The sort leaves them in a run, by position; each run is put in suffix
- * order by comparing on, and their LCP is counted the same way.  Many or
- * deep ties (long runs of equal bits, a repeated block) go to the suffix
- * array instead: TIE_MAX positions per run, TIE_DEPTH bits deep. */
+ * (They share their first `depth` bits.)  The sort leaves them in a run,
+ * by position; each run is put in suffix order by comparing on, and their
+ * LCP is counted the same way.  Many or deep ties (long runs of equal
+ * bits, a repeated block) go to the suffix array instead: TIE_MAX
+ * positions per run, TIE_DEPTH bits deep. */
 #define TIE_MAX 64
 #define TIE_DEPTH 4096
 
@@ -279,18 +277,19 @@ static int suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *dee
 	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
 }
 
-/* Puts every run of tied words in e[0..n) in suffix order (pmask: the
- * position's bits).  0, or -EAGAIN when the ties are too many or too deep. */
-static int sort_ties(uint64_t *e, size_t n, uint64_t pmask, const uint64_t *w)
+/* Puts every run of tied words in e[0..m) in suffix order (pmask: the
+ * position's bits; w: the n bits).  0, or -EAGAIN when the ties are too
+ * many or too deep. */
+static int sort_ties(uint64_t *e, size_t m, uint64_t pmask, const uint64_t *w, size_t n)
 {
 	int deep = 0;
 
-	for (size_t r = 1; r < n; r++) {
+	for (size_t r = 1; r < m; r++) {
 		size_t end = r;
 
 		if ((e[r] ^ e[r - 1]) > pmask)
 			continue;
-		while (end + 1 < n && (e[end + 1] ^ e[r]) <= pmask)
+		while (end + 1 < m && (e[end + 1] ^ e[r]) <= pmask)
 			end++;
 		if (end - r + 2 > TIE_MAX)
 			return -EAGAIN;
@@ -310,90 +309,500 @@ static int sort_ties(uint64_t *e, size_t n, uint64_t pmask, const uint64_t *w)
 	return 0;
 }
 
+/* ---- the tallies from the passes themselves ----
+ * (See above.)  Ties of 35 or more, whose inner tuples Q needs, are sorted
+ * and go through the stack from the depth their group was split to. */
+struct bits_sort {
+	const uint64_t *w;	/* the n bits */
+	size_t n;
+	uint64_t pmask;		/* a word's position bits */
+	unsigned depth;		/* a word's window bits */
+	uint64_t *tmp;		/* room for the largest bucket */
+	size_t large;		/* twice a bucket's mean size */
+	struct tallies ts;
+	struct frame st[TIE_MAX + 1];
+	int32_t lcp[TIE_MAX];
+};
+
+/* All groups of t-tuples at one depth t: pairs and the largest. */
+static inline void tally_depth(struct tallies *ts, int32_t t, uint64_t pairs, uint64_t most)
+{
+	if (most < 2)
+		return;
+	if (most > ts->maxc[t])
+		ts->maxc[t] = (uint32_t)most;
+	ts->dsum[t] += pairs;
+	ts->dsum[t + 1] -= pairs;
+	if (t > ts->v)
+		ts->v = t;
+}
+
+/* The groups at depths top + 1 .. top + levels, from the bounds at[0..2^g]
+ * of the 2^g groups at depth top + g (group k: at[k] .. at[k + 1]). */
+static void tally_levels(struct tallies *ts, const uint32_t *at, unsigned g,
+			 unsigned top, unsigned levels)
+{
+	const size_t groups = (size_t)1 << g;
+	const uint64_t words = at[groups] - at[0];
+
+	for (unsigned j = 1; j <= levels; j++) {
+		const size_t step = (size_t)1 << (g - j);
+		uint64_t squares = 0, most = 0;
+
+		/* the pairs are (sum c^2 - sum c) / 2: one step less a group */
+		for (size_t k = 0; k < groups; k += step) {
+			const uint64_t c = at[k + step] - at[k];
+
+			squares += c * c;
+			most = c > most ? c : most;
+		}
+		tally_depth(ts, (int32_t)(top + j), (squares - words) / 2, most);
+	}
+}
+
+/* Insertion sort: the groups' words are out of order only inside them. */
+static void sort_words(uint64_t *x, size_t m)
+{
+	for (size_t i = 1; i < m; i++) {
+		const uint64_t v = x[i];
+		size_t j = i;
+
+		for (; j > 0 && x[j - 1] > v; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further: sorted, ties put in suffix order, and the
+ * lcp-intervals below base through the stack.  0 or -EAGAIN. */
+static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	const uint64_t pmask = bs->pmask;
+	int rc;
+
+	if (m > TIE_MAX)
+		return -EAGAIN;
+	sort_words(x, m);
+	rc = sort_ties(x, m, pmask, bs->w, bs->n);
+	if (rc < 0)
+		return rc;
+	/* LCP of neighbours: their xor's leading zeros, or counted on past a
+	 * tie; at most the shorter's length. */
+	for (size_t r = 1; r < m; r++) {
+		const uint64_t d = x[r - 1] ^ x[r];
+		const size_t p = x[r - 1] & pmask, q = x[r] & pmask;
+		const size_t lim = bs->n - (p > q ? p : q);
+		size_t l;
+
+		if (d > pmask) {
+			l = (size_t)__builtin_clzll(d);
+		} else {
+			int deep = 0;
+
+			l = common_bits(bs->w, bs->n, p, q, &deep);
+			if (deep)
+				return -EAGAIN;
+		}
+		bs->lcp[r] = (int32_t)(l < lim ? l : lim);
+	}
+	lcp_intervals(bs->lcp, m, (int32_t)base, bs->st, &bs->ts);
+	return 0;
+}
+
+/* The LCP of the main-set words a and b: their xor's leading zeros, or
+ * counted on past a tie (at most the shorter's length); -1 past
+ * TIE_DEPTH. */
+static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t b)
+{
+	const uint64_t d = a ^ b;
+	int deep = 0;
+	size_t l;
+
+	if (d > bs->pmask)
+		return __builtin_clzll(d);
+	l = common_bits(bs->w, bs->n, a & bs->pmask, b & bs->pmask, &deep);
+	return deep ? -1 : (int32_t)l;
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further.  S[t] counts the pairs whose LCP is >= t, so each
+ * pair adds one over (base, its LCP]: no order, no stack.  The group's
+ * inner tuples are fewer than 35, so Q (which counts only from 35 on)
+ * needs nothing from them beyond v.  Ties of 35 or more are sorted and
+ * go through the stack.  0 or -EAGAIN. */
+static int tally_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	uint64_t *dsum = bs->ts.dsum;
+
+	if (m >= TUPLE_MIN_COUNT)
+		return finish_group(bs, x, m, base);
+	dsum[base + 1] += m * (m - 1) / 2;
+	for (size_t i = 0; i + 1 < m; i++)
+		for (size_t j = i + 1; j < m; j++) {
+			const int32_t l = word_lcp(bs, x[i], x[j]);
+
+			if (l < 0)
+				return -EAGAIN;
+			dsum[l + 1]--;
+			if (l > bs->ts.v)
+				bs->ts.v = l;
+		}
+	return 0;
+}
+
+/* Pair (i, j) of a group, j < i - 1, in order of i: a group of m words
+ * has the first (m - 1)(m - 2) / 2 of them. */
+static const uint8_t far_pair[][2] = {
+	{ 2, 0 },
+	{ 3, 0 }, { 3, 1 },
+	{ 4, 0 }, { 4, 1 }, { 4, 2 },
+	{ 5, 0 }, { 5, 1 }, { 5, 2 }, { 5, 3 },
+	{ 6, 0 }, { 6, 1 }, { 6, 2 }, { 6, 3 }, { 6, 4 },
+	{ 7, 0 }, { 7, 1 }, { 7, 2 }, { 7, 3 }, { 7, 4 }, { 7, 5 },
+};
+_Static_assert(sizeof(far_pair) / sizeof(far_pair[0]) == (GROUP_MAX - 1) * (GROUP_MAX - 2) / 2,
+	       "far_pair[] holds the pairs of a group of GROUP_MAX");
+
+/* The pairs among the groups of at most GROUP_MAX words x[0..len) holds,
+ * at depth base (words in one group share their top base bits, words of
+ * two differ there), of neighbours only: each word against the one
+ * before, without a branch (a word starts a group about as often as not
+ * on random bits).  The other pairs of a group of three or more are
+ * far_pairs()'s, from the group's size (going on past the word before
+ * while the group lasted missed a branch at every fourth word: 14.1 ->
+ * 12.9 ms on a million random bits).  A pair counts from depth base on,
+ * so the pass that made the groups sums only its larger groups there
+ * (most of the others are empty or single words).  0 or -EAGAIN. */
+static int flat_pairs(struct bits_sort *bs, const uint64_t *x, size_t len, unsigned base)
+{
+	uint64_t *dsum = bs->ts.dsum, pairs = 0;
+	int32_t v = bs->ts.v;
+	const int32_t b = (int32_t)base;
+
+	for (size_t r = 1; r < len; r++) {
+		const uint64_t d = x[r] ^ x[r - 1];
+		int32_t l = __builtin_clzll(d | 1);
+		int same;
+
+		if (__builtin_expect(d <= bs->pmask, 0)) {	/* a tie */
+			l = word_lcp(bs, x[r], x[r - 1]);
+			if (l < 0)
+				return -EAGAIN;
+		}
+		same = l >= b;
+		pairs += (uint64_t)same;
+		dsum[l + 1] -= (uint64_t)same;
+		v = same && l > v ? l : v;
+	}
+	dsum[base] += pairs;
+	bs->ts.v = v;
+	return 0;
+}
+
+/* The pairs of a group of 3 <= m <= GROUP_MAX words that are not
+ * neighbours.  0 or -EAGAIN. */
+static int far_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base)
+{
+	const size_t count = (m - 1) * (m - 2) / 2;
+	uint64_t *dsum = bs->ts.dsum;
+	int32_t v = bs->ts.v;
+
+	for (size_t p = 0; p < count; p++) {
+		const int32_t l = word_lcp(bs, x[far_pair[p][0]], x[far_pair[p][1]]);
+
+		if (l < 0)
+			return -EAGAIN;
+		dsum[l + 1]--;
+		v = l > v ? l : v;
+	}
+	dsum[base] += count;
+	bs->ts.v = v;
+	return 0;
+}
+
+/* Words x[0..len) that share their top `top` bits (top < depth), by the
+ * next g bits (a counting pass into spare, len words): g grows with len,
+ * one or two words a group on random bits, and stops at depth.  A group of
+ * more than GROUP_MAX (skewed input) is split the same way on the bits
+ * after, from spare back into x's place, which is free by then; the
+ * others' pairs are counted where they lie.  0 or -EAGAIN. */
+static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
+		       size_t len, unsigned top)
+{
+	/* Counts, then places, for the words at even and at odd indices
+	 * apart in a large group (at1: the odd ones' places, then the
+	 * groups' ends): a run of equal bits puts its positions in one group
+	 * one after the other (skewed input, where groups grow large), and
+	 * each count or place waited for the store of the one before (about
+	 * 1 of 21 ms on biased bits; on random bits one set of counters is
+	 * faster).  40 KiB of stack a level, at most (depth - 11) / 3 levels
+	 * deep (a group split further has 9 words or more: 3 bits or more). */
+	uint32_t at0[(1u << NEXT_BITS) + 1], at1[1u << NEXT_BITS], *end = at0;
+	uint16_t list[1u << NEXT_BITS];	/* the groups of 3 or more */
+	unsigned g = 1, sh, mask, base, nlist = 0;
+	uint64_t *y = spare, *other = x, pairs = 0, most = 0;
+	const int two = len > bs->large;
+	size_t flat = 0, j = 0;
+	int rc = 0;
+
+	/* one bit less in a large group or below the first split (skewed
+	 * input: uneven groups either way, and half the counters cost less
+	 * than the larger groups' pairs: 20.2 -> 18.7 ms on biased bits) */
+	while (g < NEXT_BITS && top + g < bs->depth &&
+	       ((size_t)1 << g) <= (top > TOP_BITS || two ? len / 2 : len))
+		g++;
+	base = top + g;
+	sh = 64 - base;
+	mask = (1u << g) - 1;
+	memset(at0, 0, (mask + 1) * sizeof(*at0));
+	if (two) {
+		memset(at1, 0, (mask + 1) * sizeof(*at1));
+		for (; j + 1 < len; j += 2) {
+			at0[(x[j] >> sh) & mask]++;
+			at1[(x[j + 1] >> sh) & mask]++;
+		}
+		end = at1;
+	}
+	for (; j < len; j++)
+		at0[(x[j] >> sh) & mask]++;
+	/* the groups' places, and the list (stored every time, kept by the
+	 * count: no branch; a loop over all groups after the scatter was 1 in
+	 * 10 instructions on biased bits; two lists, of the groups split
+	 * further and of the others, 0.8 ms slower) */
+	for (unsigned k = 0, sum = 0; k <= mask; k++) {
+		const uint32_t c0 = at0[k], c = two ? c0 + at1[k] : c0;
+
+		list[nlist] = (uint16_t)k;
+		nlist += c > 2;
+		at0[k] = sum;
+		if (two)
+			at1[k] = sum + c0;
+		sum += c;
+	}
+	at0[mask + 1] = (uint32_t)len;
+	tally_levels(&bs->ts, at0, g, top, g - 1);
+	j = 0;
+	if (two)
+		for (; j + 1 < len; j += 2) {
+			spare[at0[(x[j] >> sh) & mask]++] = x[j];
+			spare[at1[(x[j + 1] >> sh) & mask]++] = x[j + 1];
+		}
+	for (; j < len; j++)
+		spare[at0[(x[j] >> sh) & mask]++] = x[j];
+	/* end[k] is now where group k ends */
+	for (unsigned i = 0; i < nlist && rc == 0; i++) {
+		const unsigned k = list[i];
+		const size_t from = k ? end[k - 1] : 0, size = end[k] - from;
+
+		if (size <= GROUP_MAX) {
+			rc = far_pairs(bs, y + from, size, base);
+			continue;
+		}
+		pairs += (uint64_t)size * (size - 1) / 2;
+		most = size > most ? size : most;
+		rc = flat_pairs(bs, y + flat, from - flat, base);
+		if (rc == 0 && base < bs->depth)
+			rc = split_words(bs, y + from, other + from, size, base);
+		else if (rc == 0)
+			rc = tally_group(bs, y + from, size, base);
+		flat = end[k];
+	}
+	tally_depth(&bs->ts, (int32_t)base, pairs, most);
+	return rc ? rc : flat_pairs(bs, y + flat, len - flat, base);
+}
+
+/* The last depth - 1 positions (their windows run past the end) are left
+ * out of the sort; each is a t-tuple for t <= n - i only, counted here
+ * into the groups of the nm words e, in their buckets (start: the
+ * buckets' bounds; any order within them).  Below TOP_BITS, a short
+ * position's group is counted along its bucket: the LCP of each word with
+ * its window (sorting those buckets to look the groups up was 3 % of
+ * the time on biased bits). */
+static void tally_short(struct bits_sort *bs, const uint64_t *e, size_t nm,
+			const uint32_t *start)
+{
+	uint64_t win[64] = { 0 };
+	uint32_t ge[64][64];	/* ge[i][t]: words in short position i's group at t */
+	const size_t ns = bs->n - nm;	/* depth - 1 < 64 */
+
+	for (size_t i = 0; i < ns; i++) {
+		const uint64_t wi = win[i] = window(bs->w, nm + i), b = wi >> (64 - TOP_BITS);
+
+		memset(ge[i], 0, sizeof(ge[i]));
+		for (size_t r = start[b]; r < start[b + 1]; r++)
+			ge[i][__builtin_clzll((e[r] ^ wi) | 1)]++;
+		for (unsigned t = 63; t > TOP_BITS; t--)
+			ge[i][t - 1] += ge[i][t];
+	}
+	for (unsigned t = 1; t < bs->depth; t++) {
+		const size_t valid = bs->n - t + 1 - nm;	/* i < valid: n - i >= t */
+
+		for (size_t i = 0; i < valid; i++) {
+			const uint64_t key = win[i] >> (64 - t);
+			uint64_t c, k = 0;
+			size_t j;
+
+			for (j = 0; j < i && win[j] >> (64 - t) != key; j++)
+				;
+			if (j < i)	/* counted with j */
+				continue;
+			for (j = i; j < valid; j++)
+				k += win[j] >> (64 - t) == key;
+			if (t <= TOP_BITS)
+				c = start[(key + 1) << (TOP_BITS - t)] - start[key << (TOP_BITS - t)];
+			else
+				c = ge[i][t];
+			c += k;
+			tally_depth(&bs->ts, (int32_t)t, c * (c - 1) / 2 - (c - k) * (c - k - 1) / 2, c);
+		}
+	}
+}
+
+/* The top TOP_BITS bits of the windows at i < nm, counted for the even
+ * and the odd positions apart in c0 and c1 (see split_words()); windows
+ * 64 at a time from two words (window() for each was 1 in 6 instructions
+ * of the whole estimate). */
+static void count_buckets(const uint64_t *w, size_t nm, uint32_t *c0, uint32_t *c1)
+{
+	for (size_t k = 0; 64 * k < nm; k++) {
+		const uint64_t a = w[k], b = w[k + 1] >> 1;
+		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
+		unsigned sh = 0;
+
+		for (; sh + 1 < end; sh += 2) {
+			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
+			c1[(a << (sh + 1) | b >> (62 - sh)) >> (64 - TOP_BITS)]++;
+		}
+		if (sh < end)
+			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
+	}
+}
+
+/* The words of the positions i < nm into their buckets' next places in e
+ * (next0 for the even positions, next1 for the odd ones). */
+static void scatter_buckets(const struct bits_sort *bs, size_t nm, uint32_t *next0,
+			    uint32_t *next1, uint64_t *e)
+{
+	const uint64_t *w = bs->w, high = ~bs->pmask;
+
+	for (size_t k = 0; 64 * k < nm; k++) {
+		const uint64_t a = w[k], b = w[k + 1] >> 1;
+		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
+		unsigned sh = 0;
+
+		for (; sh + 1 < end; sh += 2) {
+			const uint64_t x0 = a << sh | b >> (63 - sh);
+			const uint64_t x1 = a << (sh + 1) | b >> (62 - sh);
+
+			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
+			e[next1[x1 >> (64 - TOP_BITS)]++] = (x1 & high) | (64 * k + sh + 1);
+		}
+		if (sh < end) {
+			const uint64_t x0 = a << sh | b >> (63 - sh);
+
+			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
+		}
+	}
+}
+
+/* Each bucket of e (start: their bounds) grouped and tallied, at depth
+ * TOP_BITS and below.  0 or -EAGAIN. */
+static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t nm, const uint32_t *start)
+{
+	const size_t buckets = (size_t)1 << TOP_BITS;
+	uint64_t pairs = 0, most = 0;	/* the buckets split further */
+	size_t flat = 0;
+	int rc = 0;
+
+	for (size_t d = 0; d < buckets && rc == 0; d++) {
+		const size_t size = start[d + 1] - start[d];
+
+		if (size <= GROUP_MAX) {
+			if (size > 2)
+				rc = far_pairs(bs, e + start[d], size, TOP_BITS);
+			continue;
+		}
+		pairs += (uint64_t)size * (size - 1) / 2;
+		most = size > most ? size : most;
+		rc = flat_pairs(bs, e + flat, start[d] - flat, TOP_BITS);
+		if (rc == 0)
+			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS);
+		flat = start[d + 1];
+	}
+	tally_depth(&bs->ts, TOP_BITS, pairs, most);
+	return rc ? rc : flat_pairs(bs, e + flat, nm - flat, TOP_BITS);
+}
+
+/* The sort and the tallies; 0, -EAGAIN (too many or too deep ties) or
+ * -ENOMEM.  start: 3 * 2^TOP_BITS + 1 zeros. */
+static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
+{
+	const size_t buckets = (size_t)1 << TOP_BITS, nm = bs->n - bs->depth + 1;
+	/* each bucket's counts, then next places, of the even and of the odd
+	 * positions */
+	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
+	size_t biggest = 0;
+
+	count_buckets(bs->w, nm, next0, next1);
+	for (size_t d = 0, sum = 0; d < buckets; d++) {
+		const uint32_t c0 = next0[d], c = c0 + next1[d];
+
+		if (c > biggest)
+			biggest = c;
+		start[d] = next0[d] = (uint32_t)sum;
+		next1[d] = (uint32_t)sum + c0;
+		sum += c;
+	}
+	start[buckets] = (uint32_t)nm;
+	tally_levels(&bs->ts, start, TOP_BITS, 0, TOP_BITS - 1);
+	bs->large = 2 * (nm >> TOP_BITS);
+	bs->tmp = malloc(biggest * sizeof(*bs->tmp) + 1);
+	if (!bs->tmp)
+		return -ENOMEM;
+	scatter_buckets(bs, nm, next0, next1, e);
+	tally_short(bs, e, nm, start);
+	return group_buckets(bs, e, nm, start);
+}
+
 static int tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
+	/* deepest interval: a tie counted on to TIE_DEPTH, plus a word */
+	const size_t depths = TIE_DEPTH + 66;
 	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
-	const unsigned depth = 64 - pbits;
-	const uint64_t pmask = ((uint64_t)1 << pbits) - 1;
+	struct bits_sort bs = {
+		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
+	};
 	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
-	uint64_t *tmp = NULL;
-	uint32_t *start = calloc(2 * buckets + 1, sizeof(*start)), *next;
-	int32_t *lcp, v = 0;
-	size_t biggest = 0;
+	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));
 	int rc = -ENOMEM;
 
-	if (!w || !e || !start)
+	bs.w = w;
+	bs.ts.maxc = calloc(depths, sizeof(*bs.ts.maxc));
+	bs.ts.dsum = calloc(depths, sizeof(*bs.ts.dsum));
+	if (!w || !e || !start || !bs.ts.maxc || !bs.ts.dsum)
 		goto out;
 	est_pack_bits(s, n, w);
 	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
 	 * TIE_MAX positions tie. */
-	if (long_run(w, n, depth - 1 + TIE_MAX)) {
+	if (long_run(w, n, bs.depth - 1 + TIE_MAX)) {
 		rc = -EAGAIN;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		start[(window(w, i) >> (64 - TOP_BITS)) + 1]++;
-	for (size_t d = 1; d <= buckets; d++) {
-		if (start[d] > biggest)
-			biggest = start[d];
-		start[d] += start[d - 1];
-	}
-	tmp = malloc(biggest * sizeof(*tmp) + 1);
-	if (!tmp)
-		goto out;
-	next = start + buckets + 1;	/* each bucket's next place */
-	memcpy(next, start, buckets * sizeof(*next));
-	for (size_t i = 0; i < n; i++) {
-		const uint64_t x = window(w, i);
-
-		e[next[x >> (64 - TOP_BITS)]++] = (x & ~pmask) | i;
-	}
-	for (size_t d = 0; d < buckets; d++)
-		sort_bucket(e + start[d], start[d + 1] - start[d], tmp);
-	rc = sort_ties(e, n, pmask, w);
-	if (rc < 0)
-		goto out;
-	/* LCP of neighbours, in place of the words (lcp[r] is the first half
-	 * of word r / 2, written after word r is read): their xor's leading
-	 * zeros, or counted on past a tie; at most the shorter's length. */
-	lcp = (int32_t *)e;
-	{
-		uint64_t prev = e[0];
-
-		lcp[0] = 0;
-		for (size_t r = 1; r < n; r++) {
-			const uint64_t cur = e[r], x = prev ^ cur;
-			const size_t p = prev & pmask, q = cur & pmask;
-			const size_t lim = n - (p > q ? p : q);
-			size_t l;
-
-			if (x > pmask) {
-				l = (size_t)__builtin_clzll(x);
-			} else {
-				int deep = 0;
-
-				l = common_bits(w, n, p, q, &deep);
-				if (deep) {
-					rc = -EAGAIN;
-					goto out;
-				}
-			}
-			if (l > lim)
-				l = lim;
-			lcp[r] = (int32_t)l;
-			if ((int32_t)l > v)
-				v = (int32_t)l;
-			prev = cur;
-		}
-	}
-	rc = v ? from_lcp(lcp, n, v, tuple, lrs) : -ENODATA;
+	rc = sort_and_tally(&bs, e, start);
+	if (rc == 0 && bs.ts.v == 0)
+		rc = -ENODATA;
+	if (rc == 0)
+		tuple_finish(&bs.ts, n, tuple, lrs);
 out:
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(e, n * sizeof(*e));
-	free(tmp);
+	free(bs.tmp);
 	free(start);
+	free(bs.ts.maxc);
+	free(bs.ts.dsum);
 	return rc;
 }
 
