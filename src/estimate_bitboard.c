@@ -490,8 +490,8 @@ static void board_end(struct board_run *r, struct board *b)
 /* MultiMMC and LZ78Y over the bits, with MultiMMC's scoreboard kept in
  * runs of BOARD_RUN steps.  LZ78Y (from position LZ_B, predicting from
  * LZ_B + 1) has no scoreboard: its tally is kept at each step. */
-int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
-			 struct est_result *lz)
+static inline __attribute__((always_inline)) int
+mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_result *lz)
 {
 	struct bent *all = est_zalloc(BIN_TABLES_BYTES);
 	uint32_t entries16 = 0, dict_size = 0;
@@ -555,4 +555,34 @@ int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 		return 0;	/* LZ78Y predicted nothing */
 	est_prediction_bound(tz.c, n - LZ_B - 1, tz.longest, 2, lz);
 	return 1;
+}
+
+/* A copy for CPUs with AVX2, BMI1 and BMI2, chosen at run time: the same
+ * C, with VEX-encoded SSE (no register copies before two-operand
+ * instructions), shifts and masks that need no CL or mov (10^6 biased
+ * bits 26.0 -> 25.1 ms, uniform 26.6 -> 26.1). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MMC_V3
+static __attribute__((target("avx2,bmi,bmi2"))) int
+mmc_lz78y_v3(const uint8_t *s, size_t n, struct est_result *mmc, struct est_result *lz)
+{
+	return mmc_lz78y_body(s, n, mmc, lz);
+}
+#endif
+
+static int mmc_lz78y_plain(const uint8_t *s, size_t n, struct est_result *mmc,
+			   struct est_result *lz)
+{
+	return mmc_lz78y_body(s, n, mmc, lz);
+}
+
+int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
+			 struct est_result *lz)
+{
+#ifdef MMC_V3
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+	    __builtin_cpu_supports("bmi2"))
+		return mmc_lz78y_v3(s, n, mmc, lz);
+#endif
+	return mmc_lz78y_plain(s, n, mmc, lz);
 }
