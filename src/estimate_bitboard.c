@@ -69,14 +69,6 @@ static inline uint32_t bin_count(uint64_t e, unsigned y)
 #define UNROLL_CTX
 #endif
 
-/* Bits 0..7 of x as bytes 0..7, each 0 or 1. */
-static inline uint64_t spread8(unsigned x)
-{
-	const uint64_t v = ((uint64_t)(x & 0xffu) * 0x0101010101010101ull) & 0x8040201008040201ull;
-
-	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
-}
-
 /* The counters that miss the L2 cache (lengths 12..16's words c and 16's
  * word b, 1.25 MiB of the 2) of the context PF_AHEAD steps on are fetched
  * now.  10^6 biased / uniform bits, the whole pass: 31.6 / 33.0 ms without;
@@ -427,6 +419,14 @@ static void board_end(struct board_run *r, struct board *b)
 	b->high += (uint32_t)top;
 }
 #else
+/* Bits 0..7 of x as bytes 0..7, each 0 or 1. */
+static inline uint64_t spread8(unsigned x)
+{
+	const uint64_t v = ((uint64_t)(x & 0xffu) * 0x0101010101010101ull) & 0x8040201008040201ull;
+
+	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
+}
+
 /* Without SSE2: the run's steps are kept, then how often each length was
  * right in the run (in byte lanes: a run is 64 steps) tells which lengths
  * can reach the highest score within it; only those are stepped through
