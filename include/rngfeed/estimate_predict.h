@@ -41,13 +41,14 @@ static inline void tally(struct tally *t, int ok)
 	t->longest = t->run > t->longest ? t->run : t->longest;
 }
 
-/* tally() of len outcomes at once (1 <= len <= 64), the first in bit 63
- * of m, the bits below the last zero: for a block where the winner cannot
- * change.  The longest run inside m: shifting m onto itself until nothing
- * is left takes as many rounds as that run is long. */
-static inline void tally_msb(struct tally *t, uint64_t m, unsigned len)
+/* tally() of len outcomes at once (1 <= len <= 64), for a block where the
+ * winner cannot change: the first in bit 63 of m and the bits below the
+ * last zero (msb_first), or the first in bit 0 and the bits above the last
+ * zero.  The longest run inside m: shifting m onto itself until nothing
+ * is left takes as many rounds as that run is long, either way. */
+static inline void tally_bits(struct tally *t, uint64_t m, unsigned len, int msb_first)
 {
-	const uint64_t live = ~(~0ull >> (len - 1) >> 1);
+	const uint64_t live = msb_first ? ~(~0ull >> (len - 1) >> 1) : ~0ull >> (64 - len);
 	uint64_t x = m;
 	unsigned k = 0;
 
@@ -57,39 +58,26 @@ static inline void tally_msb(struct tally *t, uint64_t m, unsigned len)
 		t->longest = t->run > t->longest ? t->run : t->longest;
 		return;
 	}
-	/* a live bit is clear: ~m has a set bit among the top len */
-	t->run += (unsigned)__builtin_clzll(~m);
+	/* a live bit is clear: ~m has a set bit among the len */
+	t->run += (unsigned)(msb_first ? __builtin_clzll(~m) : __builtin_ctzll(~m));
 	t->longest = t->run > t->longest ? t->run : t->longest;
 	while (x) {
 		x &= x << 1;
 		k++;
 	}
 	t->longest = k > t->longest ? k : t->longest;
-	t->run = (unsigned)__builtin_ctzll(~(m >> (64 - len)));
+	t->run = (unsigned)(msb_first ? __builtin_ctzll(~(m >> (64 - len)))
+				      : __builtin_clzll(~(m << (64 - len))));
 }
 
-/* The same with the first outcome in bit 0 and the bits above the last
- * zero. */
+static inline void tally_msb(struct tally *t, uint64_t m, unsigned len)
+{
+	tally_bits(t, m, len, 1);
+}
+
 static inline void tally_lsb(struct tally *t, uint64_t m, unsigned len)
 {
-	const uint64_t live = ~0ull >> (64 - len);
-	uint64_t x = m;
-	unsigned k = 0;
-
-	t->c += popcount64(m);
-	if (m == live) {
-		t->run += len;
-		t->longest = t->run > t->longest ? t->run : t->longest;
-		return;
-	}
-	t->run += (unsigned)__builtin_ctzll(~m);
-	t->longest = t->run > t->longest ? t->run : t->longest;
-	while (x) {
-		x &= x >> 1;
-		k++;
-	}
-	t->longest = k > t->longest ? k : t->longest;
-	t->run = (unsigned)__builtin_clzll(~(m << (64 - len)));
+	tally_bits(t, m, len, 0);
 }
 
 /* MultiMMC's and LZ78Y's context lengths, caps and shared pieces. */
