@@ -229,19 +229,15 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 #ifdef __SSE2__
 	/* before any length's count changes */
 	const uint32_t q = mmc_bits16(all, hist);
+	const int early = !room;	/* MultiMMC's view is read */
 
 	known = ~q & 0xffffu;
 	okmask = (q >> 16) ^ (y ? 0xffffu : 0);
 #else
+	const int early = 0;
+
 	known = (uint32_t)(e16 != 0) << (CTX_MAX - 1);
 #endif
-
-#ifdef __SSE2__
-	const int early = !room;	/* MultiMMC's view is read */
-#else
-	const int early = 0;
-#endif
-
 	if (early) {
 		/* Counted first, shortest first, read back one less: a step
 		 * whose context repeats the one before waits for these. */
