@@ -12,7 +12,10 @@
 # core), so make check runs several.  A script that takes the machine's
 # hw_random hand-over (a line "# run-tests: alone" among its first five)
 # never runs beside another such script: two daemons on the device would
-# see each other as the other owner.  Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
+# see each other as the other owner.  RUN_TESTS_ALONE_LOCK=FILE (unset by
+# default) extends that across runs: each such script runs under flock(1) on
+# FILE, so several checkouts tested at once on one machine take turns.
+# Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
 # of its own.  Each test's report is printed when it ends, whole.
 set -u
 passed=0 failed=0 skipped=0 failed_names=()
@@ -48,10 +51,13 @@ note_quality_change() { # TEST
 # in /var/lib/rngfeed.
 run_test() {
 	local n=$1 t=$2 rc
+	local -a lock=()
 	mkdir -p "$work/$n.run" "$work/$n.state"
+	[ -z "${RUN_TESTS_ALONE_LOCK:-}" ] || ! alone "$t" ||
+		lock=(flock "$RUN_TESTS_ALONE_LOCK")
 	if [ "${t%.sh}" != "$t" ]; then
 		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
-			bash "$t" >"$work/$n.log" 2>&1
+			"${lock[@]}" bash "$t" >"$work/$n.log" 2>&1
 	else
 		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
 			"./$t" >"$work/$n.log" 2>&1
