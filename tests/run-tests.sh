@@ -14,7 +14,8 @@
 # never runs beside another such script: two daemons on the device would
 # see each other as the other owner.  RUN_TESTS_ALONE_LOCK=FILE (unset by
 # default) extends that across runs: each such script runs under flock(1) on
-# FILE, so several checkouts tested at once on one machine take turns.
+# FILE, so several checkouts tested at once on one machine take turns (-o:
+# a daemon a test leaves behind does not keep the lock).
 # Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
 # of its own.  Each test's report is printed when it ends, whole.
 set -u
@@ -54,7 +55,7 @@ run_test() {
 	local -a lock=()
 	mkdir -p "$work/$n.run" "$work/$n.state"
 	[ -z "${RUN_TESTS_ALONE_LOCK:-}" ] || ! alone "$t" ||
-		lock=(flock "$RUN_TESTS_ALONE_LOCK")
+		lock=(flock -o "$RUN_TESTS_ALONE_LOCK")
 	if [ "${t%.sh}" != "$t" ]; then
 		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
 			"${lock[@]}" bash "$t" >"$work/$n.log" 2>&1
