@@ -11,7 +11,14 @@ SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libgcrypt libsystemd libcap
+# make SYSTEMD=no: no libsystemd, for images without systemd (the notify
+# protocol stays; no native journal, no socket activation: see
+# docs/packaging.md).
+SYSTEMD     ?= yes
+ifeq ($(filter yes no,$(SYSTEMD)),)
+$(error SYSTEMD must be yes or no, not '$(SYSTEMD)')
+endif
+PKGS        := libgcrypt libcap $(if $(filter yes,$(SYSTEMD)),libsystemd)
 PKG_CFLAGS   = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -24,7 +31,8 @@ CFLAGS      ?= -O2 -g
 override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
 # 32-bit targets (i386, armhf): 64-bit off_t, ino_t and time_t (readdir
 # and stat fail with EOVERFLOW on 64-bit inode numbers; time_t past 2038).
-override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" -Iinclude $(PKG_CFLAGS)
+override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" \
+                     -DRNGFEED_SYSTEMD=$(if $(filter yes,$(SYSTEMD)),1,0) -Iinclude $(PKG_CFLAGS)
 override LDFLAGS  += -pie -Wl,-z,relro -Wl,-z,now -pthread
 # libdivsufsort: the suffix array behind the t-tuple and LRS estimates (issue 19).
 LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
@@ -51,7 +59,16 @@ rngfeed: build/src/main.o $(LIB)
 # "make V=1" shows the full commands.
 Q := $(if $(V),,@)
 
-build/%.o: %.c $(HEADERS)
+# The objects of the two builds (SYSTEMD=yes, no) never mix: build/config
+# names the one build/ holds, is rewritten only when that changes, and
+# every object depends on it.
+BUILD_CONFIG := build/config
+$(BUILD_CONFIG): FORCE
+	@mkdir -p $(dir $@)
+	@echo 'SYSTEMD=$(SYSTEMD)' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+
+build/%.o: %.c $(HEADERS) $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -216,7 +233,7 @@ build/install/paths: FORCE
 	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
 
 # config.c and config_usage.c (--help) name the configuration path.
-build/install/%.o: src/%.c build/install/paths $(HEADERS)
+build/install/%.o: src/%.c build/install/paths $(HEADERS) $(BUILD_CONFIG)
 	$(CC) $(CPPFLAGS) -DCONFIG_DEFAULT_PATH='"$(SYSCONFDIR)/rngfeed.conf"' $(CFLAGS) -c -o $@ $<
 
 # Its config objects come first, so the library's copies are never pulled in.

@@ -62,6 +62,15 @@ credited=$(sed -n "$((ready_line + 1))p" "$tmp/notify")
 grep -q 'STATUS=.* [1-9][0-9]* bits credited' <<<"$credited" ||
 	fail "READY=1 not followed by a status with credit: $credited"
 
+# WATCHDOG_PID naming another process: the watchdog is that one's, so no
+# WATCHDOG=1 (sd_watchdog_enabled(3)'s rule, which rngfeed reads itself).
+tests/helper_notify -w 300000 1 /usr/bin/env WATCHDOG_PID=1 "$RNGFEED" -f -n rdrand \
+	>"$tmp/notify4" 2>"$tmp/err4n" ||
+	fail "daemon with another WATCHDOG_PID failed: $(cat "$tmp/notify4" "$tmp/err4n")"
+grep -qx 'notify: READY=1' "$tmp/notify4" || fail "another WATCHDOG_PID: no READY=1: $(cat "$tmp/notify4")"
+n=$(grep -cx 'notify: WATCHDOG=1' "$tmp/notify4")
+[ "$n" -eq 0 ] || fail "WATCHDOG_PID=1 (not rngfeed's): $n WATCHDOG=1 pings, want none"
+
 # --- privileges -------------------------------------------------------------
 cap_sys_admin=0000000000200000 # 1 << CAP_SYS_ADMIN (21)
 check_caps() { # PID USER-ID
