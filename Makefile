@@ -8,6 +8,9 @@ MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 # Where systemd wants units; /lib/systemd/system if systemd's .pc is absent.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# The options file every init reads (RNGFEED_OPTIONS, RNGFEED_INITRAMFS):
+# /etc/default/rngfeed on Debian, /etc/sysconfig/rngfeed in the RPM.
+ENVFILE     ?= $(SYSCONFDIR)/default/rngfeed
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -251,6 +254,7 @@ install: $(INSTALL_BIN)
 	@mkdir -p build/install
 	sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
 	    -e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
+	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 	@# Never overwrite a configuration the administrator edited.
@@ -272,7 +276,8 @@ uninstall:
 # them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
 INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
 DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
-INITRAMFS_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+INITRAMFS_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		      -e 's|@ENVFILE@|$(ENVFILE)|g'
 install: install-initramfs
 install-initramfs:
 	install -d $(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks \
@@ -300,10 +305,10 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
-	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/rngfeed ]; then \
-		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/rngfeed"; \
+	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
+		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 initramfs/default $(DESTDIR)$(SYSCONFDIR)/default/rngfeed; \
+		install -D -m 0644 initramfs/default $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs
