@@ -325,6 +325,18 @@ vm-test-initramfs:
 
 .PHONY: install-initramfs uninstall-initramfs vm-test-initramfs
 
+# ---- the RPM (rpm/rngfeed.spec) ----
+# make rpm: the source and binary RPMs from the working tree, built with
+# rpmbuild in build/rpm (Debian: apt-get install rpm rpmlint; the spec's
+# BuildRequires are Fedora's names, so rpmbuild runs with --nodeps), the
+# unit tests in its %check, then rpmlint on the spec and both packages
+# (rpm/rpmlint.toml) and tests/test_rpm.sh on them.  rpm/make-rpm.sh says
+# how; docs/packaging.md why.
+.PHONY: rpm
+rpm:
+	rpm/make-rpm.sh build/rpm
+	RPM_TOPDIR=$(CURDIR)/build/rpm bash tests/test_rpm.sh
+
 # ---- sanitize, valgrind, analyze ----
 # make sanitize: all of "make check" (unit tests and integration scripts;
 # ./rngfeed and the test programs are the sanitized ones) built with
