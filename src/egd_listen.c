@@ -112,12 +112,15 @@ static int listen_fd_from_systemd(const struct egd_addr *a)
 }
 #else
 /* Built without libsystemd (make SYSTEMD=no): no socket activation.  A
- * socket passed anyway is not used, and saying so explains the error
- * that binding the same address then gives. */
+ * socket passed anyway (LISTEN_PID names this process, as sd_listen_fds(3)
+ * requires) is not used, and saying so explains the error that binding
+ * the same address then gives. */
 static int listen_fd_from_systemd(const struct egd_addr *a)
 {
+	const char *pid = getenv("LISTEN_PID");
+
 	(void)a;
-	if (getenv("LISTEN_FDS"))
+	if (getenv("LISTEN_FDS") && pid && strtol(pid, NULL, 10) == (long)getpid())
 		log_warn("egd: LISTEN_FDS is set, but this rngfeed was built "
 			 "without libsystemd: no socket activation, the "
 			 "passed socket is not used");
