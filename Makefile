@@ -8,10 +8,20 @@ MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 # Where systemd wants units; /lib/systemd/system if systemd's .pc is absent.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# The options file every init reads (RNGFEED_OPTIONS, RNGFEED_INITRAMFS):
+# /etc/default/rngfeed on Debian, /etc/sysconfig/rngfeed in the RPM.
+ENVFILE     ?= $(SYSCONFDIR)/default/rngfeed
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
-PKGS        := libgcrypt libsystemd libcap
+# make SYSTEMD=no: no libsystemd, for images without systemd (the notify
+# protocol stays; no native journal, no socket activation: see
+# docs/packaging.md).
+SYSTEMD     ?= yes
+ifeq ($(filter yes no,$(SYSTEMD)),)
+$(error SYSTEMD must be yes or no, not '$(SYSTEMD)')
+endif
+PKGS        := libgcrypt libcap $(if $(filter yes,$(SYSTEMD)),libsystemd)
 PKG_CFLAGS   = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -24,7 +34,8 @@ CFLAGS      ?= -O2 -g
 override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
 # 32-bit targets (i386, armhf): 64-bit off_t, ino_t and time_t (readdir
 # and stat fail with EOVERFLOW on 64-bit inode numbers; time_t past 2038).
-override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" -Iinclude $(PKG_CFLAGS)
+override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" \
+                     -DRNGFEED_SYSTEMD=$(if $(filter yes,$(SYSTEMD)),1,0) -Iinclude $(PKG_CFLAGS)
 override LDFLAGS  += -pie -Wl,-z,relro -Wl,-z,now -pthread
 # libdivsufsort: the suffix array behind the t-tuple and LRS estimates (issue 19).
 LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
@@ -51,7 +62,16 @@ rngfeed: build/src/main.o $(LIB)
 # "make V=1" shows the full commands.
 Q := $(if $(V),,@)
 
-build/%.o: %.c $(HEADERS)
+# The objects of the two builds (SYSTEMD=yes, no) never mix: build/config
+# names the one build/ holds, is rewritten only when that changes, and
+# every object depends on it.
+BUILD_CONFIG := build/config
+$(BUILD_CONFIG): FORCE
+	@mkdir -p $(dir $@)
+	@echo 'SYSTEMD=$(SYSTEMD)' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+
+build/%.o: %.c $(HEADERS) $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -216,7 +236,7 @@ build/install/paths: FORCE
 	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
 
 # config.c and config_usage.c (--help) name the configuration path.
-build/install/%.o: src/%.c build/install/paths $(HEADERS)
+build/install/%.o: src/%.c build/install/paths $(HEADERS) $(BUILD_CONFIG)
 	$(CC) $(CPPFLAGS) -DCONFIG_DEFAULT_PATH='"$(SYSCONFDIR)/rngfeed.conf"' $(CFLAGS) -c -o $@ $<
 
 # Its config objects come first, so the library's copies are never pulled in.
@@ -234,6 +254,7 @@ install: $(INSTALL_BIN)
 	@mkdir -p build/install
 	sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
 	    -e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
+	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 	@# Never overwrite a configuration the administrator edited.
@@ -255,7 +276,8 @@ uninstall:
 # them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
 INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
 DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
-INITRAMFS_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+INITRAMFS_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		      -e 's|@ENVFILE@|$(ENVFILE)|g'
 install: install-initramfs
 install-initramfs:
 	install -d $(DESTDIR)$(INITRAMFSTOOLSDIR)/hooks \
@@ -283,10 +305,10 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
-	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/rngfeed ]; then \
-		echo "keeping $(DESTDIR)$(SYSCONFDIR)/default/rngfeed"; \
+	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
+		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 initramfs/default $(DESTDIR)$(SYSCONFDIR)/default/rngfeed; \
+		install -D -m 0644 initramfs/default $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs
@@ -302,6 +324,18 @@ vm-test-initramfs:
 	tests/vm/initramfs-boot.sh
 
 .PHONY: install-initramfs uninstall-initramfs vm-test-initramfs
+
+# ---- the RPM (rpm/rngfeed.spec) ----
+# make rpm: the source and binary RPMs from the working tree, built with
+# rpmbuild in build/rpm (Debian: apt-get install rpm rpmlint; the spec's
+# BuildRequires are Fedora's names, so rpmbuild runs with --nodeps), the
+# unit tests in its %check, then rpmlint on the spec and both packages
+# (rpm/rpmlint.toml) and tests/test_rpm.sh on them.  rpm/make-rpm.sh says
+# how; docs/packaging.md why.
+.PHONY: rpm
+rpm:
+	rpm/make-rpm.sh build/rpm
+	RPM_TOPDIR=$(CURDIR)/build/rpm bash tests/test_rpm.sh
 
 # ---- sanitize, valgrind, analyze ----
 # make sanitize: all of "make check" (unit tests and integration scripts;

@@ -31,7 +31,8 @@
 #   metrics     --metrics has the rngfeed_egd_* totals and per-client lines
 #   discard     SIGUSR2 discards the server's DRBG too (its discards metric)
 #   tcp         tcp:127.0.0.1:PORT serves the same
-#   systemd     a socket passed by systemd-socket-activate is used
+#   systemd     a socket passed by systemd-socket-activate is used (built
+#               without libsystemd: refused, with a message saying why)
 #   kernel      (root) the kernel's feeding with 8 greedy clients, through
 #               bench/shim.so: top-ups at the same cadence and no more
 #               credit than without clients
@@ -355,7 +356,26 @@ if want tcp; then
 	stop "$srv"
 fi
 if want systemd; then
-	if command -v systemd-socket-activate >/dev/null; then
+	if ! command -v systemd-socket-activate >/dev/null; then
+		echo "SKIP: systemd: no systemd-socket-activate"
+	elif "$RNGFEED" --version | grep -q 'built without libsystemd'; then
+		# No socket activation in this build: it must say so, and
+		# the address systemd holds is then a clear error.  The
+		# client's connection is what starts it.
+		systemd-socket-activate -l "$tmp/act.sock" "$RNGFEED" --egd-only \
+			--egd-server "unix:$tmp/act.sock" -n rdrand 2>"$tmp/act.log" &
+		srv=$!
+		pids+=("$srv")
+		for _ in $(seq 50); do [ -S "$tmp/act.sock" ] && break; sleep 0.1; done
+		timeout 20 "$CLIENT" "unix:$tmp/act.sock" read 500 >/dev/null 2>&1
+		wait "$srv"
+		rc=$?
+		[ $rc -ne 0 ] &&
+			grep -q 'LISTEN_FDS is set, but this rngfeed was built without libsystemd' "$tmp/act.log" &&
+			grep -q "something serves $tmp/act.sock already" "$tmp/act.log" ||
+			fail "systemd: without libsystemd, exit $rc: $(tail -3 "$tmp/act.log")"
+		echo "SKIP: systemd: built without libsystemd (make SYSTEMD=no): no socket activation (checked that a passed socket is refused with a clear message, exit $rc)"
+	else
 		systemd-socket-activate -l "$tmp/act.sock" "$RNGFEED" --egd-only \
 			--egd-server "unix:$tmp/act.sock" -n rdrand -v 2>"$tmp/act.log" &
 		srv=$! srvlog=$tmp/act.log
@@ -366,8 +386,6 @@ if want systemd; then
 			ok "systemd: the socket systemd passed is used (500 bytes)" ||
 			fail "systemd: $n bytes: $(tail -3 "$tmp/act.log")"
 		stop "$srv"
-	else
-		echo "SKIP: systemd: no systemd-socket-activate"
 	fi
 fi
 
