@@ -574,11 +574,13 @@ CROSS_SCRIPTS := $(filter $(addprefix tests/,test_cavp.sh test_check_vs_rngtest.
 # What the tests run: built by cross-check (through CROSS_PROGRAMS).
 cross-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) $(FUZZ_REPLAYS)
 
+# Passes with a line "cross-check ARCH: SKIP: reason" where the Debian
+# archive stayed unreachable (tests/cross/archive-retry.sh).
 cross-check:
 	CROSS_FROM='$(CROSS_FROM)' \
 	CROSS_CACHE='$(CROSS_CACHE)' CROSS_BUILD='$(CROSS_BUILD)' \
 	CROSS_DEPS='$(CROSS_DEPS)' CROSS_UNITS='$(CROSS_UNITS)' \
-	CROSS_SCRIPTS='$(CROSS_SCRIPTS)' tests/cross/cross-check.sh $(ARCH)
+	CROSS_SCRIPTS='$(CROSS_SCRIPTS)' tests/cross/cross-check.sh $(ARCH) || [ $$? -eq 77 ]
 
 # The root of ARCH alone (.ci/run makes them while the native stages run).
 cross-roots:
