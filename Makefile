@@ -190,7 +190,7 @@ vm-test-hotplug-smoke: rngfeed
 # gates (sanitize, analyze, valgrind, fuzz) use.
 DEB_DEPS      := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
                  libcap-dev libdivsufsort-dev
-DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace \
+DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace procps \
                  man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
 deps:
 	apt-get update
