@@ -133,6 +133,7 @@ start() {
 	local dir=$1 bin=$2
 	shift 2
 	now >"$dir/start"
+	printf '%s\n' "$@" >"$dir/args"
 	"${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$dir/shim" "$bin" -f -v \
 		-c /dev/null --metrics "$dir/metrics" "$@" 2>"$dir/log" </dev/null &
 	echo $! >"$dir/pid"
@@ -321,12 +322,21 @@ row_fail=
 
 # bound DIR: sum over the metrics' sources of passed x 20000 x credit/1024
 # (the credit from the log; a source in the metrics without a "using it"
-# line counts with the largest credit there is, 1024).
+# line counts with the largest credit there is, 1024).  A daemon that
+# waited for the hand-over (credit 0) and took it over when the other
+# owner stopped credits the device as a run without one would: the credit
+# --list gives with the case's arguments.
 bound() {
-	local dir=$1 s p c total=0
+	local dir=$1 s p c total=0 args
 	for s in $(sed -nE 's/^rngfeed_source_blocks_passed_total\{source="([^"]+)"\}.*/\1/p' "$dir/metrics" 2>/dev/null); do
 		p=$(metric "$dir/metrics" rngfeed_source_blocks_passed_total "$s")
 		c=$(credit_of "$dir" "$s")
+		if grep -q "^rngfeed: $s: another rngfeed owns the hand-over" "$dir/log" &&
+			grep -q '^rngfeed: hwrng: the other rngfeed stopped' "$dir/log"; then
+			mapfile -t args <"$dir/args"
+			c=$("$RNGFEED" -c /dev/null "${args[@]}" --list 2>/dev/null |
+				awk -v s="$s" '$1 == s { print $3 }')
+		fi
 		total=$((total + p * BLOCK_BITS * ${c:-1024} / 1024))
 	done
 	echo $total
