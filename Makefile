@@ -98,6 +98,16 @@ check: $(if $(AS_USER),,check-programs)
 	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
 	@RNGFEED=./rngfeed RUN_TESTS_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(TESTS)
 
+# make check-beside: the tests that take the machine's hw_random hand-over
+# (a line "# run-tests: alone") beside another rngfeed that owns it, as
+# where the package's service runs: tests/check-beside.sh starts one in
+# directories of its own, runs them, stops it and checks it put
+# rng_quality back.  BESIDE_TESTS=...: only these.
+ALONE_SCRIPTS = $(shell for f in $(TEST_SCRIPTS); do head -n 5 $$f | grep -q '^\# run-tests: alone' && echo $$f; done)
+.PHONY: check-beside
+check-beside: check-programs
+	@RNGFEED=./rngfeed tests/check-beside.sh $(or $(BESIDE_TESTS),$(ALONE_SCRIPTS))
+
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
 soak: rngfeed
 	RNGFEED=./rngfeed tests/soak.sh
