@@ -86,7 +86,15 @@ binfmt_ready() {
 				>/proc/sys/fs/binfmt_misc/register
 		q=i386
 	fi
-	[ -e "/proc/sys/fs/binfmt_misc/qemu-$q" ] || update-binfmts --enable "qemu-$q"
+	if [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$q" ]; then
+		# qemu-user-static imports its formats into binfmt-support's
+		# database only if binfmt-support was configured first; installed
+		# in one apt-get transaction, dpkg may order them the other way
+		# (a fresh CI machine did): import it now, then enable it.
+		update-binfmts --display "qemu-$q" >/dev/null 2>&1 ||
+			update-binfmts --import "qemu-$q"
+		update-binfmts --enable "qemu-$q"
+	fi
 	grep -q '^enabled' "/proc/sys/fs/binfmt_misc/qemu-$q"
 }
 
