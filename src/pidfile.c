@@ -197,10 +197,16 @@ int pidfile_keeper_start(const char *path, int fd, pid_t pid)
 void pidfile_keeper_release(int sock)
 {
 	const struct timespec step = { 0, PIDFILE_KEEPER_STEP_MS * 1000000L };
+	struct timespec now, until;
 	char c;
 
 	if (sock < 0)
 		return;
+	/* By the clock: on a loaded machine a 2-ms sleep takes longer. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += PIDFILE_KEEPER_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
 	/*
 	 * Nothing here waits on the keeper: it is told without waiting (a
 	 * byte; failing that, the close is its end of input too) and its
@@ -209,11 +215,15 @@ void pidfile_keeper_release(int sock)
 	 * when it runs again, after the daemon is gone.
 	 */
 	if (send(sock, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
-		for (int waited = 0; waited < PIDFILE_KEEPER_WAIT_MS;
-		     waited += PIDFILE_KEEPER_STEP_MS) {
+		for (;;) {
 			ssize_t n = recv(sock, &c, 1, MSG_DONTWAIT);
 
 			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > until.tv_sec ||
+			    (now.tv_sec == until.tv_sec &&
+			     now.tv_nsec >= until.tv_nsec))
 				break;
 			nanosleep(&step, NULL);
 		}

@@ -710,9 +710,19 @@ static void let_go(struct reader *r)
 	reader_free(r);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void reader_stop_all(struct reader *const *rs, size_t n)
 {
 	const struct timespec step = { 0, 20000000L };
+	/* By the clock: on a loaded machine a 20-ms sleep takes longer. */
+	const double until = mono_s() + READER_STOP_WAIT_MS / 1000.0;
 
 	for (size_t i = 0; i < n; i++)
 		if (rs[i] && rs[i]->thread_started)
@@ -725,18 +735,18 @@ void reader_stop_all(struct reader *const *rs, size_t n)
 	 * its struct (it frees it when it ends); nobody takes what it
 	 * queues, and nothing else it uses is freed under it.
 	 */
-	for (int waited = 0;; waited += 20) {
-		bool live = false;
+	for (;;) {
+		bool live = false, late = mono_s() >= until;
 
 		for (size_t i = 0; i < n; i++) {
 			if (!rs[i] || !rs[i]->thread_started ||
 			    has_ended(rs[i]))
 				continue;
 			live = true;
-			if (waited < READER_STOP_WAIT_MS)
+			if (!late)
 				pthread_kill(rs[i]->thread, READER_WAKE_SIGNAL);
 		}
-		if (!live || waited >= READER_STOP_WAIT_MS)
+		if (!live || late)
 			break;
 		nanosleep(&step, NULL);
 	}
