@@ -721,11 +721,17 @@ static void finish(struct daemon *d)
 			  (unsigned long long)d->out.feeder.credited_bits);
 }
 
+/* After the run ends (SIGTERM seen, or start-up stopped), the log writer
+ * may write what waits until this many seconds have passed, less when it
+ * is stalled: the stop keeps within its second. */
+#define DAEMON_LOG_UNTIL_S 0.8
+
 int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	size_t up = 0;
 	int ret = EXIT_FAILURE;
+	double ended;
 
 	if (!d)
 		return EXIT_FAILURE;
@@ -742,9 +748,11 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (up == N_STEPS) {
 		detach_verdict(&d->verdict_fd, EXIT_SUCCESS);
 		loop(d);
+		ended = now_s();
 		finish(d);
 		ret = d->exit_code ? d->exit_code : EXIT_SUCCESS;
 	} else {
+		ended = now_s();
 		log_debug("start-up stopped at step '%s'", steps[up].name);
 		if (d->exit_code)
 			ret = d->exit_code;
@@ -756,6 +764,6 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 			steps[up].down(d);
 	explicit_bzero(d, sizeof(*d));
 	free(d);
-	log_finish();
+	log_finish(ended + DAEMON_LOG_UNTIL_S);
 	return ret;
 }

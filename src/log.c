@@ -350,9 +350,8 @@ static void drain_here(void)
 	}
 }
 
-void log_finish(void)
+void log_finish(double until)
 {
-	double until = mono_s() + LOG_FINISH_WAIT_S;
 	uint64_t dropped;
 
 	if (!queue.on)

@@ -121,7 +121,7 @@ START_TEST(test_stalled_stream)
 	 * adds up. */
 	first = t.dropped;
 	log_lines(LINES, LINES);
-	log_finish();
+	log_finish(td_now() + 0.25);
 	read_until(p[0], &t, total_seen);
 	ck_assert_int_eq(t.expect, 2 * LINES);
 	ck_assert_uint_gt(t.in_all, first);

@@ -27,11 +27,10 @@
 /* What the queue holds: about 100 lines of the usual length (a summary
  * is a dozen), as long as the stream stalls. */
 #define LOG_QUEUE_BYTES 16384
-/* log_finish() waits for the writer this long at most, and not at all
- * once one line has been in the writing this long (the stream stalled):
- * a stop stays within its second. */
-#define LOG_FINISH_WAIT_S 0.25
-#define LOG_STALLED_S 0.1
+/* log_finish() does not wait for a writer that has been writing one line
+ * this long: the stream has stalled (a writer that only waits for a CPU on
+ * a loaded machine gets one sooner). */
+#define LOG_STALLED_S 0.25
 
 enum log_target {
 	LOG_TO_STDERR,  /* foreground: "rngfeed: message" lines */
@@ -59,10 +58,11 @@ void log_queue_begin(void);
  * capabilities) and after any fork.  0 or -errno. */
 int log_writer_start(void);
 /* The end of the daemon: the total of dropped lines is logged, and the
- * writer (started now if it was not) gets LOG_FINISH_WAIT_S at most to
- * write what waits; what it cannot write by then is left (the process
- * ends).  Nothing waits on the stream itself. */
-void log_finish(void);
+ * writer (started now if it was not) gets until @until (CLOCK_MONOTONIC
+ * seconds) at most to write what waits, and no time at all once it has
+ * been writing one line for LOG_STALLED_S; what it cannot write is left
+ * (the process ends).  Nothing waits on the stream itself. */
+void log_finish(double until);
 /* Lines dropped so far (the queue was full, or the stream refused them). */
 uint64_t log_dropped_lines(void);
 
