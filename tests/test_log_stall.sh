@@ -195,7 +195,9 @@ stop() {
 }
 
 kinds="4096 65536"
-if [ -d /run/systemd ] && command -v unshare >/dev/null &&
+if ! ldd "$RNGFEED" 2>/dev/null | grep -q libsystemd; then
+	say "SKIP: journal rows: $RNGFEED is built without libsystemd (no native journal)"
+elif [ -d /run/systemd ] && command -v unshare >/dev/null &&
 	unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd' 2>/dev/null; then
 	kinds="$kinds journal"
 else
