@@ -77,10 +77,10 @@
  *   nowait   the call cannot wait (timeout 0, GRND_INSECURE, a
  *            signalfd's read, an ioctl on a non-blocking fd, the
  *            kernel's memory devices: /dev/random's ioctls, /dev/null),
- *            or waits on nothing outside: I/O on a pipe or socketpair
- *            the daemon made itself (the detach verdict, the PID file's
- *            keeper: a byte into an empty buffer, read when the other end
- *            said it is there; the poll that waits for that is blocked).
+ *            or waits on nothing outside: a write to a pipe or socketpair
+ *            the daemon made itself (the detach verdict, a byte to the
+ *            PID file's keeper: into an empty buffer; reading its answer
+ *            waits on the keeper, which may be stopped).
  * A truncate is metadata (local): sysfs ignores it.  The fixture's rng_*
  * files keep their content through a truncate whose write then fails or
  * is blocked, as an attribute keeps its value.
@@ -601,10 +601,10 @@ static enum cls fd_class(int fd, int reading)
 	if (fl < 0 || syscall(SYS_fstat, fd, &st) < 0)
 		return NOWAIT; /* a bad fd: the call fails at once */
 	/* A pipe or socketpair it made itself has its own processes at the
-	 * other end (the detach verdict, the PID file's keeper): a byte or a
-	 * verdict into an empty buffer, read when the other said it is
-	 * there.  The poll that waits for the other end is what blocks. */
-	if (fd < MAX_FDS && atomic_load(&L.own_fd[fd]))
+	 * other end (the detach verdict, the PID file's keeper): a write is
+	 * a byte or a verdict into an empty buffer.  Reading waits on that
+	 * process, which may be stopped. */
+	if (fd < MAX_FDS && atomic_load(&L.own_fd[fd]) && reading == 0)
 		return NOWAIT;
 	if (S_ISREG(st.st_mode) && reading != 2) {
 		char what[PATH_MAX];
