@@ -60,9 +60,10 @@
 #    signals SIGHUP, SIGUSR1, SIGTERM before the first call at every
 #            start-up site, one run per configuration and signal (a
 #            SIGTERM is timed from the first).
-#    Once the site is hit or the stall met, SIGTERM; every process of the
-#    daemon must be gone within 1 s (TEST_TIME_SCALE stretches it, for
-#    valgrind or emulation only), and then:
+#    Once the site is hit or the stall met, SIGTERM; the daemon (and a
+#    detaching parent still waiting for it) must be gone within 1 s
+#    (TEST_TIME_SCALE stretches it, for valgrind or emulation only), its
+#    other processes (the keeper) within 5 s more, and then:
 #      - exit 0 with its summary logged, or an error exit (1, 2) with its
 #        one-line error, never death by a signal (a stalled or blocked log
 #        cannot carry the summary: not asked for then);
@@ -317,14 +318,20 @@ usec() {
 	usec_out=$((s * 1000000 + 10#${f:0:6}))
 }
 
-# wait_for SECONDS COMMAND...: until COMMAND holds, every 20 ms.
+# wait_for SECONDS COMMAND...: until COMMAND holds, every 20 ms.  LATE:
+# the most, in microseconds, that one of its naps overslept (the machine
+# did not run this shell for that long).
+LATE=0
 wait_for() {
-	local until=$((${EPOCHREALTIME/./} + $1 * SCALE * 1000000))
+	local until=$((${EPOCHREALTIME/./} + $1 * SCALE * 1000000)) t late
 	shift
 	while :; do
 		"$@" && return 0
-		[ "${EPOCHREALTIME/./}" -lt "$until" ] || return 1
+		t=${EPOCHREALTIME/./}
+		[ "$t" -lt "$until" ] || return 1
 		nap 0.02
+		late=$((${EPOCHREALTIME/./} - t - 20000))
+		[ "$late" -gt "$LATE" ] && LATE=$late
 	done
 }
 
@@ -530,19 +537,23 @@ say "recorded $distinct distinct call sites (function and two return addresses) 
 # CLASS REASON"; the case's directory stays until the end (its hit and
 # met files make the report).  A stop measured past the 3-s killer's own
 # deadline (+1 s) means the machine itself stalled (the killer did not run
-# on time either): that case runs once more, and says so.  The 1-s limit
-# is the same.
+# on time either); so does one only late (under 3 s, an exit of its own)
+# while the driver's 20-ms naps overslept by more than 0.25 s: such a case
+# runs once more, and says so.  The 1-s limit is the same.
 run_case() {
-	local stop us
+	local stop us again=
 	run_case_once "$@"
 	read -r _ stop _ <"$tmp/result.$1"
 	[ "$stop" = - ] && return
 	usec "$stop" us
-	if [ "$us" -gt $(((3 * SCALE + 1) * 1000000)) ]; then
+	[ "$us" -gt $(((3 * SCALE + 1) * 1000000)) ] && again="the first stop took $stop s"
+	[ -e "$tmp/case.$1/late" ] &&
+		again="the first stop took $stop s and the driver was not run for over 0.25 s meanwhile"
+	if [ -n "$again" ]; then
 		run_case_once "$@"
 		local line
 		read -r line <"$tmp/result.$1"
-		echo "$line (run again: the machine stalled, the first stop took $stop s)" >"$tmp/result.$1"
+		echo "$line (run again: the machine stalled; $again)" >"$tmp/result.$1"
 		echo "$*" >>"$tmp/reruns"
 	fi
 }
@@ -638,6 +649,7 @@ run_case_once() {
 		kill -TERM "$target" 2>/dev/null
 	fi
 	# A hang is killed after 3 s, so the run ends either way.
+	LATE=0
 	if ! wait_for 3 gone "$c" "$d"; then
 		local pid rest
 		while read -r pid rest; do
@@ -650,8 +662,8 @@ run_case_once() {
 	pid_of kp "$d/keeper" && kill -CONT "$kp" 2>/dev/null
 	wait_for 2 exited "$d" "$started"
 	pid_of sup_pid "$d/supervisor"
-	if ! wait_for 2 eval '! kill -0 '"$sup_pid"' 2>/dev/null'; then
-		why="the daemon's processes were still there 2 s after it"
+	if ! wait_for 5 eval '! kill -0 '"$sup_pid"' 2>/dev/null'; then
+		why="the daemon's processes were still there 5 s after it"
 		result=fail
 	fi
 	stop_helpers "$d"
@@ -698,6 +710,10 @@ run_case_once() {
 	elif [ "$exited_before" = 0 ] && { [ "$stop_us" -lt 0 ] ||
 		[ "$stop_us" -gt $((LIMIT_US)) ]; }; then
 		result=fail why="not gone within ${LIMIT} s of SIGTERM (${line:-no exit seen})${why:+; $why}"
+		# Only late, and the machine stopped running the driver
+		# meanwhile: run_case runs it again.
+		[ "$stop_us" -ge 0 ] && [ "$stop_us" -le $((3 * LIMIT_US)) ] &&
+			[ "$rc" -le 2 ] && [ "$LATE" -gt 250000 ] && : >"$d/late"
 	elif [ "$rc" -gt 2 ]; then
 		result=fail why="exit status $rc (a signal or a crash)${why:+; $why}"
 	elif [ "$log_broken" = 0 ] && [ "$rc" -eq 0 ] && [[ $log != *"summary after"* ]]; then
@@ -765,47 +781,13 @@ elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a 
 
 # ---- 3. the report ---------------------------------------------------------------
 cat "$tmp"/result.* 2>/dev/null | sort -k3,3 -k4,4 -k5,5 -k6,6 -k7,7 >"$tmp/results"
-# Where each site of a case that did not pass is: "file.c:LINE (function)
-# from file.c:LINE (function)", at each return address the innermost
-# inlined frame in a .c file (not a libc header's fortify wrapper); one
-# addr2line for them all.
-declare -A where=()
-mapfile -t offs < <(awk '$1 != "pass" && $6 ~ /^0x/ { split($6, a, "/"); print a[1]; if (a[2] != "0x0") print a[2] }' "$tmp/results" | sort -u)
-if [ "${#offs[@]}" -gt 0 ]; then
-	i=0
-	while IFS= read -r line; do
-		where[${offs[i]}]=$line
-		i=$((i + 1))
-	done < <(for o in "${offs[@]}"; do printf '0x%x\n' $((o - 1)); done |
-		addr2line -a -f -s -i -e "$RNGFEED" |
-		awk '/^0x/ { if (NR > 1) print out; out = ""; next }
-			{ fn = $0; getline loc; sub(/ \(discriminator [0-9]+\)/, "", loc)
-			  if (out == "" && loc ~ /\.c:/) out = loc " (" fn ")" }
-			END { print out }')
-fi
-while read -r res stop c p fn off a k why; do
-	[ "$res" = pass ] && continue
-	at=- from=
-	if [[ $off == 0x* ]]; then
-		at=${where[${off%/*}]:-?}
-		[ "${off#*/}" = 0x0 ] || from=" from ${where[${off#*/}]:-?}"
-	fi
-	printf '%s: %-8s %-6s %-14s %s at %s %s%s: %s (stop %s s)\n' \
-		"${res^^}" "$c" "$p" "$a" "$fn" "$off" "$at" "$from" "$why" "$stop"
-done <"$tmp/results"
-for f in "$tmp"/result.*; do
-	read -r res _ c p fn off a _ <"$f"
-	[ "$res" = fail ] || continue
-	say "--- the log of case ${f##*.} ($c $p $fn $off $a), last lines:"
-	tail -n 4 "$tmp/case.${f##*.}/log" | sed 's/^/    | /'
-done 2>/dev/null | head -n 80
 
-# The blocked sites: "RESULT FUNC SITE KIND THREAD", one per case and site.
-# A block case's site (its kind from what it waits on), each site a stall
-# case's peer met (the stall's kind).
+# The blocked sites: "RESULT FUNC SITE KIND THREAD CONFIG PHASE ACTION",
+# one per case and site: a block case's site (its kind from what it
+# waits on), each site that met a stall case's peer (the stall's kind).
 for f in "$tmp"/result.*; do
 	nn=${f##*.}
-	read -r res _ c _ fn off a k _ <"$f"
+	read -r res _ c p fn off a k _ <"$f"
 	kind=
 	[ "$res" = unreached ] && continue
 	if [ "$a" = block ] && [ -s "$tmp/case.$nn/hit" ]; then
@@ -819,14 +801,68 @@ for f in "$tmp"/result.*; do
 			else if (fn == "sendto") print "notify"
 			else if (fn ~ /^(fprintf|fflush)$/) print "stderr"
 			else if (w ~ /^pipe:/) print (c == "stdout" ? "stdout" : "pipe")
-			else if (w ~ /^socket:|MSG_DONTWAIT/ || fn ~ /^(accept|recv|send)/) print "socket"
+			else if (w ~ /^socket:|MSG_DONTWAIT/ || fn ~ /^(accept|recv|send)/) print (c == "detached" ? "keeper" : "socket")
 			else if (fn ~ /^open/) print "fifo"
 			else print k }')
-		echo "$res $fn $off $kind main"
+		echo "$res $fn $off $kind main $c $p $a"
 	fi
 	# A site that met the fd a block stalled: the block's kind.
-	[ -s "$tmp/case.$nn/met" ] && awk -v r="$res" -v k="${kind:-}" '{ print r, $1, $2, ($3 == "stalled-fd" && k != "" ? k : $3), $4 }' "$tmp/case.$nn/met"
+	[ -s "$tmp/case.$nn/met" ] && awk -v r="$res" -v k="${kind:-}" -v c="$c" -v p="$p" -v a="$a" \
+		'{ print r, $1, $2, ($3 == "stalled-fd" && k != "" ? k : $3), $4, c, p, a }' "$tmp/case.$nn/met"
 done | sort -u >"$tmp/blocked"
+
+# Where each site is (those of cases that did not pass, and the blocked
+# ones): "file.c:LINE (function) from file.c:LINE (function)", at each
+# return address the innermost inlined frame in a .c file (not a libc
+# header's fortify wrapper); one addr2line for them all.
+declare -A where=()
+mapfile -t offs < <({ awk '$1 != "pass" { print $6 }' "$tmp/results"; awk '{ print $3 }' "$tmp/blocked"; } |
+	awk '/^0x/ { split($1, a, "/"); print a[1]; if (a[2] != "0x0") print a[2] }' | sort -u)
+if [ "${#offs[@]}" -gt 0 ]; then
+	i=0
+	while IFS= read -r line; do
+		where[${offs[i]}]=$line
+		i=$((i + 1))
+	done < <(for o in "${offs[@]}"; do printf '0x%x\n' $((o - 1)); done |
+		addr2line -a -f -s -i -e "$RNGFEED" |
+		awk '/^0x/ { if (NR > 1) print out; out = ""; next }
+			{ fn = $0; getline loc; sub(/ \(discriminator [0-9]+\)/, "", loc)
+			  if (out == "" && loc ~ /\.c:/) out = loc " (" fn ")" }
+			END { print out }')
+fi
+where_is() { # VAR SITE
+	local -n where_out=$1
+	where_out=-
+	[[ $2 == 0x* ]] || return 0
+	where_out=${where[${2%/*}]:-?}
+	[ "${2#*/}" = 0x0 ] || where_out="$where_out from ${where[${2#*/}]:-?}"
+}
+
+at=-
+while read -r res stop c p fn off a k why; do
+	[ "$res" = pass ] && continue
+	where_is at "$off"
+	printf '%s: %-8s %-6s %-14s %s at %s %s: %s (stop %s s)\n' \
+		"${res^^}" "$c" "$p" "$a" "$fn" "$off" "$at" "$why" "$stop"
+done <"$tmp/results"
+for f in "$tmp"/result.*; do
+	read -r res _ c p fn off a _ <"$f"
+	[ "$res" = fail ] || continue
+	say "--- the log of case ${f##*.} ($c $p $fn $off $a), last lines:"
+	tail -n 4 "$tmp/case.${f##*.}/log" | sed 's/^/    | /'
+done 2>/dev/null | head -n 80
+
+# Each distinct blocked site once: where, its kind and thread, the cases.
+say "blocked sites (kind, thread: configuration phase case ..., each passed unless said):"
+awk '{ key = $2 " " $3
+	if (!(key in kind)) { order[++n] = key; kind[key] = $4; thr[key] = $5 }
+	c = $6 " " $7 " " $8 ($1 != "pass" ? " (" $1 ")" : "")
+	if (index(" " cases[key] ",", " " c ",") == 0) cases[key] = cases[key] (cases[key] == "" ? "" : ", ") c }
+	END { for (i = 1; i <= n; i++) print order[i], kind[order[i]], thr[order[i]], cases[order[i]] }' "$tmp/blocked" |
+	sort -k3,3 -k1,1 | while read -r fn off kind thr cases; do
+		where_is at "$off"
+		say "  $fn at $at [$kind, $thr: $cases]"
+	done
 blocked=$(awk '{ print $2, $3 }' "$tmp/blocked" | sort -u | wc -l)
 blocked_ok=$(awk '{ key = $2 " " $3; all[key] = 1; if ($1 != "pass") bad[key] = 1 }
 	END { n = 0; for (k in all) if (!(k in bad)) n++; print n }' "$tmp/blocked")
