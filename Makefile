@@ -136,20 +136,33 @@ soak: rngfeed
 bench/shim.so: bench/shim.c
 	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-# make liveness (issue 24): every call site of a call that can wait that the
-# main thread reaches (start-up, steady state, SIGHUP, stop; the kernel
-# output, --stdout and the EGD server) made to block, to fail with EINTR,
-# EAGAIN and EIO, and hit by SIGHUP/SIGUSR1/SIGTERM at each start-up step;
+# make liveness (issues 24, 33): the daemon in eight configurations (the
+# kernel output, --stdout, the EGD server on a unix socket and over TCP,
+# -t, stderr a pipe, detached with -D and -p, the hwrng source on a
+# fixture hw_random directory); every distinct call site of a call that
+# can wait that its main thread reaches meets a peer that never gets
+# ready; peers stop for real (stdout, stderr, EGD clients, the PID file's
+# keeper, syslog, the configuration file a FIFO, a stuck source); the
+# errors each call can return, at each site; signals during start-up.
 # SIGTERM must stop the daemon within 1 s every time.  tests/liveness/run.sh
-# says how; about 5 minutes.  Ends with "liveness: N sites blocked, N
-# stopped within 1 s".  Needs root.
-.PHONY: liveness
+# says how; about 4 minutes, LIVENESS_JOBS (3) cases at a time.  Ends with
+# "liveness: N distinct sites blocked (...), M stopped within 1 s".  Needs
+# root.  make liveness-regressions (not in CI, a build each): every
+# regression in tests/liveness/regressions/ makes its part of it fail.
+.PHONY: liveness liveness-regressions
 build/liveness/interpose.so: tests/liveness/interpose.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-liveness: rngfeed build/liveness/interpose.so tests/helper_egd_client
+build/liveness/supervisor: tests/liveness/supervisor.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $<
+
+liveness: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
 	RNGFEED=./rngfeed tests/liveness/run.sh
+
+liveness-regressions: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
+	RNGFEED=./rngfeed tests/liveness/regressions.sh
 
 # make bench: every stage against its ceiling and the daemon against its
 # peers (installed with apt-get if missing), one Markdown table, also
