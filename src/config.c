@@ -93,6 +93,9 @@ static const struct setting settings[] = {
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
 	  "yes or no", 0 },
 	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no", 0 },
+	/* Off: a DRBG state that cannot be locked in RAM stops the start. */
+	{ "allow-unlocked-memory", SET_BOOL, FIELD(allow_unlocked_memory), 0,
+	  0, "yes or no", 0 },
 	/* READY=1 at the first credit, or after this long without one, so
 	 * that boot never waits on a source that cannot be credited. */
 	{ "ready-timeout", SET_SECONDS, FIELD(ready_timeout), 0, 600000,

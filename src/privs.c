@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rngfeed/privs.h"
@@ -62,6 +63,26 @@ static bool have_cap(cap_value_t cap)
 		cap_free(caps);
 	}
 	return v == CAP_SET;
+}
+
+void privs_describe_memlock(char *why, size_t len)
+{
+	struct rlimit rl;
+
+	if (have_cap(CAP_IPC_LOCK)) {
+		snprintf(why, len, "mlock(2) failed although this process has "
+			 "CAP_IPC_LOCK");
+		return;
+	}
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		rl.rlim_cur = 0;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and mlock(2) "
+			 "failed within an unlimited RLIMIT_MEMLOCK");
+	else
+		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and "
+			 "RLIMIT_MEMLOCK lets it lock %llu KiB",
+			 (unsigned long long)rl.rlim_cur / 1024);
 }
 
 /* The bounding set limits what any later exec could gain. */
