@@ -152,6 +152,43 @@ out:
 	return r;
 }
 
+/*
+ * Before anything is dropped: can this process switch user at all?
+ * Root without some of these (a container, a unit's
+ * CapabilityBoundingSet=) is not "not root": name what is missing.
+ */
+static int check_switch_caps(const char *user_spec, char *why, size_t len)
+{
+	static const struct {
+		cap_value_t cap;
+		const char *what;
+	} needs[] = {
+		{ CAP_SETPCAP, "CAP_SETPCAP (to empty the bounding set)" },
+		{ CAP_SETUID, "CAP_SETUID (to change user)" },
+		{ CAP_SETGID, "CAP_SETGID (to change group)" },
+	};
+	const char *missing[3];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (!have_cap(needs[i].cap))
+			missing[n++] = needs[i].what;
+	if (n == 0)
+		return 0;
+	if (geteuid() == 0)
+		snprintf(why, len,
+			 "switching to user '%s' needs %s%s%s%s%s, which this "
+			 "process lacks",
+			 user_spec, missing[0],
+			 n == 1 ? "" : n == 2 ? " and " : ", ",
+			 n > 1 ? missing[1] : "", n > 2 ? " and " : "",
+			 n > 2 ? missing[2] : "");
+	else
+		snprintf(why, len, "switching to user '%s' needs root",
+			 user_spec);
+	return -EPERM;
+}
+
 int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	       size_t why_len)
 {
@@ -169,23 +206,15 @@ int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	 * kernel will refuse RNDADDENTROPY and say so. */
 	if (keep_sys_admin && !have_cap(CAP_SYS_ADMIN))
 		keep_sys_admin = false;
+	if (switching) {
+		r = check_switch_caps(user_spec, why, why_len);
+		if (r < 0)
+			return r;
+	}
 	if (have_cap(CAP_SETPCAP)) {
 		r = drop_bounding_set(keep_sys_admin, why, why_len);
 		if (r < 0)
 			return r;
-	} else if (switching) {
-		/* Root without CAP_SETPCAP (a container, a unit's
-		 * CapabilityBoundingSet=) is not "not root". */
-		if (geteuid() == 0)
-			snprintf(why, why_len,
-				 "switching to user '%s' needs CAP_SETPCAP (to "
-				 "empty the bounding set), which this process "
-				 "lacks",
-				 user_spec);
-		else
-			snprintf(why, why_len,
-				 "switching to user '%s' needs root", user_spec);
-		return -EPERM;
 	}
 	if (switching) {
 		/* Keep the permitted set across the uid change; the
