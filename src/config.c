@@ -22,6 +22,7 @@
 #include "rngfeed/egd_server.h"
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/metrics.h"
 #include "rngfeed/util.h"
 
 
@@ -425,6 +426,17 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 
 		/* Other modes (--list, -t...) ignore it: a server in
 		 * rngfeed.conf must not stop them. */
+		if (r < 0)
+			return r;
+	}
+	/* Written by the daemons, read by --list: a FIFO there would be
+	 * replaced, or block --list's read. */
+	if (cfg->metrics_path[0] &&
+	    (cfg->mode == MODE_DAEMON || cfg->mode == MODE_TEST ||
+	     cfg->mode == MODE_STDOUT || cfg->mode == MODE_EGD ||
+	     cfg->mode == MODE_LIST)) {
+		int r = metrics_check_path(cfg->metrics_path, err, err_len);
+
 		if (r < 0)
 			return r;
 	}
