@@ -1,6 +1,6 @@
 #!/bin/bash
 # dracut module: rngfeed in the initramfs when RNGFEED_INITRAMFS=yes in
-# /etc/default/rngfeed.  In a systemd initramfs it runs as
+# @SYSCONFDIR@/default/rngfeed.  In a systemd initramfs it runs as
 # rngfeed-initrd.service, which initrd-switch-root.target stops; otherwise
 # a pre-trigger hook starts it and a cleanup hook stops it before
 # switch_root (initramfs-tools' boot scripts, installed into this module's
@@ -8,7 +8,7 @@
 
 check() {
 	local RNGFEED_INITRAMFS=no
-	[ -r /etc/default/rngfeed ] && . /etc/default/rngfeed
+	[ -r @SYSCONFDIR@/default/rngfeed ] && . @SYSCONFDIR@/default/rngfeed
 	[ "$RNGFEED_INITRAMFS" = yes ] || return 255
 	require_binaries @SBINDIR@/rngfeed || return 1
 	return 0
