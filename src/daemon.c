@@ -197,11 +197,12 @@ static int secure_memory_up(struct daemon *d)
 		privs_describe_memlock(why, sizeof(why));
 	if (r == -ENOLCK)
 		log_err("cannot lock the CTR_DRBG's secure memory (%u KiB) in "
-			"RAM: %s; give it CAP_IPC_LOCK or a locked-memory "
-			"limit of %u KiB or more (ulimit -l; systemd's "
-			"LimitMEMLOCK=; a container's memlock limit), or run "
-			"with --allow-unlocked-memory (the DRBG state may then "
-			"be written to swap)",
+			"RAM: %s; give it CAP_IPC_LOCK (systemd-nspawn "
+			"--capability=CAP_IPC_LOCK, docker run --cap-add "
+			"IPC_LOCK) or a locked-memory limit of %u KiB or more "
+			"(ulimit -l; systemd's LimitMEMLOCK=), or run with "
+			"--allow-unlocked-memory (the DRBG state may then be "
+			"written to swap)",
 			DRBG_SECMEM_BYTES / 1024, why, DRBG_SECMEM_BYTES / 1024);
 	else if (r == 1)
 		log_warn("--allow-unlocked-memory: the CTR_DRBG's state is not "

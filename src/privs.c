@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -65,24 +66,49 @@ static bool have_cap(cap_value_t cap)
 	return v == CAP_SET;
 }
 
+/* What mlock(2) of one page says here: 0 or an errno value. */
+static int mlock_errno(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int e = 0;
+
+	if (p == MAP_FAILED)
+		return errno;
+	if (mlock(p, (size_t)page) < 0)
+		e = errno;
+	else
+		munlock(p, (size_t)page);
+	munmap(p, (size_t)page);
+	return e;
+}
+
 void privs_describe_memlock(char *why, size_t len)
 {
+	unsigned long long kib;
 	struct rlimit rl;
+	int e = mlock_errno();
 
-	if (have_cap(CAP_IPC_LOCK)) {
-		snprintf(why, len, "mlock(2) failed although this process has "
-			 "CAP_IPC_LOCK");
-		return;
-	}
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
 		rl.rlim_cur = 0;
-	if (rl.rlim_cur == RLIM_INFINITY)
+	kib = rl.rlim_cur == RLIM_INFINITY ? 0 : (unsigned long long)rl.rlim_cur / 1024;
+	if (have_cap(CAP_IPC_LOCK))
+		snprintf(why, len, "mlock(2) fails (%s) although this process "
+			 "has CAP_IPC_LOCK", strerror(e));
+	else if (e == EPERM && rl.rlim_cur != 0)
+		/* The kernel says EPERM only for a limit of 0: a filter in
+		 * front of it (systemd-nspawn's refuses @memlock without
+		 * CAP_IPC_LOCK, whatever the limit). */
 		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and mlock(2) "
-			 "failed within an unlimited RLIMIT_MEMLOCK");
+			 "is refused (EPERM) although RLIMIT_MEMLOCK allows "
+			 "%llu KiB: a system call filter, as systemd-nspawn's "
+			 "without CAP_IPC_LOCK", kib);
 	else
 		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and "
-			 "RLIMIT_MEMLOCK lets it lock %llu KiB",
-			 (unsigned long long)rl.rlim_cur / 1024);
+			 "RLIMIT_MEMLOCK lets it lock %llu KiB%s%s%s", kib,
+			 e ? " (mlock(2): " : "", e ? strerror(e) : "",
+			 e ? ")" : "");
 }
 
 /* The bounding set limits what any later exec could gain. */

@@ -4,8 +4,8 @@
 # A newcomer's container: what rngfeed says where a container (or a
 # unit) withholds what it needs, each message naming what is missing and
 # the fix, none contradicting another.
-#   1. Locked memory: without CAP_IPC_LOCK and with `ulimit -l 0` (as in a
-#      systemd-nspawn container) the start fails with one line naming the
+#   1. Locked memory: without CAP_IPC_LOCK and with `ulimit -l 0` (a
+#      container; systemd-nspawn refuses mlock itself) the start fails with one line naming the
 #      lock, CAP_IPC_LOCK, LimitMEMLOCK=, `ulimit -l` and
 #      --allow-unlocked-memory; with that option (command line or config
 #      file) it runs, warns once, and holds no locked memory.  On the old
