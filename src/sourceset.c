@@ -130,20 +130,22 @@ static void open_slot(struct source_set *s, struct slot *sl)
 			sl->cfg.credit = sl->device_credit;
 		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
 	}
+	const char *elsewhere =
+		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
+			? "; the kernel has a hw_random device, but this /dev "
+			  "has no node for it (a container? give it /dev/hwrng, "
+			  "e.g. --device /dev/hwrng)"
+			: "";
+
 	if (r < 0 && !sourceset_waits_for(s, sl, r)) {
 		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
-			"%s: unavailable: %s%s", name, why,
-			sourceset_hw_random_elsewhere(s, &sl->cfg)
-				? "; the kernel has a hw_random device, but "
-				  "this /dev has no node for it (a container? "
-				  "give it /dev/hwrng, e.g. --device /dev/hwrng)"
-				: "");
+			"%s: unavailable: %s%s", name, why, elsewhere);
 		return;
 	}
 	if (r < 0) {
 		/* Its reader looks for it; sourceset_start() says on what
 		 * terms it is used once there. */
-		log_info("%s: waiting for it: %s", name, why);
+		log_info("%s: waiting for it: %s%s", name, why, elsewhere);
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
