@@ -260,7 +260,7 @@ elif ! "$RNGFEED" -c "$tmp/readme.conf" --list >/dev/null 2>"$tmp/readme.conf.er
 fi
 # The README's exposure figure is what systemd-analyze says of the unit, for
 # the systemd version it names (another version scores differently).
-claim=$(grep -oE 'systemd-analyze security`[^:]*: [0-9.]+' README.md | head -n1)
+claim=$(grep -oE 'systemd-analyze security[^`]*`[^:]*: [0-9.]+' README.md | head -n1)
 claim_ver=$(sed -nE 's/.*systemd ([0-9]+): .*/\1/p' <<<"$claim")
 claim_score=$(sed -nE 's/.*: ([0-9.]+)$/\1/p' <<<"$claim")
 if [ -z "$claim_score" ]; then
