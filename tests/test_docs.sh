@@ -286,6 +286,11 @@ for u in systemd/*.service systemd/*.socket systemd/*.timer; do
 	awk -v u="$u" 'BEGIN { RS = "" } index($0, u) && !/not installed/' README.md docs/*.md | grep -q . &&
 		fail "$u is not installed by make install, but a paragraph names it without saying so"
 done
+# A dracut command to copy names its kernels: a bare "dracut -f" builds for
+# uname -r, which in a chroot or container is the host's (it fails there).
+bare=$(grep -nE 'dracut -f( |`|$)' README.md docs/*.md initramfs/default |
+	grep -vE -- '--regenerate-all|--kver|A bare `dracut -f`')
+[ -z "$bare" ] || fail "a dracut -f without --kver or --regenerate-all: $bare"
 # docs/performance.md: on a machine whose CPUID hides RDSEED, a row that
 # measured rdseed says it was forced; times of day are no user document's.
 if grep -qE '^Machine:.*no RDSEED' docs/performance.md; then
