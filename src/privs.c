@@ -3,10 +3,11 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -70,17 +71,17 @@ static bool have_cap(cap_value_t cap)
 static int mlock_errno(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t n = page > 0 ? (size_t)page : 4096;
+	void *p = aligned_alloc(n, n);
 	int e = 0;
 
-	if (p == MAP_FAILED)
-		return errno;
-	if (mlock(p, (size_t)page) < 0)
+	if (!p)
+		return ENOMEM;
+	if (mlock(p, n) < 0)
 		e = errno;
 	else
-		munlock(p, (size_t)page);
-	munmap(p, (size_t)page);
+		munlock(p, n);
+	free(p);
 	return e;
 }
 
