@@ -78,6 +78,7 @@ for how in cli conf; do
 	"${nolock[@]}" "$RNGFEED" "${args[@]}" -f -t -v -n rdrand --stats-interval 600 \
 		>/dev/null 2>"$tmp/unlocked-$how.err" &
 	pid=$!
+	echo "$pid" >>"$tmp/pids" # stopped at exit, whatever happens
 	if ! wait_for_line "$tmp/unlocked-$how.err" 'CTR_DRBG instantiated'; then
 		fail "allowed unlocked ($how): no DRBG within $((10 * SCALE)) s: $(head -c 400 "$tmp/unlocked-$how.err")"
 	else
@@ -114,6 +115,7 @@ else
 		mount --rbind "$d" /dev || exit 92
 		exec "$@"' nodev "$tmp/dev" "$RNGFEED" -c /dev/null -f -v >"$tmp/nodev.out" 2>"$tmp/nodev.err" &
 	pid=$!
+	echo "$pid" >>"$tmp/pids"
 	if ! wait_for_line "$tmp/nodev.err" 'CTR_DRBG instantiated|no usable entropy source|^rngfeed: (hwrng|rdrand): using it'; then
 		fail "/dev without hwrng: the daemon did not start: $(head -c 400 "$tmp/nodev.err")"
 	fi
