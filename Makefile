@@ -294,8 +294,8 @@ uninstall:
 
 # ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
 # Installed always; they put rngfeed into the initramfs only when
-# /etc/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no", kept when
-# the administrator edited it).  Where initramfs-tools and dracut look for
+# $(SYSCONFDIR)/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no",
+# kept when the administrator edited it), and read it there.  Where initramfs-tools and dracut look for
 # them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
 INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
 DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
@@ -328,10 +328,12 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
+	@mkdir -p build/install
+	$(INITRAMFS_SUBST) initramfs/default >build/install/default.rngfeed
 	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
 		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 initramfs/default $(DESTDIR)$(ENVFILE); \
+		install -D -m 0644 build/install/default.rngfeed $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs

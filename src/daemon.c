@@ -181,6 +181,38 @@ static void pidfile_down(struct daemon *d)
 	pidfile_close(&d->pidfile, d->cfg->pid_file);
 }
 
+/*
+ * The DRBG's state lives in libgcrypt's secure pool, locked in RAM so
+ * that it never reaches swap.  Where it cannot be locked (a container
+ * without CAP_IPC_LOCK, ulimit -l 0) say what to change; run anyway only
+ * if the administrator accepted that.  After the detach: a child does
+ * not inherit the parent's locks.
+ */
+static int secure_memory_up(struct daemon *d)
+{
+	char why[200];
+	int r = drbg_library_init_memory(d->cfg->allow_unlocked_memory);
+
+	if (r == -ENOLCK || r == 1)
+		privs_describe_memlock(why, sizeof(why));
+	if (r == -ENOLCK)
+		log_err("cannot lock the CTR_DRBG's secure memory (%u KiB) in "
+			"RAM: %s; give it CAP_IPC_LOCK (systemd-nspawn "
+			"--capability=CAP_IPC_LOCK, docker run --cap-add "
+			"IPC_LOCK) or a locked-memory limit of %u KiB or more "
+			"(ulimit -l; systemd's LimitMEMLOCK=), or run with "
+			"--allow-unlocked-memory (the DRBG state may then be "
+			"written to swap)",
+			DRBG_SECMEM_BYTES / 1024, why, DRBG_SECMEM_BYTES / 1024);
+	else if (r == 1)
+		log_warn("--allow-unlocked-memory: the CTR_DRBG's state is not "
+			 "locked in RAM and may be written to swap: %s",
+			 why);
+	else if (r < 0)
+		log_err("cannot set up libgcrypt: %s", strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 static int conditioner_up(struct daemon *d)
 {
 	int r = conditioner_new(&d->cond, NULL);
@@ -449,6 +481,7 @@ static const struct step {
 	{ "kernel", kernel_up, kernel_down },
 	{ "detach", detach_up, NULL },
 	{ "pid file", pidfile_up, pidfile_down },
+	{ "secure memory", secure_memory_up, NULL },
 	{ "conditioner", conditioner_up, conditioner_down },
 	{ "sources", sources_up, sources_down },
 	{ "egd server", egd_up, egd_down },

@@ -61,13 +61,17 @@ int pidfile_take(const char *path, pid_t pid, char *why, size_t why_len)
 
 	/* A FIFO, device or directory is no PID file: looked at before it
 	 * is opened (opening may have effects), and again on the fd. */
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return refuse(path, "not a regular file", why, why_len);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return refuse(path, S_ISLNK(st.st_mode) ? "a symbolic link"
+						       : "not a regular file",
+			      why, why_len);
 	/* No O_TRUNC: the file is only emptied once the lock is ours and
 	 * its content is a PID.  O_NONBLOCK: a FIFO swapped in after the
 	 * check above must not make open() wait. */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
 		  0644);
+	if (fd < 0 && errno == ELOOP) /* a link swapped in after lstat */
+		return refuse(path, "a symbolic link", why, why_len);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(why, why_len, "cannot open the PID file %s: %s", path,

@@ -130,11 +130,22 @@ static void open_slot(struct source_set *s, struct slot *sl)
 			sl->cfg.credit = sl->device_credit;
 		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
 	}
-	if (r < 0) {
+	const char *elsewhere =
+		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
+			? "; the kernel has a hw_random device, but this /dev "
+			  "has no node for it (a container? give it /dev/hwrng, "
+			  "e.g. --device /dev/hwrng)"
+			: "";
+
+	if (r < 0 && !sourceset_waits_for(s, sl, r)) {
 		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
-			"%s: unavailable: %s", name, why);
-		if (!sourceset_waits_for(s, sl, r))
-			return;
+			"%s: unavailable: %s%s", name, why, elsewhere);
+		return;
+	}
+	if (r < 0) {
+		/* Its reader looks for it; sourceset_start() says on what
+		 * terms it is used once there. */
+		log_info("%s: waiting for it: %s%s", name, why, elsewhere);
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
@@ -195,6 +206,7 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 								     : ASSESSOR_DEFAULT_BUDGET) /
 						   (double)credited,
 		};
+		bool absent = sl->opened == NULL; /* its reader opens it */
 		int r;
 
 		if (!sl->wanted || sl->reader)
@@ -211,9 +223,10 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 		}
 		sl->opened = NULL; /* the reader's now */
 		sl->used = true;
-		log_info("%s: using it, credit %u/1024, health-test H %.2f",
+		log_info("%s: using it, credit %u/1024, health-test H %.2f%s",
 			 sl->cfg.driver->name, sourceset_credit(s, i),
-			 source_config_min_entropy(&sl->cfg));
+			 source_config_min_entropy(&sl->cfg),
+			 absent ? ", once it opens" : "");
 		started++;
 	}
 	return started;

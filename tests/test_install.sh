@@ -7,7 +7,8 @@
 # ENVFILE moves the options file the unit and the initramfs tools read
 # (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
 # removes the program, the pages and the unit (and, like dpkg's "remove",
-# leaves the administrator's configuration alone).
+# leaves the administrator's configuration alone), and that the initramfs
+# hook and dracut module read the switch under SYSCONFDIR.
 #
 # Needs no root: everything goes into temporary directories.
 set -u
@@ -208,7 +209,57 @@ if [ -x ./rngfeed ]; then
 	[ "$tree" = "default /etc/rngfeed.conf" ] || fail "the tree's ./rngfeed now says '$tree'"
 fi
 
-# --- 6. ENVFILE: the options file where the RPM keeps it -----------------------
+# --- 6. SYSCONFDIR reaches the initramfs: the switch is read where it went --------
+# With SYSCONFDIR=/opt/etc the switch is /opt/etc/default/rngfeed, and the
+# hook and the module must read that file (they read /etc/default/rngfeed:
+# with the switch on, dracut's image held no rngfeed file).
+named=$(grep -lE '(^|[^[:alnum:]_./-])/etc/default/rngfeed' -r "$d" 2>/dev/null)
+[ -z "$named" ] || fail "SYSCONFDIR=/opt/etc: installed files still read /etc/default/rngfeed: ${named//$d/}"
+for f in /usr/share/initramfs-tools/hooks/rngfeed /usr/lib/dracut/modules.d/90rngfeed/module-setup.sh; do
+	grep -q '\. /opt/etc/default/rngfeed' "$d$f" ||
+		fail "SYSCONFDIR=/opt/etc: $f does not read /opt/etc/default/rngfeed"
+done
+grep -q '^# /opt/etc/default/rngfeed:' "$d/opt/etc/default/rngfeed" ||
+	fail "SYSCONFDIR=/opt/etc: the switch's file does not name itself: $(head -n1 "$d/opt/etc/default/rngfeed")"
+# And what they do with it: installed with every directory in this test's
+# own tree (no DESTDIR), the dracut module's check() and the initramfs-tools
+# hook (its hook-functions replaced by ones that record the copies) follow
+# that switch: off, nothing; on, the binary.
+s=$tmp/sysconf
+if ! mk install-initramfs SBINDIR="$s/sbin" SYSCONFDIR="$s/etc" \
+	INITRAMFSTOOLSDIR="$s/itools" DRACUTMODULESDIR="$s/dracut" >"$tmp/log" 2>&1; then
+	fail "make install-initramfs into $s failed:"
+	sed 's/^/    /' "$tmp/log"
+else
+	mkdir -p "$s/sbin" "$s/img"
+	printf '#!/bin/sh\n' >"$s/sbin/rngfeed" && chmod 0755 "$s/sbin/rngfeed"
+	cat >"$s/hook-functions" <<-'EOF'
+		copy_exec() { echo "copy_exec $*" >>"$DESTDIR/calls"; }
+		copy_file() { echo "copy_file $*" >>"$DESTDIR/calls"; }
+		manual_add_modules() { :; }
+	EOF
+	sed "s|/usr/share/initramfs-tools/hook-functions|$s/hook-functions|" \
+		"$s/itools/hooks/rngfeed" >"$s/hook"
+	for sw in no yes; do
+		sed -i "s/^RNGFEED_INITRAMFS=.*/RNGFEED_INITRAMFS=$sw/" "$s/etc/default/rngfeed"
+		rm -f "$s/img/calls"
+		DESTDIR=$s/img sh "$s/hook" >/dev/null 2>&1
+		# dracut's check(): 0 = include, 255 = only if asked for.
+		bash -c '. "$1"; require_binaries() { [ -x "$1" ]; }; check' _ \
+			"$s/dracut/90rngfeed/module-setup.sh" >/dev/null 2>&1
+		rc=$?
+		copied=$(grep -c "^copy_exec $s/sbin/rngfeed" "$s/img/calls" 2>/dev/null)
+		if [ $sw = yes ] && { [ "${copied:-0}" -ne 1 ] || [ $rc -ne 0 ]; }; then
+			fail "switch on in $s/etc/default/rngfeed: the hook copied the binary ${copied:-0} times, dracut's check() returned $rc (want 1 and 0)"
+		elif [ $sw = no ] && { [ "${copied:-0}" -ne 0 ] || [ $rc -ne 255 ]; }; then
+			fail "switch off in $s/etc/default/rngfeed: the hook copied the binary ${copied:-0} times, dracut's check() returned $rc (want 0 and 255)"
+		else
+			echo "SYSCONFDIR=\$tmp/etc, switch $sw: hook copies the binary ${copied:-0} time(s), dracut check() $rc"
+		fi
+	done
+fi
+
+# --- 7. ENVFILE: the options file where the RPM keeps it -----------------------
 # The unit reads it (EnvironmentFile=-) and passes $RNGFEED_OPTIONS; the
 # initramfs tools read RNGFEED_INITRAMFS from the same file.
 d=$tmp/envfile
