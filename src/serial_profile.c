@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "rngfeed/serial_profile.h"
 
@@ -13,10 +14,22 @@
 #define CMD_TIMEOUT_MS 500
 #define STOP_CMD_TIMEOUT_MS 100
 #define VERSION_TIMEOUT_MS 2000
+/* Data without the version's line among it: not a OneRNG that listens
+ * (a stream that never stops would keep the wait from ever ending, and
+ * from seeing a stop between reads that never block). */
+#define VERSION_MAX_BYTES 4096
 /* What may still be on its way after a pause, before the flush. */
 #define SETTLE_MS 100
 /* Between the steps of the TrueRNGpro's knock. */
 #define KNOCK_STEP_MS 100
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 void serial_session_init(struct serial_session *s, struct serial_port port,
 			 const struct serial_profile *profile,
@@ -75,8 +88,9 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 {
 	const struct serial_port_ops *ops = s->port.ops;
 	uint8_t got[sizeof(s->pending)];
-	size_t have = 0;
-	int waited = 0, r;
+	size_t have = 0, seen = 0;
+	long long deadline;
+	int r;
 
 	/* Paused, and what was under way dropped: it was whitened. */
 	r = onerng_cmd(s, 'o', CMD_TIMEOUT_MS);
@@ -103,7 +117,8 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 	s->raw = true;
 	/* Its answer comes first.  Stray bytes before it are dropped; the
 	 * bytes after its line end are the first raw data. */
-	while (waited < VERSION_TIMEOUT_MS) {
+	deadline = now_ms() + VERSION_TIMEOUT_MS;
+	while (now_ms() < deadline && seen < VERSION_MAX_BYTES) {
 		ssize_t n, at;
 
 		if (have == sizeof(got)) {
@@ -113,10 +128,8 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 			have = sizeof(got) / 2;
 		}
 		n = ops->read(s->port.ctx, got + have, sizeof(got) - have, 100);
-		if (n == -EAGAIN) {
-			waited += 100;
+		if (n == -EAGAIN)
 			continue;
-		}
 		if (n < 0) {
 			explicit_bzero(got, sizeof(got));
 			snprintf(why, why_len, "waiting for its version: %s",
@@ -124,6 +137,7 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 			return (int)n;
 		}
 		have += (size_t)n;
+		seen += (size_t)n;
 		at = serial_onerng_version(got, have, s->detail,
 					   sizeof(s->detail));
 		if (at >= 0) {
@@ -134,6 +148,13 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 		}
 	}
 	explicit_bzero(got, sizeof(got));
+	if (seen >= VERSION_MAX_BYTES) {
+		snprintf(why, why_len,
+			 "no answer to cmdv in the first %d bytes it sent (not "
+			 "a OneRNG, or a firmware without it)",
+			 VERSION_MAX_BYTES);
+		return -EPROTO;
+	}
 	snprintf(why, why_len,
 		 "no answer to cmdv within %d s (not a OneRNG, or a firmware "
 		 "without it)",

@@ -65,10 +65,17 @@ static ssize_t rec_read(void *ctx, void *buf, size_t len, int timeout_ms)
 	struct rec *r = ctx;
 	size_t n = r->in_len - r->in_at;
 
-	(void)timeout_ms;
 	r->reads++;
-	if (n == 0)
-		return r->read_error ? r->read_error : -EAGAIN;
+	if (n == 0 && r->read_error)
+		return r->read_error;
+	if (n == 0) {
+		/* A real port waits this long for nothing. */
+		struct timespec ts = { timeout_ms / 1000,
+				       (long)(timeout_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return -EAGAIN;
+	}
 	if (r->chunk && n > r->chunk)
 		n = r->chunk;
 	if (n > len)
@@ -230,6 +237,24 @@ START_TEST(test_onerng_no_answer)
 	ck_assert_msg(strstr(why, "cmdv"), "why: %s", why);
 	/* Bounded: about 2 s of 100 ms reads. */
 	ck_assert_int_le(r.reads, 21);
+
+	/* A stream without the answer in it (a stick that ignores cmdv
+	 * and never pauses): given up after 4 KiB, not read for ever. */
+	{
+		static uint8_t noise[8192];
+		uint64_t seed = 7;
+
+		for (size_t i = 0; i < sizeof(noise); i++)
+			noise[i] = (uint8_t)(td_xorshift64(&seed) & 0x7f);
+		memset(&r, 0, sizeof(r));
+		r.in = noise;
+		r.in_len = sizeof(noise);
+		session_on(&s, &r, "onerng", 0, 0);
+		ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)),
+				 -EPROTO);
+		ck_assert_msg(strstr(why, "first 4096 bytes"), "why: %s", why);
+		ck_assert_uint_le(r.in_at, 4096 + 96);
+	}
 
 	memset(&r, 0, sizeof(r));
 	r.read_error = -ENODEV;

@@ -37,6 +37,7 @@
  *                 up) and LINK removed; back=S: a new pty at LINK S
  *                 seconds later (the same device plugged in again)
  *   noversion     onerng: no answer to cmdv
+ *   deaf          onerng: no answer to anything (it stays paused)
  *   whiten        onerng: cmd1 ignored, the whitener stays on (a device
  *                 that lies; its output looks the same here)
  *   log=FILE      one line per event: open, close, cmd C, speed N, mode
@@ -74,7 +75,7 @@ struct emu {
 	int stuck;                 /* -1: noise */
 	long long stall_at, vanish_at;
 	double stall_for, back;
-	bool noversion, whiten, v3;
+	bool noversion, whiten, v3, deaf;
 	double sigma;
 
 	int fd;                    /* the pty master, or the client socket */
@@ -233,7 +234,9 @@ static void onerng_byte(struct emu *e, uint8_t c)
 		return;
 	}
 	e->cmd_state = 0;
-	say(e, "cmd %c", c);
+	say(e, "cmd %c%s", c, e->deaf ? " (deaf)" : "");
+	if (e->deaf)
+		return;
 	if (c >= '0' && c <= '9')
 		e->mode = c - '0';
 	else if (c >= 'a' && c <= 'f')
@@ -500,6 +503,8 @@ int main(int argc, char **argv)
 			e.noversion = true;
 		else if (strcmp(a, "whiten") == 0)
 			e.whiten = true;
+		else if (strcmp(a, "deaf") == 0)
+			e.deaf = true;
 		else if (strcmp(a, "model=v3") == 0)
 			e.v3 = true;
 		else if (strcmp(a, "model=pro") == 0)
