@@ -8,6 +8,8 @@ MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 # Where systemd wants units; /lib/systemd/system if systemd's .pc is absent.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# Where udev reads rules shipped with a package (the USB serial sticks' names).
+UDEVRULESDIR ?= $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null || echo /lib/udev)/rules.d
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -236,6 +238,7 @@ install: $(INSTALL_BIN)
 	    -e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	install -D -m 0644 udev/60-rngfeed.rules $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
@@ -246,7 +249,8 @@ install: $(INSTALL_BIN)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
-	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service \
+	      $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 
 # ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
 # Installed always; they put rngfeed into the initramfs only when
