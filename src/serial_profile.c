@@ -20,6 +20,11 @@
 #define VERSION_MAX_BYTES 4096
 /* What may still be on its way after a pause, before the flush. */
 #define SETTLE_MS 100
+/* After "cmdo": the line is drained until it is quiet this long (a stick
+ * has a few USB packets under way; a line with a buffer, more), for at
+ * most DRAIN_MAX_MS. */
+#define QUIET_MS 100
+#define DRAIN_MAX_MS 5000
 /* Between the steps of the TrueRNGpro's knock. */
 #define KNOCK_STEP_MS 100
 
@@ -84,6 +89,41 @@ ssize_t serial_onerng_version(const uint8_t *buf, size_t len, char *version,
 	return -1;
 }
 
+/*
+ * Read and drop until nothing comes for QUIET_MS: what the stick sent
+ * before it paused is not ours to test, and would push its answer out of
+ * reach.  0, -EBUSY when it never goes quiet, or the line's error.  A 1 ms
+ * pause between reads gives a stop's wake signal a wait to end (reads of
+ * a line that is never quiet never block).
+ */
+static int drain_until_quiet(struct serial_session *s)
+{
+	const struct serial_port_ops *ops = s->port.ops;
+	long long deadline = now_ms() + DRAIN_MAX_MS;
+	uint8_t junk[1024];
+	int r = 0;
+
+	for (;;) {
+		ssize_t n = ops->read(s->port.ctx, junk, sizeof(junk), QUIET_MS);
+
+		if (n == -EAGAIN)
+			break;
+		if (n < 0) {
+			r = (int)n;
+			break;
+		}
+		if (now_ms() >= deadline) {
+			r = -EBUSY;
+			break;
+		}
+		r = ops->pause(s->port.ctx, 1);
+		if (r < 0)
+			break;
+	}
+	explicit_bzero(junk, sizeof(junk));
+	return r;
+}
+
 static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 {
 	const struct serial_port_ops *ops = s->port.ops;
@@ -94,8 +134,16 @@ static int onerng_start(struct serial_session *s, char *why, size_t why_len)
 
 	/* Paused, and what was under way dropped: it was whitened. */
 	r = onerng_cmd(s, 'o', CMD_TIMEOUT_MS);
-	if (r == 0)
-		r = ops->pause(s->port.ctx, SETTLE_MS);
+	if (r == 0) {
+		r = drain_until_quiet(s);
+		if (r == -EBUSY) {
+			snprintf(why, why_len,
+				 "it kept sending for %d s after cmdo (not a "
+				 "OneRNG?)",
+				 DRAIN_MAX_MS / 1000);
+			return r;
+		}
+	}
 	if (r == 0)
 		r = ops->flush_input(s->port.ctx);
 	/* Avalanche noise only, its whitener off; its pool emptied of
@@ -206,6 +254,13 @@ static int truerng_start(struct serial_session *s, char *why, size_t why_len)
 	 * Pro, or a tty whose id is not known, is knocked into raw binary
 	 * (its packets' sequence codes then prove the mode took). */
 	s->raw = !s->model || s->model->raw_mode;
+	/* Quiet while its mode changes: it sends only while DTR is set. */
+	r = ops->set_dtr(s->port.ctx, false);
+	if (r < 0 && r != -ENOTTY) {
+		snprintf(why, why_len, "cannot clear DTR: %s", strerror(-r));
+		return r;
+	}
+	r = 0;
 	if (s->raw) {
 		/* First a speed that is not part of the knock, so that
 		 * each of its steps is a change the device hears. */

@@ -39,6 +39,12 @@ struct rec {
 				 * -EAGAIN when 0 */
 	int dtr_error;          /* set_dtr's answer */
 	int reads;
+	/* Once this command is written, reads return @answer instead. */
+	const char *answer_on;
+	const uint8_t *answer;
+	size_t answer_len;
+	bool endless;           /* the input starts over when used up */
+	uint8_t joined[16384];  /* what is left of the input, then @answer */
 };
 
 static void note(struct rec *r, const char *fmt, const char *arg,
@@ -54,9 +60,22 @@ static int rec_write(void *ctx, const void *buf, size_t len, int timeout_ms)
 	char text[64];
 
 	(void)timeout_ms;
+	struct rec *r = ctx;
+
 	snprintf(text, sizeof(text), "%.*s", (int)len, (const char *)buf);
 	text[strcspn(text, "\n")] = '\0';
 	note(ctx, "w:%s|", text, 0);
+	if (r->answer_on && strcmp(text, r->answer_on) == 0) {
+		/* The answer comes after what was still on its way. */
+		size_t left = r->in_len - r->in_at;
+
+		ck_assert_uint_le(left + r->answer_len, sizeof(r->joined));
+		memmove(r->joined, r->in + r->in_at, left);
+		memcpy(r->joined + left, r->answer, r->answer_len);
+		r->in = r->joined;
+		r->in_len = left + r->answer_len;
+		r->in_at = 0;
+	}
 	return 0;
 }
 
@@ -66,6 +85,10 @@ static ssize_t rec_read(void *ctx, void *buf, size_t len, int timeout_ms)
 	size_t n = r->in_len - r->in_at;
 
 	r->reads++;
+	if (n == 0 && r->endless && r->in_len) {
+		r->in_at = 0;
+		n = r->in_len;
+	}
 	if (n == 0 && r->read_error)
 		return r->read_error;
 	if (n == 0) {
@@ -202,15 +225,16 @@ START_TEST(test_onerng_start_stop)
 {
 	static const char answer[] = "\r\nVersion 3\r\nDATA";
 	struct serial_session s;
-	struct rec r = { .in = (const uint8_t *)answer,
-			 .in_len = sizeof(answer) - 1, .chunk = 5 };
+	struct rec r = { .answer = (const uint8_t *)answer,
+			 .answer_len = sizeof(answer) - 1, .answer_on = "cmdO",
+			 .chunk = 5 };
 	char why[256] = "";
 	uint8_t buf[16];
 	ssize_t n;
 
 	session_on(&s, &r, "onerng", 0x1d50, 0x6086);
 	ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)), 0);
-	ck_assert_str_eq(r.log, "w:cmdo|p:100|f|w:cmd1|w:cmdw|w:cmdv|w:cmdO|");
+	ck_assert_str_eq(r.log, "w:cmdo|f|w:cmd1|w:cmdw|w:cmdv|w:cmdO|");
 	ck_assert_str_eq(s.detail, "Version 3");
 	/* The answer came in pieces: what followed its line end first. */
 	n = serial_session_read(&s, buf, sizeof(buf), 100, why, sizeof(why));
@@ -222,6 +246,34 @@ START_TEST(test_onerng_start_stop)
 	r.log[0] = '\0';
 	serial_session_stop(&s);
 	ck_assert_str_eq(r.log, "w:cmdo|w:cmd0|w:cmdw|");
+}
+END_TEST
+
+/* What it sent before it paused (here 10 KiB still on its way, which a
+ * flush cannot reach) is drained and dropped, so that its answer to cmdv
+ * is found after it.  Fails on the code before (the answer was looked for
+ * among the first 4 KiB: -EPROTO). */
+START_TEST(test_onerng_drains_backlog)
+{
+	static uint8_t backlog[10240];
+	static const char answer[] = "\r\nVersion 3\r\nXY";
+	struct serial_session s;
+	struct rec r = { .in = backlog, .in_len = sizeof(backlog), .chunk = 512,
+			 .answer = (const uint8_t *)answer,
+			 .answer_len = sizeof(answer) - 1, .answer_on = "cmdO" };
+	char why[256] = "";
+	uint64_t seed = 3;
+	uint8_t buf[4];
+
+	for (size_t i = 0; i < sizeof(backlog); i++)
+		backlog[i] = (uint8_t)(td_xorshift64(&seed) & 0x7f);
+	session_on(&s, &r, "onerng", 0x1d50, 0x6086);
+	ck_assert_msg(serial_session_start(&s, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_str_eq(s.detail, "Version 3");
+	ck_assert_int_eq(serial_session_read(&s, buf, sizeof(buf), 100, why,
+					     sizeof(why)),
+			 2);
+	ck_assert_int_eq(memcmp(buf, "XY", 2), 0);
 }
 END_TEST
 
@@ -247,13 +299,26 @@ START_TEST(test_onerng_no_answer)
 		for (size_t i = 0; i < sizeof(noise); i++)
 			noise[i] = (uint8_t)(td_xorshift64(&seed) & 0x7f);
 		memset(&r, 0, sizeof(r));
-		r.in = noise;
-		r.in_len = sizeof(noise);
+		r.answer = noise;
+		r.answer_len = sizeof(noise);
+		r.answer_on = "cmdO";
 		session_on(&s, &r, "onerng", 0, 0);
 		ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)),
 				 -EPROTO);
 		ck_assert_msg(strstr(why, "first 4096 bytes"), "why: %s", why);
 		ck_assert_uint_le(r.in_at, 4096 + 96);
+	}
+
+	/* A line that never goes quiet after cmdo: given up after 5 s. */
+	{
+		static uint8_t noise[4096];
+		struct rec busy = { .in = noise, .in_len = sizeof(noise),
+				    .chunk = 64, .endless = true };
+
+		session_on(&s, &busy, "onerng", 0, 0);
+		ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)),
+				 -EBUSY);
+		ck_assert_msg(strstr(why, "kept sending"), "why: %s", why);
 	}
 
 	memset(&r, 0, sizeof(r));
@@ -275,7 +340,7 @@ START_TEST(test_truerng_knock)
 	 * for DTR is no error. */
 	session_on(&s, &r, "truerng", 0x16d0, 0x0aa0);
 	ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)), 0);
-	ck_assert_str_eq(r.log, "s:9600|s:110|p:100|s:300|p:100|s:110|p:100|"
+	ck_assert_str_eq(r.log, "d:0|s:9600|s:110|p:100|s:300|p:100|s:110|p:100|"
 				"s:19200|p:100|d:1|p:100|f|");
 	ck_assert(s.raw);
 	r.log[0] = '\0';
@@ -286,7 +351,7 @@ START_TEST(test_truerng_knock)
 	memset(&r, 0, sizeof(r));
 	session_on(&s, &r, "truerng", 0x04d8, 0xf5fe);
 	ck_assert_int_eq(serial_session_start(&s, why, sizeof(why)), 0);
-	ck_assert_str_eq(r.log, "d:1|p:100|f|");
+	ck_assert_str_eq(r.log, "d:0|d:1|p:100|f|");
 	ck_assert(!s.raw);
 
 	/* An id it does not know: knocked, and the packets will tell. */
@@ -296,7 +361,7 @@ START_TEST(test_truerng_knock)
 	ck_assert(s.raw);
 	ck_assert_ptr_nonnull(strstr(r.log, "s:110|p:100|s:300|p:100|s:110|"));
 
-	/* DTR refused for another reason: an error. */
+	/* DTR refused for another reason: an error (before any knock). */
 	memset(&r, 0, sizeof(r));
 	r.dtr_error = -EIO;
 	session_on(&s, &r, "truerng", 0x04d8, 0xf5fe);
@@ -682,7 +747,9 @@ int main(void)
 	return td_run_suite(
 		td_suite("serial", "serial", NULL, NULL, 60,
 			 TD_TESTS(test_profile_table, test_onerng_version,
-				  test_onerng_start_stop, test_onerng_no_answer,
+				  test_onerng_start_stop,
+				  test_onerng_drains_backlog,
+				  test_onerng_no_answer,
 				  test_truerng_knock, test_truerng_decode,
 				  test_truerng_out_of_step, test_usb_id,
 				  test_driver_reads_and_sees_hangup,

@@ -356,6 +356,12 @@ static int serve(struct emu *e)
 				e->fd = accept4(e->lfd, NULL, NULL,
 						SOCK_CLOEXEC | SOCK_NONBLOCK);
 				if (e->fd >= 0) {
+					/* A stick holds a few USB packets, not
+					 * a socket's worth, when nobody reads. */
+					int small = 4096;
+
+					setsockopt(e->fd, SOL_SOCKET, SO_SNDBUF,
+						   &small, sizeof(small));
 					e->open = true;
 					plugged(e);
 					say(e, "client");

@@ -12,7 +12,7 @@
 #              unknown: knocked, but it keeps sending whitened bytes; the
 #              packets' sequence codes refuse them: never credited;
 #   generic    an unknown tty: used at credit 0;
-#   vanish     unplugged mid-read (the pty's master closed) and back at the
+#   vanish     unplugged mid-block (the pty's master closed) and back at the
 #              same path 2 s later: looked for, opened and tested again,
 #              credited again; the partial block never;
 #   stall      the stream stops for good mid-block: an error after 10 s of
@@ -119,7 +119,7 @@ case_generic() {
 
 case_vanish() {
 	local d=$1
-	emu "$d" onerng vanish=100000 back=2 || return
+	emu "$d" onerng vanish=27000 back=2 || return
 	daemon "$d" onerng
 	wait_for "grep -q '^back' $d/emu.log" 60 &&
 		wait_for "[ \$(grep -c 'opened .*start-up test' $d/log) -ge 2 ]" 30 &&
@@ -194,6 +194,11 @@ case_deaf() {
 }
 
 CASES=(onerng truerng whitened generic vanish stall stuck late absent_stop mute deaf)
+# ONLY=REGEX runs only the cases whose name matches (for debugging; the
+# checks of the others then fail).
+[ -z "${ONLY:-}" ] || for i in "${!CASES[@]}"; do
+	[[ ${CASES[$i]} =~ ^($ONLY)$ ]] || unset "CASES[$i]"
+done
 cpids=()
 for c in "${CASES[@]}"; do
 	mkdir -p "$tmp/$c" "$tmp/$c.2"
@@ -288,14 +293,18 @@ d=$tmp/generic
 	{ fail "generic: credit $(credit_of "$d" serial), passed '$(passed_of "$d")', shim $(shim "$d" credited_bits)"; show "$d/log"; }
 
 d=$tmp/vanish
-if grep -q 'read failed: the device went away (hang-up).*looking for it again' "$d/log" &&
-	grep -q 'No such file or directory (not plugged in?); looking for it every' "$d/log" &&
-	[ "$(grep -c 'opened .*start-up test' "$d/log")" -ge 2 ] &&
-	[ "$(grep -c '^cmd O' "$d/emu.log")" -ge 2 ] &&
-	[ "$(passed_of "$d")" -gt 3 ] 2>/dev/null; then
-	ok "vanish: unplugged after 100000 bytes sent (mid-read), looked for, back at the same path: told again, tested again, $(passed_of "$d") blocks passed in all"
+why=
+grep -q 'read failed: the device went away (hang-up).*looking for it again' "$d/log" ||
+	why+=" no 'went away ... looking for it again' line;"
+grep -q 'No such file or directory (not plugged in?); looking for it every' "$d/log" ||
+	why+=" not looked for while away;"
+[ "$(grep -c 'opened .*start-up test' "$d/log")" -ge 2 ] || why+=" not opened again;"
+[ "$(grep -c '^cmd O' "$d/emu.log")" -ge 2 ] || why+=" not told again;"
+[ "$(passed_of "$d")" -gt 3 ] 2>/dev/null || why+=" $(passed_of "$d") blocks passed;"
+if [ -z "$why" ]; then
+	ok "vanish: unplugged mid-block (27000 bytes sent, the pty holding most of them), looked for, back at the same path: told again, tested again, $(passed_of "$d") blocks passed in all"
 else
-	fail "vanish: passed '$(passed_of "$d")'"
+	fail "vanish:$why"
 	show "$d/log"
 	show "$d/emu.log"
 fi
