@@ -248,7 +248,7 @@ static const unsigned int truerng_knock[] = { 110, 300, 110, 19200 };
 static int truerng_start(struct serial_session *s, char *why, size_t why_len)
 {
 	const struct serial_port_ops *ops = s->port.ops;
-	int r = 0;
+	int r;
 
 	/* A model without modes (v1-v3) streams its whitened output; a
 	 * Pro, or a tty whose id is not known, is knocked into raw binary
@@ -260,7 +260,6 @@ static int truerng_start(struct serial_session *s, char *why, size_t why_len)
 		snprintf(why, why_len, "cannot clear DTR: %s", strerror(-r));
 		return r;
 	}
-	r = 0;
 	if (s->raw) {
 		/* First a speed that is not part of the knock, so that
 		 * each of its steps is a change the device hears. */

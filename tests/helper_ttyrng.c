@@ -468,7 +468,7 @@ int main(int argc, char **argv)
 		.sigma = 60, .fd = -1, .lfd = -1,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
-	int ret;
+	int ret = 1;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: helper_ttyrng LINK|listen=SOCKET "
@@ -518,18 +518,20 @@ int main(int argc, char **argv)
 		else if (strncmp(a, "sigma=", 6) == 0)
 			e.sigma = atof(v);
 		else if (strncmp(a, "log=", 4) == 0) {
+			if (e.log)
+				fclose(e.log);
 			e.log = fopen(v, "a");
 			if (!e.log) {
 				perror(v);
-				return 1;
+				goto out;
 			}
 		} else {
 			fprintf(stderr, "helper_ttyrng: unknown argument %s\n", a);
-			return 1;
+			goto out;
 		}
 	}
 	if (getrandom(e.prng, sizeof(e.prng), 0) != sizeof(e.prng))
-		return 1;
+		goto out;
 	e.prng[0] |= 1;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
@@ -537,7 +539,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (e.link ? new_pty(&e) < 0 : listen_on(&e) < 0) {
 		perror("helper_ttyrng");
-		return 1;
+		goto out;
 	}
 	plugged(&e);
 	printf("ready %s\n", e.link ? ptsname(e.fd) : e.listen_path);
@@ -547,6 +549,7 @@ int main(int argc, char **argv)
 		unlink(e.link);
 	if (e.listen_path)
 		unlink(e.listen_path);
+out:
 	if (e.log)
 		fclose(e.log);
 	return ret;

@@ -87,8 +87,6 @@ static bool profile_named(const struct source_config *cfg)
 static void choose(const struct source_config *cfg, const struct stat *st,
 		   struct serial_choice *c)
 {
-	const struct serial_profile *other;
-
 	memset(c, 0, sizeof(*c));
 	c->named = profile_named(cfg);
 	c->present = st != NULL;
@@ -101,11 +99,13 @@ static void choose(const struct source_config *cfg, const struct stat *st,
 		if (!c->profile)
 			c->profile = &serial_profile_generic;
 		if (c->usb) {
+			const struct serial_profile *other =
+				serial_profile_for_usb(c->id.vendor,
+						       c->id.product, NULL);
+
 			c->model = serial_profile_model(c->profile,
 							c->id.vendor,
 							c->id.product);
-			other = serial_profile_for_usb(c->id.vendor,
-						       c->id.product, NULL);
 			c->foreign = !c->model && other && other != c->profile;
 		}
 		return;
