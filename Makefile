@@ -187,6 +187,14 @@ vm-test-hotplug: rngfeed
 vm-test-hotplug-smoke: rngfeed
 	RNGFEED=./rngfeed VM_SMOKE=1 tests/vm/hotplug-boot.sh
 
+# A USB serial TRNG stick plugged into a running guest (tests/vm/usb-boot.sh):
+# QEMU's usb-serial on an xHCI bus, backed by tests/helper_ttyrng speaking
+# the OneRNG protocol, plugged, unplugged and plugged back through the
+# monitor, then a stuck one. Not in CI (a few minutes).
+.PHONY: vm-test-usb
+vm-test-usb: rngfeed tests/helper_ttyrng
+	RNGFEED=./rngfeed tests/vm/usb-boot.sh
+
 # Debian 12 packages, for a newcomer on a fresh machine: make deps what
 # builds and runs rngfeed; make test-deps adds what make check and the
 # gates (sanitize, analyze, valgrind, fuzz) use.
