@@ -448,11 +448,13 @@ static int can_open_device(const struct source_config *cfg, char *why,
 	/* A plugged stick is not opened: an open would raise its DTR,
 	 * and its reader may hold it; its permissions say enough. */
 	if (cfg->driver->flags & SOURCE_F_PLUGGED) {
+		int e;
+
 		if (access(dev, R_OK | W_OK) == 0)
 			return 0;
-		snprintf(why, why_len, "cannot open %s: %s", dev,
-			 strerror(errno));
-		return -errno;
+		e = errno;
+		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		return -e;
 	}
 	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
