@@ -182,15 +182,20 @@ case_mute() {
 	stop "$d"
 }
 
-# Deaf: stays paused, so the start waits 2 s for the version: stopped
-# 0.3 s into that wait.
+# Deaf: stays paused, so the start waits 2 s for the version: stopped as
+# soon as the stick got cmdO.  A loaded machine may let the wait end first
+# (the log says so): then again with a fresh daemon, up to 5 times.
 case_deaf() {
-	local d=$1
+	local d=$1 k try
 	emu "$d" onerng deaf || return
-	daemon "$d" onerng
-	wait_for "grep -q '^cmd O' $d/emu.log" 30
-	sleep 0.3
-	stop "$d"
+	for try in 1 2 3 4 5; do
+		k=$(grep -c '^cmd O' "$d/emu.log")
+		daemon "$d" onerng
+		wait_for "[ \$(grep -c '^cmd O' $d/emu.log) -gt $k ]" 30
+		stop "$d"
+		grep -q 'no answer to cmdv' "$d/log" || break
+		echo "deaf: try $try: the wait ended before the stop" >>"$d/tries"
+	done
 }
 
 CASES=(onerng truerng whitened generic vanish stall stuck late absent_stop mute deaf)
@@ -354,8 +359,9 @@ d=$tmp/mute
 	ok "mute: a stick that streams without answering cmdv: given up after 4 KiB, retried, nothing used" ||
 	{ fail "mute: not seen"; show "$d/log"; }
 d=$tmp/deaf
+[ -s "$d/tries" ] && say "note: $(wc -l <"$d/tries") tries of deaf stopped after the wait had ended (a loaded machine)"
 if grep -q 'no answer to cmdv' "$d/log"; then
-	fail "deaf: the stop came after the 2-s wait for the version ended, not in it"
+	fail "deaf: in 5 tries the stop never came within the 2-s wait for the version"
 	show "$d/log"
 else
 	check_stop "$d" "mid-command (waiting for the version)"
