@@ -11,6 +11,8 @@ SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 
 # The options file every init reads (RNGFEED_OPTIONS, RNGFEED_INITRAMFS):
 # /etc/default/rngfeed on Debian, /etc/sysconfig/rngfeed in the RPM.
 ENVFILE     ?= $(SYSCONFDIR)/default/rngfeed
+# Where udev reads rules shipped with a package (the USB serial sticks' names).
+UDEVRULESDIR ?= $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null || echo /lib/udev)/rules.d
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -228,6 +230,14 @@ vm-test-hotplug: rngfeed
 vm-test-hotplug-smoke: rngfeed
 	RNGFEED=./rngfeed VM_SMOKE=1 tests/vm/hotplug-boot.sh
 
+# A USB serial TRNG stick plugged into a running guest (tests/vm/usb-boot.sh):
+# QEMU's usb-serial on an xHCI bus, backed by tests/helper_ttyrng speaking
+# the OneRNG protocol, plugged, unplugged and plugged back through the
+# monitor, then a stuck one. Not in CI (a few minutes).
+.PHONY: vm-test-usb
+vm-test-usb: rngfeed tests/helper_ttyrng
+	RNGFEED=./rngfeed tests/vm/usb-boot.sh
+
 # Debian 12 packages, for a newcomer on a fresh machine: make deps what
 # builds and runs rngfeed; make test-deps adds what make check and the
 # gates (sanitize, analyze, valgrind, fuzz) use.
@@ -280,6 +290,7 @@ install: $(INSTALL_BIN)
 	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	install -D -m 0644 udev/60-rngfeed.rules $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
@@ -290,7 +301,8 @@ install: $(INSTALL_BIN)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
-	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service \
+	      $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 
 # ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
 # Installed always; they put rngfeed into the initramfs only when

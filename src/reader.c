@@ -55,6 +55,8 @@ struct reader {
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
+	bool look_again;          /* a uevent: a device it waits for may
+				   * be there now (reader_device_changed) */
 	unsigned int requested;   /* blocks the main loop asked for */
 	unsigned int generation;  /* bumped by reader_discard() */
 	unsigned int queued;
@@ -136,8 +138,9 @@ static void set_state(struct reader *r, enum reader_state s,
 	notify(r);
 }
 
-/* Sleep up to @seconds, or until stopped; false when stopped. */
-static bool rest(struct reader *r, double seconds)
+/* Sleep up to @seconds, or until stopped (false), or, when @device,
+ * until a uevent says a device it waits for may be there. */
+static bool rest(struct reader *r, double seconds, bool device)
 {
 	struct timespec until;
 
@@ -149,9 +152,11 @@ static bool rest(struct reader *r, double seconds)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (!stopping(r) &&
+	while (!stopping(r) && !(device && r->look_again) &&
 	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 		;
+	if (device)
+		r->look_again = false;
 	pthread_mutex_unlock(&r->lock);
 	return !stopping(r);
 }
@@ -205,7 +210,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 				    struct monitor *mon, uint8_t *block,
 				    struct drbg_df *df, char *reason,
 				    size_t reason_len, double *backoff,
-				    uint64_t *read_total)
+				    uint64_t *read_total, int *read_err)
 {
 	const char *name = r->p.source.driver->name;
 
@@ -229,6 +234,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (n < 0) {
 			char desc[SOURCE_WHY_LEN], why[160];
 
+			*read_err = (int)n;
 			source_describe(src, desc, sizeof(desc));
 			snprintf(reason, reason_len, "read failed: %s (%s)",
 				 source_why_failed(src, (int)n, why,
@@ -365,6 +371,20 @@ static void opened(struct reader *r, struct source *src)
 			 cfg->driver->name, desc, cfg->credit, cap);
 }
 
+static double absent_recheck(const struct reader *r)
+{
+	return r->p.absent_recheck_s > 0 ? r->p.absent_recheck_s
+					 : READER_ABSENT_RECHECK_S;
+}
+
+/* A plugged device (SOURCE_F_PLUGGED) whose read found it gone. */
+static bool gone_away(const struct reader *r, enum reader_state next,
+		      int read_err)
+{
+	return next == READER_BACKOFF && read_err == -ENODEV &&
+	       (r->p.source.driver->flags & SOURCE_F_PLUGGED);
+}
+
 static void *reader_thread(void *arg)
 {
 	struct reader *r = arg;
@@ -402,6 +422,7 @@ static void *reader_thread(void *arg)
 		char why[SOURCE_WHY_LEN], reason[300];
 		enum reader_state next;
 		uint64_t read_total = 0;
+		int read_err = 0;
 
 		if (!src) {
 			/* While it is missing the state stays as it was
@@ -413,12 +434,11 @@ static void *reader_thread(void *arg)
 			if (stopping(r))
 				break;
 			if (ret < 0 && source_open_error_is_absent(ret)) {
-				double wait = r->p.retry_initial_s;
+				double wait = fmin(r->p.retry_initial_s,
+						   absent_recheck(r));
 
 				/* Not there yet: look again soon, without
 				 * doubling, and say so once. */
-				if (wait > READER_ABSENT_RECHECK_S)
-					wait = READER_ABSENT_RECHECK_S;
 				if (!absent) {
 					pthread_mutex_lock(&r->lock);
 					r->stats.errors++;
@@ -428,7 +448,7 @@ static void *reader_thread(void *arg)
 					set_state(r, READER_BACKOFF, why);
 					absent = true;
 				}
-				if (!rest(r, wait))
+				if (!rest(r, wait, true))
 					break;
 				continue;
 			}
@@ -457,7 +477,8 @@ static void *reader_thread(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
 		next = run_source(r, src, mon, block, df, reason,
-				  sizeof(reason), &backoff, &read_total);
+				  sizeof(reason), &backoff, &read_total,
+				  &read_err);
 		if (next == READER_STOPPED)
 			break;
 		if (next == READER_FINISHED) {
@@ -479,12 +500,25 @@ back_off:
 		else
 			r->stats.errors++;
 		pthread_mutex_unlock(&r->lock);
+		if (gone_away(r, next, read_err)) {
+			/* Unplugged: looked for as one not there yet (within
+			 * a second, at each uevent), not after a back-off
+			 * that would keep a stick plugged back in idle. */
+			double wait = fmin(backoff, absent_recheck(r));
+
+			log_warn("%s: %s; looking for it again every %g s",
+				 name, reason, wait);
+			set_state(r, next, reason);
+			if (!rest(r, wait, true))
+				break;
+			continue;
+		}
 		log_msg(next == READER_DISABLED ? LOG_ERR : LOG_WARNING,
 			"%s: %s%s; retrying in %g s", name,
 			next == READER_DISABLED ? "disabled: " : "", reason,
 			backoff);
 		set_state(r, next, reason);
-		if (!rest(r, backoff))
+		if (!rest(r, backoff, false))
 			break;
 		backoff = next_backoff(r, backoff);
 	}
@@ -634,6 +668,14 @@ void reader_discard(struct reader *r)
 	r->generation++;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+}
+
+void reader_device_changed(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->look_again = true;
+	pthread_mutex_unlock(&r->lock);
+	pthread_cond_broadcast(&r->cond);
 }
 
 unsigned int reader_estimate_credit(struct reader *r)

@@ -128,7 +128,11 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		sl->cfg.credit_from_device = sl->cfg.credit < 0;
 		if (sl->cfg.credit < 0)
 			sl->cfg.credit = sl->device_credit;
-		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
+		/* A plugged device's open talks to it: its reader opens it,
+		 * in its own thread. */
+		if (!(sl->cfg.driver->flags & SOURCE_F_PLUGGED))
+			r = source_open(&sl->opened, &sl->cfg, why,
+					sizeof(why));
 	}
 	const char *elsewhere =
 		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
@@ -358,6 +362,18 @@ void sourceset_request(struct source_set *s, bool credited_only)
 			reader_request_block(s->slots[i].reader);
 }
 
+void sourceset_devices_changed(struct source_set *s)
+{
+	/* The hand-over's tick looks at once (sourceset_hwrng.c). */
+	s->next_tick = 0;
+	/* A plugged device (a USB stick's tty) may have come: its reader
+	 * looks at once. */
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader &&
+		    (s->slots[i].cfg.driver->flags & SOURCE_F_PLUGGED))
+			reader_device_changed(s->slots[i].reader);
+}
+
 void sourceset_discard(struct source_set *s)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
@@ -449,6 +465,17 @@ static int can_open_device(const struct source_config *cfg, char *why,
 
 	if (!(cfg->driver->flags & SOURCE_F_DEVICE) || !dev || dev[0] != '/')
 		return 0;
+	/* A plugged stick is not opened: an open would raise its DTR,
+	 * and its reader may hold it; its permissions say enough. */
+	if (cfg->driver->flags & SOURCE_F_PLUGGED) {
+		int e;
+
+		if (access(dev, R_OK | W_OK) == 0)
+			return 0;
+		e = errno;
+		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		return -e;
+	}
 	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

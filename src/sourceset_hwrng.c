@@ -285,11 +285,6 @@ double sourceset_tick(struct source_set *s, double now, bool told)
 	return told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
 }
 
-void sourceset_devices_changed(struct source_set *s)
-{
-	s->next_tick = 0;
-}
-
 void sourceset_release_gate(struct source_set *s)
 {
 	bool failed = false, any = false;
@@ -331,6 +326,10 @@ bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 	     !source_config_device(cfg)))
 		return false;
 	if (s->p.wait_for_source)
+		return true;
+	/* A plugged device is followed: found when it is plugged in. */
+	if ((cfg->driver->flags & SOURCE_F_PLUGGED) &&
+	    source_open_error_is_absent(err))
 		return true;
 	return s->p.gate_hwrng && (err == -ENODEV || err == -ENOENT) &&
 	       strcmp(cfg->driver->name, "hwrng") == 0 &&

@@ -1,11 +1,11 @@
 #!/bin/bash
-# "make install" into a DESTDIR: prints what it installed, checks the five
+# "make install" into a DESTDIR: prints what it installed, checks the
 # files, their modes and that nothing else was installed; checks that a
 # second install keeps an edited /etc/rngfeed.conf, that SBINDIR, MANDIR,
-# SYSCONFDIR and SYSTEMDUNITDIR are honoured (PREFIX and SYSCONFDIR in the
-# unit's ExecStart= and the binary's default configuration path too), that
-# ENVFILE moves the options file the unit and the initramfs tools read
-# (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
+# SYSCONFDIR, SYSTEMDUNITDIR and UDEVRULESDIR are honoured (PREFIX and
+# SYSCONFDIR in the unit's ExecStart= and the binary's default configuration
+# path too), that ENVFILE moves the options file the unit and the initramfs
+# tools read (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
 # removes the program, the pages and the unit (and, like dpkg's "remove",
 # leaves the administrator's configuration alone), and that the initramfs
 # hook and dracut module read the switch under SYSCONFDIR.
@@ -43,9 +43,12 @@ mk() {
 	"${as_owner[@]}" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
 }
 
-# Where the Makefile puts the unit unless told otherwise.
+# Where the Makefile puts the unit and the udev rule unless told otherwise.
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)
 [ -n "$unitdir" ] || unitdir=/lib/systemd/system
+udevdir=$(pkg-config --variable=udevdir udev 2>/dev/null)
+[ -n "$udevdir" ] || udevdir=/lib/udev
+rule=$udevdir/rules.d/60-rngfeed.rules
 
 # path mode, for: expect DESTDIR PATH... (each "path:mode")
 expect() {
@@ -98,10 +101,10 @@ initramfs_files=(/usr/share/initramfs-tools/hooks/rngfeed
        /usr/lib/dracut/modules.d/90rngfeed/initramfs-stop)
 files=(/usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8
        /usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"
-       /etc/rngfeed.conf /etc/default/rngfeed "${initramfs_files[@]}")
+       /etc/rngfeed.conf /etc/default/rngfeed "$rule" "${initramfs_files[@]}")
 expect "$d" /usr/sbin/rngfeed:755 /usr/share/man/man8/rngfeed.8:644 \
 	/usr/share/man/man5/rngfeed.conf.5:644 "$unitdir/rngfeed.service:644" \
-	/etc/rngfeed.conf:644 /etc/default/rngfeed:644 \
+	/etc/rngfeed.conf:644 /etc/default/rngfeed:644 "$rule:644" \
 	/usr/share/initramfs-tools/hooks/rngfeed:755 \
 	/usr/share/initramfs-tools/scripts/init-top/rngfeed:755 \
 	/usr/share/initramfs-tools/scripts/init-bottom/rngfeed:755 \
@@ -125,6 +128,7 @@ done
 cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || fail "installed rngfeed.8 differs"
 cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || fail "installed unit differs"
 cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || fail "installed rngfeed.conf differs"
+cmp -s udev/60-rngfeed.rules "$d$rule" || fail "installed udev rule differs"
 if ! "$d/usr/sbin/rngfeed" --version >"$tmp/version" 2>&1; then
 	fail "the installed rngfeed --version failed: $(cat "$tmp/version")"
 else
@@ -149,7 +153,8 @@ if ! mk uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
 	sed 's/^/    /' "$tmp/log"
 fi
 for f in /usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8 \
-	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "${initramfs_files[@]}"; do
+	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "$rule" \
+	"${initramfs_files[@]}"; do
 	[ ! -e "$d$f" ] || fail "make uninstall left $f"
 done
 cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
@@ -160,8 +165,9 @@ listing "$d" | sed 's/^/    /'
 # --- 4. the directory variables are honoured ------------------------------------
 d=$tmp/custom
 if ! mk install DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
-	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >"$tmp/log" 2>&1; then
-	fail "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR failed:"
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system \
+	UDEVRULESDIR=/opt/rf/udev >"$tmp/log" 2>&1; then
+	fail "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR, UDEVRULESDIR failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
@@ -169,12 +175,14 @@ expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
 	/opt/rf/etc/rngfeed.conf:644
 only "$d" /opt/rf/bin/rngfeed /opt/rf/man/man8/rngfeed.8 /opt/rf/man/man5/rngfeed.conf.5 \
 	/usr/lib/systemd/system/rngfeed.service /opt/rf/etc/rngfeed.conf \
-	/opt/rf/etc/default/rngfeed "${initramfs_files[@]}"
+	/opt/rf/etc/default/rngfeed /opt/rf/udev/60-rngfeed.rules "${initramfs_files[@]}"
+expect "$d" /opt/rf/udev/60-rngfeed.rules:644
 grep -q '^sbin=/opt/rf/bin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" &&
 	grep -q '^conf=/opt/rf/etc/rngfeed.conf$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
 	fail "the initramfs-tools hook does not name SBINDIR's binary and SYSCONFDIR's configuration"
 mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
-	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system \
+	UDEVRULESDIR=/opt/rf/udev >/dev/null 2>&1
 left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf \
 	! -path ./opt/rf/etc/default/rngfeed)
 [ -z "$left" ] || fail "make uninstall with custom directories left: $(echo $left)"
