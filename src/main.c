@@ -23,6 +23,7 @@
 #include "rngfeed/early.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "rngfeed/hwrng_record.h"
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
@@ -104,6 +105,7 @@ static int run_list(struct rngfeed_config *cfg)
 		.gate_hwrng = true,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = HWRNG_GATE_STATE_PATH,
+		.gate_lock = HWRNG_LOCK_PATH,
 	};
 	char kernel[HWRNG_GATE_MSG_LEN];
 	struct source_set *set;
@@ -135,6 +137,8 @@ static int run_list(struct rngfeed_config *cfg)
 					       "plugged in and tested"
 					     : "; --wait-for-source keeps "
 					       "trying it");
+		if (pl.held[0])
+			printf("; %s", pl.held);
 		if (pl.use && cfg->metrics_path[0])
 			list_running(cfg->metrics_path, sc->driver->name);
 		putchar('\n');

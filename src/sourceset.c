@@ -529,4 +529,8 @@ void sourceset_plan(const struct source_set *s, size_t i,
 	}
 	out->use = true;
 	out->waits = !out->available;
+	if (out->credit > 0 &&
+	    sourceset_handover_elsewhere(s, &s->slots[i], out->held,
+					 sizeof(out->held)))
+		out->credit = 0;
 }

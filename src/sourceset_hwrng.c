@@ -14,6 +14,7 @@
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "rngfeed/hwrng_quality.h"
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
@@ -197,6 +198,35 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 	} else if (why[0]) {
 		log_info("%s: %s", name, why);
 	}
+}
+
+bool sourceset_handover_elsewhere(const struct source_set *s,
+				  const struct slot *sl, char *why,
+				  size_t why_len)
+{
+	const char *dir = source_config_get(&sl->cfg, "sysfs");
+	char lock[sizeof(s->gate_lock_here)];
+	char cur[HWRANDOM_NAME_LEN];
+
+	if (!s->p.gate_hwrng || !s->p.gate_lock ||
+	    !sourceset_reads_hw_random(&sl->cfg))
+		return false;
+	/* gate_paths()' choice, without writing the set. */
+	if (!dir || strcmp(dir, s->p.sysfs_dir) == 0) {
+		dir = s->p.sysfs_dir;
+		snprintf(lock, sizeof(lock), "%s", s->p.gate_lock);
+	} else {
+		snprintf(lock, sizeof(lock), "%s/rngfeed-hwrng.lock", dir);
+	}
+	if (hwrng_lock_owned_at(lock) <= 0)
+		return false;
+	if (hwrandom_current(dir, cur, sizeof(cur)) < 0)
+		snprintf(cur, sizeof(cur), "hw_random");
+	snprintf(why, why_len,
+		 "credit 0 here: another rngfeed owns the hand-over of %s "
+		 "(lock %s); a run takes it over when that one stops",
+		 cur, lock);
+	return true;
 }
 
 /* A device became current while the gate held none: take it. */

@@ -63,6 +63,13 @@ const char *sourceset_hw_twin(const struct source_set *s, size_t i);
 void sourceset_describe_kernel(struct source_set *s);
 /* Slot @sl is opened (or waits): take the hand-over for its device. */
 void sourceset_take_gate(struct source_set *s, struct slot *sl);
+
+/* For --list: the sentence saying another instance owns the hand-over
+ * @sl would take (its run credits the device 0 until that one stops), or
+ * false when none does. */
+bool sourceset_handover_elsewhere(const struct source_set *s,
+				  const struct slot *sl, char *why,
+				  size_t why_len);
 /* The readers stopped: give the hand-over back. */
 void sourceset_release_gate(struct source_set *s);
 /* The hwrng source's /dev/hwrng is missing from this /dev while the

@@ -132,6 +132,9 @@ struct sourceset_plan {
 	double min_entropy;   /* its health tests' H per sample */
 	char detail[SOURCE_WHY_LEN];  /* the probe's sentence */
 	char why_not[SOURCE_WHY_LEN]; /* "" when used */
+	char held[SOURCE_WHY_LEN];    /* used, but credited 0 while another
+				       * instance owns the hw_random
+				       * hand-over ("" otherwise) */
 };
 void sourceset_plan(const struct source_set *s, size_t i,
 		    struct sourceset_plan *out);
