@@ -31,6 +31,10 @@ struct slot {
 				      * owns the hand-over (it counts 0
 				      * meanwhile); -1 = none held back */
 	bool used;                   /* a reader was started at some point */
+	bool host_provided;          /* a confidential guest's host provides
+				      * what it reads now: credited 0, its
+				      * configured credit kept for when that
+				      * changes (source_host_provided()) */
 	char finished[256];          /* the input it read to its end: data
 				      * read once is credited once, so a
 				      * reload does not read it again */
@@ -68,6 +72,14 @@ void sourceset_release_gate(struct source_set *s);
 /* Is an unusable source kept, its reader looking for it? */
 bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 			 int err);
+/* Slot @sl reads the hw_random device @hw_device now (NULL: whatever it
+ * reads): is it the host's, in a confidential guest?  Sets
+ * sl->host_provided and says so when that changed. */
+void sourceset_trust_slot(struct source_set *s, struct slot *sl,
+			  const char *hw_device);
+/* In a confidential guest, the kernel crediting a host-backed device
+ * that no source reads (so no hand-over): said at start. */
+void sourceset_trust_kernel(const struct source_set *s);
 /* Before the slots open: the best hw_random device current. */
 void sourceset_choose_best_device(struct source_set *s);
 
