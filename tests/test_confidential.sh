@@ -24,6 +24,8 @@
 #   restart the same again: the record adopted, held, not raised.
 #   second  two instances on the fixture: the second waits, takes over at
 #           0 when the first stops, and does not raise it at its stop.
+#   sources virtio and egd (credit=500 given, a real rngfeed EGD server):
+#           credit 0 said, blocks passed, credited 0 bits (shim).
 #   no      a restart told --confidential-guest=no hands it back at its
 #           stop; a fresh run with =no hands over and back (the control).
 # Run from the top of the tree as root: RNGFEED=./rngfeed bash tests/test_confidential.sh
@@ -60,6 +62,10 @@ cur=$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)
 host=$HOST_SOURCES
 [ "${cur#s390-trng}" != "$cur" ] && host="virtio egd tpm"
 bad=0
+n=$(awk '$1 !~ /^(SOURCE|confidential|hw_random)$/ { n++ } END { print n + 0 }' "$tmp/yes")
+for src in $host rdrand; do
+	[ -n "$(line "$tmp/yes" "$src")" ] || { fail "list: =yes does not list $src"; bad=1; }
+done
 while read -r src _; do
 	case $src in SOURCE | confidential | hw_random) continue ;; esac
 	c_no=$(credit "$tmp/no" "$src") c_yes=$(credit "$tmp/yes" "$src")
@@ -77,12 +83,12 @@ done <"$tmp/yes"
 [ "$(credit "$tmp/no" egd)" = 500 ] || fail "list: egd's credit=500 shows $(credit "$tmp/no" egd) with =no"
 grep -q '^confidential guest: yes (confidential-guest = yes; detected: ' "$tmp/yes" ||
 	fail "list: no 'confidential guest: yes' line: $(grep confidential "$tmp/yes")"
-[ $bad = 0 ] && ok "list: with =yes $host credit 0 with the reason (egd's credit=500 too); $(awk '$1 !~ /^(SOURCE|confidential|hw_random)$/ { n++ } END { print n }' "$tmp/yes") sources, the others unchanged"
+[ $bad = 0 ] && ok "list: with =yes $host credit 0 with the reason (egd's credit=500 too); $n sources, the others unchanged"
 
 printf 'confidential-guest = yes\n' >"$tmp/yes.conf"
 list "$tmp/file" -c "$tmp/yes.conf" "${egd[@]}" ||
 	fail "--list with confidential-guest = yes in a file exited $?: $(cat "$tmp/file.err")"
-if diff -q "$tmp/yes" "$tmp/file" >/dev/null; then
+if [ -s "$tmp/yes" ] && diff -q "$tmp/yes" "$tmp/file" >/dev/null; then
 	ok "list: confidential-guest = yes in the config file lists the same"
 else
 	fail "list: the config file's yes differs from the option's: $(diff "$tmp/yes" "$tmp/file")"
@@ -132,6 +138,9 @@ refused "virtio:guest-owned=yes" "virtio: guest-owned: it reads the host's virti
 	-c /dev/null -O virtio:guest-owned=yes
 
 # ---- the daemon on a fixture hw_random directory --------------------------------
+
+# A binary that does not take the option fails every case below, slowly.
+[ -s "$tmp/yes" ] || { say "FAIL: $failures checks failed; --confidential-guest=yes refused, the daemon cases not run"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || { say "SKIP: the daemon cases read /dev/hwrng and feed the kernel: need root"; exit $((failures ? 1 : 77)); }
 need_feeder "needs root"
@@ -183,9 +192,15 @@ stop() {
 	esac
 }
 has() { grep -qF -- "$2" "$tmp/$1.log"; }
-need_log() { # NAME TEXT WHAT
+# alive NAME: its daemon runs (not exited, nor a zombie not yet waited for).
+alive() {
+	local p
+	p=$(eval echo "\${pid_$1:-}")
+	[ -n "$p" ] && kill -0 "$p" 2>/dev/null && ! grep -q ') Z ' "/proc/$p/stat" 2>/dev/null
+}
+need_log() { # NAME TEXT WHAT: waits while the daemon runs
 	log_name=$1 log_text=$2
-	within 'has "$log_name" "$log_text"' 10 ||
+	{ within 'has "$log_name" "$log_text" || ! alive "$log_name"' 10 && has "$1" "$2"; } ||
 		{ fail "$3: the log lacks '$2'"; sed 's/^/    /' "$tmp/$1.log"; }
 }
 
@@ -261,6 +276,45 @@ stop control
 	ok "control: --confidential-guest=no: credit 768, handed over and back (1000)" ||
 	fail "control: after SIGTERM rng_quality reads $(q), not 1000"
 [ ! -e "$fx/rngfeed-hwrng.lock" ] || fail "the lock beside the fixture is still there"
+
+# sources: virtio (on the fixture) and egd with credit=500 (a real
+# rngfeed EGD server on a socket here): both tested and mixed in, nothing
+# credited, counted from outside.
+f0=$failures
+kernel virtio_rng.0 "virtio_rng.0 none " 1000
+"$RNGFEED" -c /dev/null -f --egd-only --egd-server "unix:$tmp/egd.sock" -n rdrand \
+	2>"$tmp/egd.log" &
+echo $! >>"$tmp/pids"
+within '[ -S "$tmp/egd.sock" ]' 10 || fail "sources: the EGD server's socket did not appear"
+RUNTIME_DIRECTORY=$tmp/run3 "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$tmp/sources.shim" \
+	"$RNGFEED" -f -v -c /dev/null -n virtio -n egd -O "virtio:sysfs=$fx" \
+	-O "egd:device=unix:$tmp/egd.sock" -O egd:credit=500 --confidential-guest=yes \
+	--interval 1 --metrics "$tmp/sources.prom" 2>"$tmp/sources.log" &
+pid_sources=$!
+echo $! >>"$tmp/pids"
+need_log sources "virtio: credit 0: host-provided, not trusted in a confidential guest (virtio_rng.0)" sources
+need_log sources "egd: credit 0: host-provided, not trusted in a confidential guest (an EGD server" sources
+need_log sources "its credit=500 is not used (guest-owned=yes if it is the guest's own)" sources
+within '[ "$(metric "$tmp/sources.prom" rngfeed_source_blocks_passed_total virtio)" -gt 0 ] &&
+	[ "$(metric "$tmp/sources.prom" rngfeed_source_blocks_passed_total egd)" -gt 0 ] &&
+	[ "$(metric "$tmp/sources.prom" rngfeed_fed_bytes_total)" -gt 0 ]' 30 2>/dev/null ||
+	fail "sources: no block of both passed, or nothing fed, within 30 s"
+stop sources
+bytes=$(sed -n 's/.*\bbytes=\([0-9]*\).*/\1/p' "$tmp/sources.shim" 2>/dev/null)
+credited=$(sed -n 's/.*\bcredited_bits=\([0-9]*\).*/\1/p' "$tmp/sources.shim" 2>/dev/null)
+for src in virtio egd; do
+	c=$(metric "$tmp/sources.prom" rngfeed_source_credit_bits_total $src)
+	[ "$c" = 0 ] || fail "sources: $src carried $c bits of credit"
+done
+if [ -z "$credited" ]; then
+	fail "sources: no shim record"
+elif [ "$credited" != 0 ] || [ "${bytes:-0}" -le 0 ]; then
+	fail "sources: the kernel was fed $bytes bytes crediting $credited bits (want > 0 bytes, 0 bits)"
+elif [ "$failures" = "$f0" ]; then
+	ok "sources: virtio ($(metric "$tmp/sources.prom" rngfeed_source_blocks_passed_total virtio) blocks passed) and egd at credit=500 ($(metric "$tmp/sources.prom" rngfeed_source_blocks_passed_total egd)) credited 0; fed $bytes bytes, credited $credited bits (shim)"
+fi
+[ "$(q)" = 0 ] || fail "sources: virtio_rng.0's rng_quality reads $(q) after the stop"
+
 
 [ "$failures" -eq 0 ] || { echo "FAIL: $failures checks failed"; exit 1; }
 exit 0
