@@ -11,6 +11,8 @@ SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 
 # The options file every init reads (RNGFEED_OPTIONS, RNGFEED_INITRAMFS):
 # /etc/default/rngfeed on Debian, /etc/sysconfig/rngfeed in the RPM.
 ENVFILE     ?= $(SYSCONFDIR)/default/rngfeed
+# Where udev reads rules shipped with a package (the USB serial sticks' names).
+UDEVRULESDIR ?= $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null || echo /lib/udev)/rules.d
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -118,6 +120,16 @@ check: $(if $(AS_USER),,check-programs)
 	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
 	@RNGFEED=./rngfeed RUN_TESTS_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(TESTS)
 
+# make check-beside: the tests that take the machine's hw_random hand-over
+# (a line "# run-tests: alone") beside another rngfeed that owns it, as
+# where the package's service runs: tests/check-beside.sh starts one in
+# directories of its own, runs them, stops it and checks it put
+# rng_quality back.  BESIDE_TESTS=...: only these.
+ALONE_SCRIPTS = $(shell for f in $(TEST_SCRIPTS); do head -n 5 $$f | grep -q '^\# run-tests: alone' && echo $$f; done)
+.PHONY: check-beside
+check-beside: check-programs
+	@RNGFEED=./rngfeed tests/check-beside.sh $(or $(BESIDE_TESTS),$(ALONE_SCRIPTS))
+
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
 soak: rngfeed
 	RNGFEED=./rngfeed tests/soak.sh
@@ -126,20 +138,33 @@ soak: rngfeed
 bench/shim.so: bench/shim.c
 	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-# make liveness (issue 24): every call site of a call that can wait that the
-# main thread reaches (start-up, steady state, SIGHUP, stop; the kernel
-# output, --stdout and the EGD server) made to block, to fail with EINTR,
-# EAGAIN and EIO, and hit by SIGHUP/SIGUSR1/SIGTERM at each start-up step;
+# make liveness (issues 24, 33): the daemon in eight configurations (the
+# kernel output, --stdout, the EGD server on a unix socket and over TCP,
+# -t, stderr a pipe, detached with -D and -p, the hwrng source on a
+# fixture hw_random directory); every distinct call site of a call that
+# can wait that its main thread reaches meets a peer that never gets
+# ready; peers stop for real (stdout, stderr, EGD clients, the PID file's
+# keeper, syslog, the configuration file a FIFO, a stuck source); the
+# errors each call can return, at each site; signals during start-up.
 # SIGTERM must stop the daemon within 1 s every time.  tests/liveness/run.sh
-# says how; about 5 minutes.  Ends with "liveness: N sites blocked, N
-# stopped within 1 s".  Needs root.
-.PHONY: liveness
+# says how; about 4 minutes, LIVENESS_JOBS (3) cases at a time.  Ends with
+# "liveness: N distinct sites blocked (...), M stopped within 1 s".  Needs
+# root.  make liveness-regressions (not in CI, a build each): every
+# regression in tests/liveness/regressions/ makes its part of it fail.
+.PHONY: liveness liveness-regressions
 build/liveness/interpose.so: tests/liveness/interpose.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-liveness: rngfeed build/liveness/interpose.so tests/helper_egd_client
+build/liveness/supervisor: tests/liveness/supervisor.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $<
+
+liveness: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
 	RNGFEED=./rngfeed tests/liveness/run.sh
+
+liveness-regressions: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
+	RNGFEED=./rngfeed tests/liveness/regressions.sh
 
 # make bench: every stage against its ceiling and the daemon against its
 # peers (installed with apt-get if missing), one Markdown table, also
@@ -205,12 +230,20 @@ vm-test-hotplug: rngfeed
 vm-test-hotplug-smoke: rngfeed
 	RNGFEED=./rngfeed VM_SMOKE=1 tests/vm/hotplug-boot.sh
 
+# A USB serial TRNG stick plugged into a running guest (tests/vm/usb-boot.sh):
+# QEMU's usb-serial on an xHCI bus, backed by tests/helper_ttyrng speaking
+# the OneRNG protocol, plugged, unplugged and plugged back through the
+# monitor, then a stuck one. Not in CI (a few minutes).
+.PHONY: vm-test-usb
+vm-test-usb: rngfeed tests/helper_ttyrng
+	RNGFEED=./rngfeed tests/vm/usb-boot.sh
+
 # Debian 12 packages, for a newcomer on a fresh machine: make deps what
 # builds and runs rngfeed; make test-deps adds what make check and the
 # gates (sanitize, analyze, valgrind, fuzz) use.
 DEB_DEPS      := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
                  libcap-dev libdivsufsort-dev
-DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace \
+DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace procps \
                  man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
 deps:
 	apt-get update
@@ -257,6 +290,7 @@ install: $(INSTALL_BIN)
 	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	install -D -m 0644 udev/60-rngfeed.rules $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
@@ -267,12 +301,13 @@ install: $(INSTALL_BIN)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
-	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service \
+	      $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 
 # ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
 # Installed always; they put rngfeed into the initramfs only when
-# /etc/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no", kept when
-# the administrator edited it).  Where initramfs-tools and dracut look for
+# $(SYSCONFDIR)/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no",
+# kept when the administrator edited it), and read it there.  Where initramfs-tools and dracut look for
 # them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
 INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
 DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
@@ -305,10 +340,12 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
+	@mkdir -p build/install
+	$(INITRAMFS_SUBST) initramfs/default >build/install/default.rngfeed
 	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
 		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 initramfs/default $(DESTDIR)$(ENVFILE); \
+		install -D -m 0644 build/install/default.rngfeed $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs
@@ -399,6 +436,13 @@ VG_SCRIPTS  := $(filter $(addprefix tests/,test_daemon.sh test_service.sh \
 #     const char * (C11 7.16.1.1).
 #   In the code: // cppcheck-suppress comments, each with its reason.
 # scan-build builds a copy of the tree (build/analyze/tree) like sanitize.
+# Only the project's own files: src/, include/ and the C files of tests/
+# named here, never what the VM tests (tests/vm/work/, a copy of the tree),
+# builds or caches leave in the checkout.  A file clang cannot compile is
+# not analysed (scan-build prints "1 error generated", the build goes on
+# with the compiler and exits 0): any such failure report fails the target.
+ANALYZE_TEST_SRCS := $(wildcard tests/*.c tests/*.h tests/fuzz/*.c tests/fuzz/*.h \
+                       tests/liveness/*.c tests/vm/*.c)
 CPPCHECK    := cppcheck --error-exitcode=1 --inline-suppr -q \
                --platform=unix64 --library=posix -D_GNU_SOURCE -D__GNUC__=12 \
                -D__x86_64__ -D__linux__ -Iinclude -Itests
@@ -449,8 +493,12 @@ tsan:
 
 
 # A copy of the working tree, without build/ and .git, built from clean.
+# Not what the VM tests (tests/vm/work: a copy of the tree, 1.7 GB),
+# make bench and make cross-check leave in the checkout.
 copy_tree = rm -rf $(1) && mkdir -p $(1) && \
-	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(1) && \
+	tar -c --exclude=./build --exclude=./.git --exclude=./.cache \
+		--exclude=./tests/vm/work --exclude=./tests/vm/cache --exclude=./bench/work . | \
+		tar -x -C $(1) && \
 	$(MAKE) -s -C $(1) clean
 
 sanitize:
@@ -483,10 +531,16 @@ valgrind: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 analyze:
 	$(CPPCHECK) --enable=warning,style,performance,portability src include
 	$(CPPCHECK) --enable=warning,performance,portability \
-		--suppress=readdirCalled --suppress=varFuncNullUB:tests/check_config.c tests
+		--suppress=readdirCalled --suppress=varFuncNullUB:tests/check_config.c $(ANALYZE_TEST_SRCS)
 	@$(call copy_tree,build/analyze/tree)
+	@rm -rf build/analyze/reports
 	$(SCAN_BUILD) --status-bugs -o $(CURDIR)/build/analyze/reports \
 		$(MAKE) -s -j2 -C build/analyze/tree rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
+	@rc=0; for f in $$(find build/analyze/reports -path '*/failures/*.info.txt' \
+			! -name 'clang_attribute_ignored*' 2>/dev/null); do \
+		rc=1; echo "analyze: clang could not analyse $$(sed -n 1p "$$f" | sed 's|.*/build/analyze/tree/||') ($$(sed -n 2p "$$f")):"; \
+		sed 's/^/    /' "$${f%.info.txt}.stderr.txt" 2>/dev/null | head -n 20; \
+	done; exit $$rc
 
 clean:
 	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES) bench/shim.so bench/work
@@ -608,11 +662,13 @@ CROSS_SCRIPTS := $(filter $(addprefix tests/,test_cavp.sh test_check_vs_rngtest.
 # What the tests run: built by cross-check (through CROSS_PROGRAMS).
 cross-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) $(FUZZ_REPLAYS)
 
+# Passes with a line "cross-check ARCH: SKIP: reason" where the Debian
+# archive stayed unreachable (tests/cross/archive-retry.sh).
 cross-check:
 	CROSS_FROM='$(CROSS_FROM)' \
 	CROSS_CACHE='$(CROSS_CACHE)' CROSS_BUILD='$(CROSS_BUILD)' \
 	CROSS_DEPS='$(CROSS_DEPS)' CROSS_UNITS='$(CROSS_UNITS)' \
-	CROSS_SCRIPTS='$(CROSS_SCRIPTS)' tests/cross/cross-check.sh $(ARCH)
+	CROSS_SCRIPTS='$(CROSS_SCRIPTS)' tests/cross/cross-check.sh $(ARCH) || [ $$? -eq 77 ]
 
 # The root of ARCH alone (.ci/run makes them while the native stages run).
 cross-roots:

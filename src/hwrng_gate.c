@@ -550,6 +550,19 @@ static void keep_host(struct hwrng_gate *g, char *msg, size_t msg_len)
 	gate_close(g, false);
 }
 
+/* Append to @msg the parked host-backed devices put_back_parked() held. */
+static void say_held(char *msg, size_t msg_len, const char *held)
+{
+	size_t n;
+
+	if (!msg || !held[0])
+		return;
+	n = strlen(msg);
+	if (n < msg_len)
+		snprintf(msg + n, msg_len - n, "%s%s: " CONFIDENTIAL_HOST_REASON,
+			 n ? "" : "hw_random", held);
+}
+
 int hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 		       size_t msg_len)
 {
@@ -599,16 +612,24 @@ int hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 		keep_host(g, msg, msg_len);
 		return 1;
 	}
-	if (g->device[0])
-		put_back(g->sysfs_dir, g->fd, g->device, g->original,
-			 g->selected, msg, msg_len);
-	put_back_parked(g, g->selected ? g->device : NULL, held, sizeof(held));
-	if (held[0]) {
-		size_t n = strlen(msg);
+	if (g->device[0] &&
+	    put_back(g->sysfs_dir, g->fd, g->device, g->original, g->selected,
+		     msg, msg_len) < 0) {
+		size_t used = msg ? strlen(msg) : 0;
 
-		snprintf(msg + n, msg_len - n, "%s%s: " CONFIDENTIAL_HOST_REASON,
-			 n ? "" : "hw_random", held);
+		/* Not handed back (an attribute that failed, or did not
+		 * answer within its bound: sysfs_io.h): the records stay for
+		 * ExecStopPost='s --restore-hwrng-quality or the next rngfeed,
+		 * as after a crash. */
+		say(msg ? msg + used : NULL, msg_len - used,
+		    "; its record stays for --restore-hwrng-quality");
+		put_back_parked(g, NULL, held, sizeof(held));
+		say_held(msg, msg_len, held);
+		gate_close(g, false);
+		return 1;
 	}
+	put_back_parked(g, g->selected ? g->device : NULL, held, sizeof(held));
+	say_held(msg, msg_len, held);
 	hwrng_record_clear(g->state_fd, g->state_path);
 	if (g->lock.owner)
 		hwrng_lock_clear(&g->lock);

@@ -446,6 +446,12 @@ START_TEST(host_provided_sources_credit_zero)
 		ck_assert_uint_eq(source_config_credit(&cfgs[i]),
 				  host ? 0 : before[i]);
 	}
+	/* What the host provides in a VM: a device it emulates or relays. */
+	ck_assert_ptr_nonnull(cfg_of("virtio")->driver->host_provided);
+	ck_assert_ptr_nonnull(cfg_of("hwrng")->driver->host_provided);
+	ck_assert_ptr_nonnull(cfg_of("egd")->driver->host_provided);
+	ck_assert_ptr_nonnull(cfg_of("tpm")->driver->host_provided);
+	ck_assert_ptr_nonnull(cfg_of("serial")->driver->host_provided);
 	/* The CPU's own instructions, unchanged. */
 	ck_assert_ptr_null(cfg_of("rdrand")->driver->host_provided);
 	ck_assert_ptr_null(cfg_of("rdseed")->driver->host_provided);
@@ -467,7 +473,9 @@ START_TEST(guest_owned_declares_the_guests_own)
 	set("egd", "credit", "500");
 	set("egd", "guest-owned", "yes");
 	set("tpm", "guest-owned", "yes");
+	set("serial", "guest-owned", "yes");
 	source_configs_trust(cfgs, n_cfgs, true);
+	ck_assert(!source_host_provided(cfg_of("serial"), NULL));
 	ck_assert_uint_eq(source_config_credit(cfg_of("egd")), 500);
 	ck_assert_uint_eq(source_config_credit(cfg_of("tpm")), 64);
 	/* The same TPM through hwrng: one device, one rule. */

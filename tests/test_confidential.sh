@@ -37,7 +37,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 SCALE=${TEST_TIME_SCALE:-1}
 need_built "$RNGFEED"
 measure_temp test_confidential
-HOST_SOURCES="hwrng virtio egd tpm"
+HOST_SOURCES="hwrng virtio egd tpm serial"
 pid=
 
 # ---- list ---------------------------------------------------------------------
@@ -60,7 +60,7 @@ list "$tmp/yes" -c /dev/null --confidential-guest=yes "${egd[@]}" ||
 # (s390-trng) is the guest's.
 cur=$(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)
 host=$HOST_SOURCES
-[ "${cur#s390-trng}" != "$cur" ] && host="virtio egd tpm"
+[ "${cur#s390-trng}" != "$cur" ] && host="virtio egd tpm serial"
 bad=0
 n=$(awk '$1 !~ /^(SOURCE|confidential|hw_random)$/ { n++ } END { print n + 0 }' "$tmp/yes")
 for src in $host rdrand; do

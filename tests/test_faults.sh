@@ -47,6 +47,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
+TTYRNG=tests/helper_ttyrng
 . tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
@@ -63,7 +64,7 @@ fi
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 # Every row is measured through the LD_PRELOAD shim (not under ASan).
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM"; do
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$TTYRNG"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
@@ -106,7 +107,7 @@ bg() { # run a command in the background, remember its PID
 # daemon DIR BINARY SOURCE [ARGS...]: start it with the common options,
 # under the shim (env execs the daemon: $! is the daemon's PID).
 daemon() {
-	local dir=$1 bin=$2 src=$3 credit=1024
+	local dir=$1 bin=$2 src=$3 credit=${CASE_CREDIT:-1024}
 	shift 3
 	[ "$src" = file ] && credit=$FILE_CREDIT
 	date +%s.%N >"$dir/start"
@@ -244,6 +245,26 @@ fifo_eof_case() {
 	finish "$dir" $RUN_S
 }
 
+# serial_case NAME PROFILE [STICK-ARGS...]: the real daemon on a stick
+# that helper_ttyrng plays on a pty, at the profile's cap (1024 x H / 8:
+# 768 for onerng's H = 6, 512 for truerng's H = 4).
+serial_case() {
+	local dir=$tmp/$1 profile=$2 credit=768
+	shift 2
+	[ "$profile" = truerng ] && credit=512
+	bg "$TTYRNG" "$dir/tty" "$profile" log="$dir/emu.log" "$@" >"$dir/emu.out"
+	for _ in $(seq 100); do [ -L "$dir/tty" ] && break; sleep 0.05; done
+	CASE_CREDIT=$credit daemon "$dir" "$RNGFEED" serial \
+		-O serial:device="$dir/tty" -O serial:profile="$profile"
+	finish "$dir" "${SERIAL_RUN_S:-$RUN_S}"
+}
+
+# Unplugged in the daemon's third block (a pty holds 20,480 bytes it has
+# not read yet: 27,000 sent is 6,520 read), back 2 s later: 5 s longer.
+serial_vanish_case() {
+	SERIAL_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') serial_case "$@"
+}
+
 # ---- the catalogue -------------------------------------------------------------
 # NAME|fault|how it runs.  Checks per case are in check_case below.
 CASES=(
@@ -268,6 +289,7 @@ CASES=(
 	"dev_eio|I/O: EIO after 12345 bytes|fake_case dev_eio fakedev fault=eio after=12345"
 	"dev_eof|I/O: EOF after 12345 bytes|fake_case dev_eof fakedev fault=eof after=12345"
 	"dev_vanish|I/O: ENODEV after 5000 bytes, gone 2 s|fake_vanish_case dev_vanish fakedev fault=vanish after=5000 down=2"
+	"dev_hang|I/O: a read that never returns, after 12345 bytes|fake_case dev_hang hang1 after=12345"
 	"fifo_eof|I/O: FIFO writer closes, returns|fifo_eof_case fifo_eof returns"
 	"fifo_eof_ever|I/O: FIFO writer closes for good|fifo_eof_case fifo_eof_ever never"
 	"fifo_vanish|I/O: FIFO removed, recreated|fifo_vanish_case fifo_vanish"
@@ -283,6 +305,10 @@ CASES=(
 	"tpm_stray|TPM: 8 stray bytes between answers|tpm_case tpm_stray stray"
 	"tpm_host|Trust: the host's TPM in a confidential guest (credit=1024 given, the healthy source at 0)|tpm_case tpm_host good - --confidential-guest=yes -O $HEALTHY:credit=0"
 	"tpm_good|control: a good TPM|tpm_case tpm_good good"
+	"ser_stuck|serial: a stuck stick (OneRNG, constant 0xa5)|serial_case ser_stuck onerng stuck=a5"
+	"ser_whitened|serial: a whitened stream taken for raw (TrueRNG v3 knocked as a Pro)|serial_case ser_whitened truerng model=v3"
+	"ser_liar|serial: a OneRNG that keeps its whitener on (cmd1 ignored)|serial_case ser_liar onerng whiten"
+	"ser_vanish|serial: unplugged mid-read, back 2 s later|serial_vanish_case ser_vanish onerng vanish=27000 back=2"
 )
 
 # ONLY=REGEX runs only the cases whose name matches (for debugging).
@@ -338,8 +364,10 @@ check_case() {
 	row_fail=
 	case $name in
 	cpu_* ) src=fakecpu ;;
+	dev_hang ) src=hang1 ;;
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
+	ser_* ) src=serial ;;
 	* ) src="file" ;;
 	esac
 	m1=$dir/m1 m2=$dir/m2
@@ -396,6 +424,10 @@ check_case() {
 		credit_rule=passed retry_rule=error ;;
 	dev_vanish) want_log="read failed: No such device"
 		credit_rule=passed retry_rule=error ;;
+	dev_hang) # Seen at the stop, which leaves its thread behind (and
+		# takes nothing it holds).
+		want_log="$src: its reader thread did not stop within [0-9]+ ms.*left behind"
+		credit_rule=passed retry_rule=quiet ;;
 	fifo_eof) want_log="$src: end of input after 1000 bytes of a block"
 		credit_rule=passed retry_rule=error ;;
 	fifo_eof_ever) want_log="$src: end of input after 1000 bytes of a block"
@@ -424,6 +456,14 @@ check_case() {
 		# is 0 (the healthy source runs at credit 0 here).
 		want_log="tpm: credit 0: host-provided, not trusted in a confidential guest"
 		credit_rule=uncredited retry_rule=quiet ;;
+	ser_stuck) want_log="$src: block failed [A-Za-z].*discarded"
+		credit_rule=zero retry_rule=disable ;;
+	ser_whitened) want_log="read failed: .*out of sequence: not the raw binary mode"
+		credit_rule=zero retry_rule=error ;;
+	ser_liar) want_log="$src: opened .*Version"
+		credit_rule=passed retry_rule=quiet ;;
+	ser_vanish) want_log="read failed: the device went away"
+		credit_rule=passed retry_rule=gone ;;
 	tpm_stray) # Idle when they come, or with a command pending.
 		want_log="read failed: Protocol error.*(bytes arrived that no command asked for|tag 0x5a5a)"
 		credit_rule=passed retry_rule=error ;;
@@ -509,6 +549,11 @@ check_case() {
 	once)
 		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
 		grep -q "$src: .*retrying in" "$dir/log" || problem "no 'retrying' line" ;;
+	gone) # A plugged device looked for at once, not after a back-off.
+		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
+		grep -q "$src: .*looking for it again every" "$dir/log" ||
+			problem "no 'looking for it again' line"
+		[ "$opens" -ge 2 ] || problem "not opened again ($opens opens)" ;;
 	quiet)
 		[ "${failed:-1}" -eq 0 ] && [ "${errors:-1}" -eq 0 ] &&
 			[ "${disables:-1}" -eq 0 ] ||
@@ -547,6 +592,22 @@ check_case() {
 		detected="(not a fault: retried in source_read)" ;;
 	tpm_good) detected="(nothing to detect)" ;;
 	tpm_host) detected="credit 0: host-provided (confidential guest)" ;;
+	ser_*) # Its path, a temporary one, is no part of the row.
+		detected=$(sed -E 's/ \(\/tmp\/[^ ]*\/tty \(.*\)\)//' <<<"$detected") ;;&
+	ser_liar)
+		# The stick said yes to cmd1 and kept whitening: its output
+		# passes every test, so the health tests cannot tell; what it
+		# is credited stays within the profile's ceiling for each
+		# tested block (the shim's bound below), and the estimates.
+		grep -q 'cmd 1 ignored' "$dir/emu.log" ||
+			problem "the stick did not ignore cmd1"
+		detected="(not detectable from the stream: its whitened output passes; credited at most the ceiling per tested block)" ;;
+	ser_vanish)
+		# Back: opened and told again after the return.
+		[ "$(grep -c '^cmd O' "$dir/emu.log")" -ge 2 ] ||
+			problem "not told again after its return"
+		[ "$passed" -ge 2 ] || problem "only $passed blocks passed"
+		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
 	dev_vanish | fifo_vanish | fifo_eof)
 		# It came back: more blocks passed than before it went (fakedev
 		# gives 2 whole blocks before it vanishes, early enough that a
