@@ -147,10 +147,10 @@ static enum confidential_platform intel(const struct confidential_view *v,
 					uint32_t max_leaf,
 					struct confidential_result *res)
 {
-	uint32_t r[4];
-	char sig[13];
-
 	if (max_leaf >= LEAF_TDX) {
+		uint32_t r[4];
+		char sig[13];
+
 		leaf(v, LEAF_TDX, r);
 		signature(sig, r[EBX], r[EDX], r[ECX]);
 		if (strcmp(sig, "IntelTDX    ") == 0) {

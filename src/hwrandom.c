@@ -3,6 +3,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/sysfs_io.h"
@@ -200,4 +202,12 @@ unsigned int hwrandom_device_credit_sysfs(const char *sysfs_dir,
 			quality = -1;
 	}
 	return hwrandom_device_credit(name, quality, rule);
+}
+
+bool hwrandom_is_misc_device(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
 }

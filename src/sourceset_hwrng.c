@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
@@ -18,17 +17,6 @@
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
 #include "sourceset_internal.h"
-
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-bool sourceset_reads_hw_random(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
-	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
-	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
-}
 
 /*
  * The hwrng source on its default path before the kernel made it: with

@@ -58,8 +58,16 @@ struct source_set {
 	struct slot slots[];
 };
 
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-bool sourceset_reads_hw_random(const struct source_config *cfg);
+/* Is @cfg's device the kernel's hw_random misc device (10:183)?  Here,
+ * not in sourceset_hwrng.c: sourceset_trust.c asks too, and the two call
+ * each other no more than any two modules do (tests/test_layering.sh). */
+static inline bool sourceset_reads_hw_random(const struct source_config *cfg)
+{
+	const char *dev = source_config_device(cfg);
+
+	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
+	       hwrandom_is_misc_device(dev);
+}
 /* The later source that reads directly what slot @i reads through
  * /dev/hwrng (s390-trng, tpm), or NULL. */
 const char *sourceset_hw_twin(const struct source_set *s, size_t i);

@@ -20,7 +20,7 @@ void sourceset_trust_slot(struct source_set *s, struct slot *sl,
 {
 	const struct source_config *cfg = &sl->cfg;
 	bool host = source_host_provided(cfg, hw_device);
-	char user[120] = "", cur[HWRANDOM_NAME_LEN];
+	char cur[HWRANDOM_NAME_LEN];
 	const char *what = hw_device ? hw_device : cfg->driver->host_provided;
 	const char *dir = source_config_get(cfg, "sysfs");
 
@@ -33,6 +33,8 @@ void sourceset_trust_slot(struct source_set *s, struct slot *sl,
 			   cfg->driver->name, hw_device);
 	/* Said at every open (NULL), and when a device makes it so. */
 	if (host && (!hw_device || !sl->host_provided)) {
+		char user[120] = "";
+
 		if (cfg->credit > 0 && !cfg->credit_from_device)
 			snprintf(user, sizeof(user),
 				 "; its credit=%d is not used%s", cfg->credit,

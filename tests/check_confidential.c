@@ -409,7 +409,7 @@ static void set(const char *name, const char *key, const char *value)
 static void configs(void)
 {
 	n_cfgs = 0;
-	for (size_t i = 0; source_drivers[i] && i < 16; i++)
+	for (size_t i = 0; i < 16 && source_drivers[i]; i++)
 		source_config_init(&cfgs[n_cfgs++], source_drivers[i]);
 	/* hwrng and virtio read /dev/hwrng, named by a fixture: the
 	 * machine's hw_random state is never read. */

@@ -54,6 +54,9 @@ int hwrandom_best(const char *sysfs_dir, char *name, size_t len);
  */
 bool hwrandom_host_backed(const char *name, bool tpm_own, bool all_own);
 
+/* Is @path the kernel's hw_random misc device (a character device 10:183)? */
+bool hwrandom_is_misc_device(const char *path);
+
 /* Make @name the current device (write rng_current).  0 or -errno. */
 int hwrandom_select(const char *sysfs_dir, const char *name);
 
