@@ -419,7 +419,7 @@ static void configs(void)
 
 START_TEST(host_provided_sources_credit_zero)
 {
-	unsigned int before[16];
+	unsigned int before[16] = { 0 };
 
 	hw_fixture("virtio_rng.0\n", "1024\n");
 	configs();
