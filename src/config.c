@@ -48,7 +48,8 @@ enum {
  */
 enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER,
 		   SET_MODE /* octal file mode in [0, max], never o+w */,
-		   SET_DECIMAL /* a double, min and max in thousandths */ };
+		   SET_DECIMAL /* a double, min and max in thousandths */,
+		   SET_AUTO /* auto, yes or no: an int, -1, 1 or 0 */ };
 
 struct setting {
 	const char *name;
@@ -125,6 +126,9 @@ static const struct setting settings[] = {
 	  "a percentage from 0.01 to 100", 0 },
 	{ "assess-samples", SET_INT, FIELD(assess_samples), ASSESSOR_MIN_SAMPLES,
 	  16000000, "samples from 65000 to 16000000", 0 },
+	/* Trust (confidential.h): auto detects a confidential guest. */
+	{ "confidential-guest", SET_AUTO, FIELD(confidential_guest), 0, 0,
+	  "auto, yes or no", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -220,6 +224,7 @@ static void config_init(struct rngfeed_config *cfg)
 		.egd_idle_timeout = 60,
 		.assess_budget = 100.0 * ASSESSOR_DEFAULT_BUDGET,
 		.assess_samples = ASSESSOR_DEFAULT_SAMPLES,
+		.confidential_guest = -1, /* auto */
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -364,6 +369,12 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 		if (b < 0)
 			break;
 		*(bool *)(void *)field = b;
+		return 0;
+	case SET_AUTO:
+		b = strcasecmp(value, "auto") == 0 ? -1 : parse_bool(value);
+		if (b == -EINVAL)
+			break;
+		*(int *)(void *)field = b;
 		return 0;
 	}
 	return set_error(err, err_len, "%s must be %s, not '%s'", key, st->what,

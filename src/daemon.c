@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "rngfeed/conditioner.h"
+#include "rngfeed/confidential.h"
 #include "rngfeed/daemon.h"
 #include "rngfeed/detach.h"
 #include "rngfeed/drbg.h"
@@ -66,6 +67,7 @@ struct daemon {
 	struct report report;
 	struct service service;
 	struct egd_server *egd;        /* --egd-server; NULL = none */
+	struct confidential_result found; /* what detection saw at start */
 	struct pollfd *pfd;            /* with egd: 4 + its fds; else NULL */
 
 	double start;
@@ -226,6 +228,26 @@ static void conditioner_down(struct daemon *d)
 {
 	conditioner_free(d->cond);
 	d->cond = NULL;
+}
+
+/* Is the host the adversary (confidential.h)?  Decided before the
+ * sources open: what it provides is credited 0, and a host-backed
+ * hw_random device is held at 0 and not handed back. */
+static int trust_up(struct daemon *d)
+{
+	struct confidential_view v;
+	char line[CONFIDENTIAL_SEEN_LEN + 160];
+	bool on;
+
+	confidential_view_machine(&v);
+	confidential_detect(&v, &d->found);
+	on = confidential_resolve(d->cfg->confidential_guest, &d->found);
+	confidential_describe(d->cfg->confidential_guest, &d->found, line,
+			      sizeof(line));
+	log_msg(on ? LOG_NOTICE : LOG_INFO, "confidential guest: %s%s", line,
+		on ? "; what the host provides is credited 0" : "");
+	source_configs_trust(d->cfg->sources, d->cfg->n_sources, on);
+	return 0;
 }
 
 static void sources_down(struct daemon *d)
@@ -483,6 +505,7 @@ static const struct step {
 	{ "pid file", pidfile_up, pidfile_down },
 	{ "secure memory", secure_memory_up, NULL },
 	{ "conditioner", conditioner_up, conditioner_down },
+	{ "trust", trust_up, NULL },
 	{ "sources", sources_up, sources_down },
 	{ "egd server", egd_up, egd_down },
 	{ "privileges", privileges_up, NULL },
@@ -569,6 +592,10 @@ static __attribute__((noinline)) void reload(struct daemon *d)
 	d->cfg->random_step = fresh.random_step;
 	d->cfg->interval = fresh.interval;
 	d->out.feeder.p.interval_s = (unsigned int)fresh.interval;
+	/* confidential-guest may have changed; detection stands. */
+	source_configs_trust(fresh.sources, fresh.n_sources,
+			     confidential_resolve(fresh.confidential_guest,
+						  &d->found));
 	if (sourceset_reload(d->set, &fresh, d->evfd) == 0)
 		log_err("no usable entropy source after SIGHUP; retrying "
 			"on the next SIGHUP");

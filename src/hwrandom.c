@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/sysfs_io.h"
@@ -84,6 +87,32 @@ int hwrandom_listed(const char *sysfs_dir, const char *name)
 static bool is_tpm(const char *name)
 {
 	return strncmp(name, "tpm-rng", 7) == 0;
+}
+
+/*
+ * The guest's own hw_random devices: a CPU instruction behind a kernel
+ * driver, which the CPU executes for the guest without asking the host
+ * (s390x's PRNO TRNG, also in a Secure Execution guest).  Every other
+ * driver reads a device: virtio_rng is the host's by definition, a
+ * chipset's or a board's (intel-rng, amd-rng, timeriomem...) is emulated
+ * or passed through by the host, and pseries-rng (the H_RANDOM
+ * hypercall) and arm_smccc_trng (a firmware call a hypervisor may
+ * answer) ask someone else.
+ */
+static const char *const guest_own[] = { "s390-trng", NULL };
+
+bool hwrandom_host_backed(const char *name, bool tpm_own, bool all_own)
+{
+	if (!name || !*name || strncmp(name, "virtio_rng.", 11) == 0)
+		return true;
+	if (all_own)
+		return false;
+	if (is_tpm(name))
+		return !tpm_own;
+	for (size_t i = 0; guest_own[i]; i++)
+		if (strncmp(name, guest_own[i], strlen(guest_own[i])) == 0)
+			return false;
+	return true;
 }
 
 int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
@@ -173,4 +202,12 @@ unsigned int hwrandom_device_credit_sysfs(const char *sysfs_dir,
 			quality = -1;
 	}
 	return hwrandom_device_credit(name, quality, rule);
+}
+
+bool hwrandom_is_misc_device(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
 }

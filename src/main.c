@@ -18,6 +18,7 @@
 
 #include "rngfeed/assess.h"
 #include "rngfeed/checkmode.h"
+#include "rngfeed/confidential.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
 #include "rngfeed/early.h"
@@ -107,9 +108,18 @@ static int run_list(struct rngfeed_config *cfg)
 		.gate_state = HWRNG_GATE_STATE_PATH,
 		.gate_lock = HWRNG_LOCK_PATH,
 	};
-	char kernel[HWRNG_GATE_MSG_LEN];
+	char kernel[HWRNG_GATE_MSG_LEN], trust[CONFIDENTIAL_SEEN_LEN + 160];
+	struct confidential_view view;
+	struct confidential_result found;
 	struct source_set *set;
-	int r = sourceset_new(&set, cfg, &p);
+	int r;
+
+	/* As the daemon decides it (its "trust" step). */
+	confidential_view_machine(&view);
+	confidential_detect(&view, &found);
+	source_configs_trust(cfg->sources, cfg->n_sources,
+			     confidential_resolve(cfg->confidential_guest, &found));
+	r = sourceset_new(&set, cfg, &p);
 
 	if (r < 0) {
 		log_err("%s", strerror(-r));
@@ -128,6 +138,8 @@ static int run_list(struct rngfeed_config *cfg)
 		       pl.use ? (pl.waits ? "wait" : "yes") : "no",
 		       sc->driver->description, pl.detail[0] ? ": " : "",
 		       pl.detail);
+		if (pl.host_provided)
+			printf("; credit 0: " CONFIDENTIAL_HOST_REASON);
 		/* "unavailable" is said by STATE and the detail already. */
 		if (!pl.use && strcmp(pl.why_not, "unavailable") != 0)
 			printf("; not used: %s", pl.why_not);
@@ -144,6 +156,9 @@ static int run_list(struct rngfeed_config *cfg)
 		putchar('\n');
 	}
 	sourceset_free(set);
+	confidential_describe(cfg->confidential_guest, &found, trust,
+			      sizeof(trust));
+	printf("confidential guest: %s\n", trust);
 	/* The kernel's own crediting of /dev/hwrng, beside ours. */
 	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
 	printf("hw_random: %s%s\n", kernel,

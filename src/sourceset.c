@@ -51,6 +51,8 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		s->slots[s->n_slots].cfg = cfg->sources[i];
 		s->slots[s->n_slots].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[s->n_slots].held_back_credit = -1;
+		s->slots[s->n_slots].host_provided =
+			source_host_provided(&cfg->sources[i], NULL);
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
@@ -120,6 +122,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
 		log_warn("%s: %s", name, why);
 	sl->credit_follows_device = sl->cfg.credit < 0;
+	sourceset_trust_slot(s, sl, NULL);
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
 		 * zeroes what the kernel says of it. */
@@ -181,6 +184,7 @@ size_t sourceset_open(struct source_set *s)
 		n += sl->wanted;
 	}
 	sourceset_describe_kernel(s);
+	sourceset_trust_kernel(s);
 	return n;
 }
 
@@ -308,6 +312,8 @@ size_t sourceset_reload(struct source_set *s,
 		s->slots[i].cfg = fresh->sources[i];
 		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;
+		s->slots[i].host_provided =
+			source_host_provided(&fresh->sources[i], NULL);
 	}
 	sourceset_open(s);
 	return sourceset_start(s, notify_fd);
@@ -419,6 +425,8 @@ unsigned int sourceset_credit(const struct source_set *s, size_t i)
 {
 	const struct source_config *cfg = &s->slots[i].cfg;
 
+	if (s->slots[i].host_provided)
+		return 0;
 	/* Fixed when the slot was opened; a device default is not looked up
 	 * per block (nor after the gate zeroed rng_quality). */
 	return cfg->credit >= 0 ? (unsigned int)cfg->credit
@@ -497,6 +505,7 @@ void sourceset_plan(const struct source_set *s, size_t i,
 
 	memset(out, 0, sizeof(*out));
 	out->credit = sourceset_credit(s, i);
+	out->host_provided = s->slots[i].host_provided;
 	out->min_entropy = source_config_min_entropy(cfg);
 	r = cfg->driver->probe(cfg, out->detail, sizeof(out->detail));
 	if (r == 0)

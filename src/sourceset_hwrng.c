@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
@@ -19,17 +18,6 @@
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
 #include "sourceset_internal.h"
-
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-bool sourceset_reads_hw_random(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
-	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
-	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
-}
 
 /*
  * The hwrng source on its default path before the kernel made it: with
@@ -116,6 +104,8 @@ static void credit_from_gate(struct source_set *s, struct slot *sl)
 		sl->cfg.credit = sl->held_back_credit;
 		sl->held_back_credit = -1;
 	}
+	if (s->gate.device[0])
+		sourceset_trust_slot(s, sl, s->gate.device);
 	if (sl->credit_follows_device && s->gate.device[0]) {
 		sl->cfg.credit = -1;
 		sl->cfg.hw_quality = (int)s->gate.original;
@@ -163,6 +153,13 @@ static void gate_paths(struct source_set *s, const struct slot *sl)
 void sourceset_take_gate(struct source_set *s, struct slot *sl)
 {
 	const char *name = sl->cfg.driver->name;
+	/* In a confidential guest a host-backed device is held at 0 and
+	 * not handed back (hwrng_gate.h). */
+	const struct hwrng_gate_trust trust = {
+		.confidential = sl->cfg.confidential,
+		.tpm_own = sl->cfg.tpm_guest_owned,
+		.all_own = sl->cfg.guest_owned,
+	};
 	char why[HWRNG_GATE_MSG_LEN] = "";
 	int r;
 
@@ -181,8 +178,8 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 	if (hwrandom_current(s->gate_sysfs, s->gate_seen,
 			     sizeof(s->gate_seen)) < 0)
 		s->gate_seen[0] = '\0';
-	r = hwrng_gate_take(&s->gate, s->gate_sysfs, s->p.gate_state,
-			    s->gate_lock_here, why, sizeof(why));
+	r = hwrng_gate_take_with(&s->gate, s->gate_sysfs, s->p.gate_state,
+				 s->gate_lock_here, &trust, why, sizeof(why));
 	if (r < 0)
 		log_warn("%s: the kernel keeps crediting %s itself: %s", name,
 			 source_config_device(&sl->cfg), why);
@@ -194,7 +191,8 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 		sl->cfg.credit = 0;
 	} else if (r == HWRNG_GATE_TAKEN) {
 		credit_from_gate(s, sl);
-		log_info("%s: %s", name, why);
+		log_msg(trust.confidential ? LOG_NOTICE : LOG_INFO, "%s: %s",
+			name, why);
 	} else if (why[0]) {
 		log_info("%s: %s", name, why);
 	}
@@ -318,7 +316,8 @@ double sourceset_tick(struct source_set *s, double now, bool told)
 void sourceset_release_gate(struct source_set *s)
 {
 	bool failed = false, any = false;
-	char msg[300] = "";
+	char msg[HWRNG_GATE_MSG_LEN + 200] = "";
+	int kept;
 
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
@@ -333,9 +332,12 @@ void sourceset_release_gate(struct source_set *s)
 	if (!any || (!hwrng_gate_held(&s->gate) &&
 		     !hwrng_gate_waiting(&s->gate)))
 		return;
-	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
+	kept = hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
+	/* Kept at 0 (failed, or a confidential guest's host-backed
+	 * device): the user must hear how to undo it. */
 	if (msg[0])
-		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
+		log_msg(failed ? LOG_WARNING : kept ? LOG_NOTICE : LOG_INFO,
+			"%s", msg);
 }
 
 /*
@@ -387,6 +389,14 @@ void sourceset_choose_best_device(struct source_set *s)
 	if (hwrng_selected(s->gate_sysfs) ||
 	    hwrandom_current(s->gate_sysfs, cur, sizeof(cur)) < 0 ||
 	    hwrandom_best(s->gate_sysfs, best, sizeof(best)) != 1)
+		return;
+	/* In a confidential guest, never the host's device in place of a
+	 * TPM that is the guest's own. */
+	if (reader->cfg.confidential &&
+	    hwrandom_host_backed(best, reader->cfg.tpm_guest_owned,
+				 reader->cfg.guest_owned) &&
+	    !hwrandom_host_backed(cur, reader->cfg.tpm_guest_owned,
+				  reader->cfg.guest_owned))
 		return;
 	if (hwrandom_select(s->gate_sysfs, best) == 0)
 		log_notice("hw_random: %s made current instead of %s: a "

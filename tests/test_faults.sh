@@ -198,9 +198,11 @@ fake_vanish_case() {
 	FAKE_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') fake_case "$@"
 }
 
-# tpm_case NAME MODE [SECONDS [ARGS...]]: the real daemon on helper_faketpm.
+# tpm_case NAME MODE [SECONDS [ARGS...]]: the real daemon on helper_faketpm
+# (SECONDS "-": the case's own staggered $RUN_S).
 tpm_case() {
 	local dir=$tmp/$1 mode=$2 secs=${3:-$RUN_S}
+	[ "$secs" != - ] || secs=$RUN_S
 	shift 2
 	shift $(($# > 0))
 	bg "$FAKETPM" "$dir/sock" "$mode"
@@ -301,6 +303,7 @@ CASES=(
 	"tpm_badtag|TPM: wrong tag (TPM 1.2 answer)|tpm_case tpm_badtag badtag"
 	"tpm_long|TPM: 8 bytes more than the header|tpm_case tpm_long long"
 	"tpm_stray|TPM: 8 stray bytes between answers|tpm_case tpm_stray stray"
+	"tpm_host|Trust: the host's TPM in a confidential guest (credit=1024 given, the healthy source at 0)|tpm_case tpm_host good - --confidential-guest=yes -O $HEALTHY:credit=0"
 	"tpm_good|control: a good TPM|tpm_case tpm_good good"
 	"ser_stuck|serial: a stuck stick (OneRNG, constant 0xa5)|serial_case ser_stuck onerng stuck=a5"
 	"ser_whitened|serial: a whitened stream taken for raw (TrueRNG v3 knocked as a Pro)|serial_case ser_whitened truerng model=v3"
@@ -388,7 +391,9 @@ check_case() {
 	shim_pid=$(shim "$dir" pid)
 
 	# What each fault must show.  credit_rule: zero = nothing credited;
-	# passed = credit is 20000 x k, k blocks that all passed; retry_rule:
+	# passed = credit is 20000 x k, k blocks that all passed; uncredited =
+	# blocks passed, nothing credited (a confidential guest's host);
+	# retry_rule:
 	# disable / error = disabled or errored, then opened again; once =
 	# errored and retrying (the reopen waits for a writer that never
 	# comes); quiet = no failed block, no error, no disable.
@@ -447,6 +452,10 @@ check_case() {
 		credit_rule=zero retry_rule=error ;;
 	tpm_long) want_log="read failed: Protocol error.*size field says 76 bytes, 84 received"
 		credit_rule=zero retry_rule=error ;;
+	tpm_host) # Tested and mixed in, credited nothing: the shim's bound
+		# is 0 (the healthy source runs at credit 0 here).
+		want_log="tpm: credit 0: host-provided, not trusted in a confidential guest"
+		credit_rule=uncredited retry_rule=quiet ;;
 	ser_stuck) want_log="$src: block failed [A-Za-z].*discarded"
 		credit_rule=zero retry_rule=disable ;;
 	ser_whitened) want_log="read failed: .*out of sequence: not the raw binary mode"
@@ -487,6 +496,9 @@ check_case() {
 	fi
 	if [ -z "$credit" ] || [ -z "$passed" ]; then
 		problem "no credit/passed metrics for $src"
+	elif [ $credit_rule = uncredited ]; then
+		[ "$credit" -eq 0 ] || problem "$credit bits credited from what the host provides"
+		[ "$passed" -gt 0 ] || problem "no block passed (its data is tested and mixed in)"
 	elif [ $credit_rule = zero ]; then
 		[ "$credit" -eq 0 ] || problem "$credit bits credited from faulty data"
 		[ "$passed" -eq 0 ] || problem "$passed faulty blocks passed"
@@ -508,6 +520,13 @@ check_case() {
 	# The global bound, from outside: what the kernel was credited
 	# (shim) is backed by tested blocks of both sources.
 	bound=$(((${passed:-0} * c_src + ${hb2:-0} * c_ok) * BLOCK_BITS / 1024))
+	# What the host provides: 0 whatever the log or the metrics say (both
+	# are the daemon's own word); the kernel must have been fed, so the
+	# 0 is measured, not a run that fed nothing.
+	if [ $credit_rule = uncredited ]; then
+		bound=0
+		[ "${fed2:-0}" -gt 0 ] || problem "nothing fed to the kernel"
+	fi
 	if [ -z "$shim_credit" ]; then
 		problem "no shim record"
 	elif [ "$res" = exited ] && [ "$shim_pid" != "$(cat "$dir/pid")" ]; then
@@ -572,6 +591,7 @@ check_case() {
 	dev_short | dev_eintr | dev_eagain)
 		detected="(not a fault: retried in source_read)" ;;
 	tpm_good) detected="(nothing to detect)" ;;
+	tpm_host) detected="credit 0: host-provided (confidential guest)" ;;
 	ser_*) # Its path, a temporary one, is no part of the row.
 		detected=$(sed -E 's/ \(\/tmp\/[^ ]*\/tty \(.*\)\)//' <<<"$detected") ;;&
 	ser_liar)
@@ -609,7 +629,7 @@ check_case() {
 	esac
 	[ "$enabled" = 1 ] && srcstate+="; running at end" || srcstate+="; off at end"
 	daemonstate="exit ${rc:-?} in ${took:-?} s, CPU ${cpu:-?} %, fed ${fed1:-?}->${fed2:-?} B"
-	[ "$credit_rule" = passed ] && credit="$credit (${passed} blocks passed)"
+	case $credit_rule in passed | uncredited) credit="$credit (${passed} blocks passed)" ;; esac
 	table_row "$label" "$dir/log" 15 "$label" "${detected:-?}" "$credit" \
 		"${shim_credit:-?} <= $bound" "$srcstate" "$daemonstate"
 }

@@ -82,6 +82,8 @@ struct rngfeed_config {
 				     * 0 = for ever */
 	double assess_budget;       /* full assessments: % of one core */
 	long long assess_samples;   /* ...on each source's last N samples */
+	int confidential_guest;     /* -1 auto (detect), 1 yes, 0 no:
+				     * confidential.h */
 	/* Where user and egd-owner were set, for main.c's check of the
 	 * names: "FILE:LINE", or "" for the command line. */
 	char user_from[CONFIG_PATH_LEN + 16];

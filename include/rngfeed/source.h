@@ -54,13 +54,17 @@
 /*
  * What the user configured for one source.  credit < 0 means the driver's
  * default.  "device" and the driver-specific options are kept as text for
- * source_config_get(); credit and enable are parsed.
+ * source_config_get(); credit, enable and guest-owned are parsed.
  */
 struct source_config {
 	const struct source_driver *driver;
 	bool enabled;
 	int credit;
 	double min_entropy; /* health-test H per sample; 0 = driver's */
+	/* guest-owned=yes: what it reads is the guest's own hardware,
+	 * not the host's (drivers with a guest_owned op: hwrng, tpm,
+	 * egd); see source_host_provided(). */
+	bool guest_owned;
 	/*
 	 * Not an option: the kernel's rng_quality (0..1024) of the current
 	 * hw_random device as it was before rngfeed gated it (set it to 0 to
@@ -86,6 +90,15 @@ struct source_config {
 	 * re-derives it from what was actually opened (opened_credit).
 	 */
 	bool credit_from_device;
+	/*
+	 * Not options: this runs in a confidential guest (confidential.h),
+	 * where what the host provides earns 0 (source_host_provided()),
+	 * and whether the tpm source is configured as the guest's own
+	 * (guest-owned=yes), which holds for its tpm-rng-N through hwrng
+	 * too: one device, one rule.  Set with source_configs_trust().
+	 */
+	bool confidential;
+	bool tpm_guest_owned;
 	unsigned int n_options;
 	/* n_options entries "key\0value\0", back to back, in the order
 	 * first set; read them with source_config_get(). */
@@ -158,6 +171,18 @@ struct source_driver {
 			    size_t err_len);
 	int (*config_warning)(const struct source_config *cfg, char *buf,
 			      size_t len);
+	/*
+	 * Trust (confidential.h): what the host may provide in a VM, said
+	 * as data like credit_reason ("the host's virtio-rng device"), or
+	 * NULL for what only the guest's own hardware gives (a CPU
+	 * instruction).  In a confidential guest such a source is credited
+	 * 0, unless guest_owned (optional) says that what @cfg reads (the
+	 * hw_random device @hw_device; NULL = the current one) is the
+	 * guest's own after all.
+	 */
+	const char *host_provided;
+	bool (*guest_owned)(const struct source_config *cfg,
+			    const char *hw_device);
 };
 
 /* The driver table, in the order --list shows them; NULL-terminated. */
@@ -224,6 +249,21 @@ double source_min_entropy_floor(unsigned int sample_bits);
 int source_config_validate(const struct source_config *cfg, char *err,
 			   size_t err_len);
 
+/*
+ * Trust: in a confidential guest (@cfg->confidential), is what @cfg
+ * reads provided by the host (the driver's host_provided, not taken back
+ * by its guest_owned for @hw_device: NULL = the current hw_random
+ * device)?  Such a source is credited 0 whatever its credit=
+ * (source_config_credit(), source_opened_credit()); its tested data may
+ * still go in uncredited.  Always false outside a confidential guest.
+ */
+bool source_host_provided(const struct source_config *cfg,
+			  const char *hw_device);
+/* Set the trust of every source in @cfgs (n of them): @confidential, and
+ * the tpm source's guest-owned for all. */
+void source_configs_trust(struct source_config *cfgs, size_t n,
+			  bool confidential);
+
 /* The driver's start-up warning for @cfg, if any: 1 with @buf set, or 0. */
 int source_config_warning(const struct source_config *cfg, char *buf,
 			  size_t len);
@@ -275,7 +315,8 @@ const char *source_why_failed(struct source *src, int err, char *buf,
 /* Is end of input final for @src (driver's finite op)?  false if unknown. */
 bool source_is_finite(struct source *src);
 /* The driver's default credit for what @src actually opened (its
- * opened_credit op), or -1 when the driver has none. */
+ * opened_credit op; 0 for a host-provided source in a confidential
+ * guest), or -1 when the driver has none. */
 int source_opened_credit(struct source *src);
 
 /*

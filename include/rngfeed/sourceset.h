@@ -129,6 +129,8 @@ struct sourceset_plan {
 	bool waits;           /* not available, but --wait-for-source keeps
 			       * trying it */
 	unsigned int credit;  /* effective, bits per 1024 */
+	bool host_provided;   /* credit 0: what it reads is the host's, in
+			       * a confidential guest (source.h) */
 	double min_entropy;   /* its health tests' H per sample */
 	char detail[SOURCE_WHY_LEN];  /* the probe's sentence */
 	char why_not[SOURCE_WHY_LEN]; /* "" when used */

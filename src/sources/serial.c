@@ -365,7 +365,16 @@ static unsigned int serial_opened_credit(void *state,
 	unsigned int credit = choice_credit(&st->choice);
 	unsigned int cap = source_credit_cap(cfg);
 
+	if (source_host_provided(cfg, NULL))
+		return 0;
 	return credit < cap ? credit : cap;
+}
+
+static bool serial_guest_owned(const struct source_config *cfg,
+			       const char *hw_device)
+{
+	(void)hw_device;
+	return cfg->guest_owned;
 }
 
 static int serial_check_option(const char *key, const char *value, char *err,
@@ -442,4 +451,10 @@ const struct source_driver source_serial = {
 	.opened_credit = serial_opened_credit,
 	.check_option = serial_check_option,
 	.config_warning = serial_config_warning,
+	/* In a VM a stick's bytes reach the guest through the host's USB
+	 * or serial emulation, or its passthrough: the host sees them. */
+	.host_provided = "a USB or serial device: in a VM its bytes pass "
+			 "through the host; guest-owned=yes for a device the "
+			 "host cannot reach",
+	.guest_owned = serial_guest_owned,
 };
