@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "test_doubles.h"
 
 static char dir[64], state[128], lock[128];
@@ -470,8 +471,11 @@ START_TEST(second_instance_waits_and_takes_nothing)
 	ck_assert(hwrng_gate_waiting(&b));
 	ASSERT_WHY_HAS("another rngfeed owns");
 	ck_assert_int_eq(access(state_b, F_OK), -1);
+	/* --list's look sees the owner, and a waiter is no owner. */
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 1);
 	/* B stops first: A's 0 stays, A's records stay. */
 	release(&b, false);
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 1);
 	ASSERT_QUALITY("0\n");
 	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
@@ -481,6 +485,7 @@ START_TEST(second_instance_waits_and_takes_nothing)
 	ASSERT_QUALITY("1024\n");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 	ck_assert_int_eq(access(state, F_OK), -1);
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 0);
 }
 END_TEST
 
