@@ -120,6 +120,15 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
 		log_warn("%s: %s", name, why);
 	sl->credit_follows_device = sl->cfg.credit < 0;
+	sl->claimed = false;
+	if (sl->cfg.credit > 0) {
+		/* Above what the driver itself would give this device: a
+		 * claim, which nothing but the full assessment backs. */
+		struct source_config dflt = sl->cfg;
+
+		dflt.credit = -1;
+		sl->claimed = (unsigned int)sl->cfg.credit > source_config_credit(&dflt);
+	}
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
 		 * zeroes what the kernel says of it. */
@@ -194,6 +203,8 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 					 : (s->p.assess_budget > 0.0 ? s->p.assess_budget
 								     : ASSESSOR_DEFAULT_BUDGET) /
 						   (double)credited,
+			.claimed = sl->claimed,
+			.recall = sl->memory,
 		};
 		int r;
 
@@ -257,6 +268,7 @@ void sourceset_stop(struct source_set *s)
 
 		if (sl->reader) {
 			sourceset_stats(s, i, &sl->base);
+			reader_memory(sl->reader, &sl->memory);
 			reader_stop(sl->reader);
 			sl->reader = NULL;
 			if (sl->base.state == READER_FINISHED)
@@ -271,6 +283,14 @@ void sourceset_stop(struct source_set *s)
 	sourceset_release_gate(s);
 }
 
+/* Do @a and @b name the same source (driver and options: the device, and
+ * what selects it; not the credit, the health tests' H or enable)? */
+static bool same_source(const struct source_config *a, const struct source_config *b)
+{
+	return a->driver == b->driver && a->n_options == b->n_options &&
+	       memcmp(a->options, b->options, sizeof(a->options)) == 0;
+}
+
 size_t sourceset_reload(struct source_set *s,
 			const struct rngfeed_config *fresh, int notify_fd)
 {
@@ -281,6 +301,9 @@ size_t sourceset_reload(struct source_set *s,
 	/* The gate was handed back by the stop: a device's default is
 	 * looked up again, as the kernel sees the device now. */
 	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
+		/* What was learned of a source holds for the same one. */
+		if (!same_source(&s->slots[i].cfg, &fresh->sources[i]))
+			s->slots[i].memory = (struct reader_memory){ 0 };
 		s->slots[i].cfg = fresh->sources[i];
 		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;

@@ -31,6 +31,11 @@ struct slot {
 				      * owns the hand-over (it counts 0
 				      * meanwhile); -1 = none held back */
 	bool used;                   /* a reader was started at some point */
+	bool claimed;                /* its credit is above the driver's own
+				      * default: a user's claim */
+	struct reader_memory memory; /* what its last reader's full
+				      * assessments learned (a reload hands it
+				      * to the next one of the same source) */
 	char finished[256];          /* the input it read to its end: data
 				      * read once is credited once, so a
 				      * reload does not read it again */

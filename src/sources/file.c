@@ -454,6 +454,15 @@ static int file_describe(void *state, char *buf, size_t len)
 	return 0;
 }
 
+/* The path alone: where a regular file's read begins is not what it is. */
+static int file_identity(void *state, char *buf, size_t len)
+{
+	const struct file_state *st = state;
+
+	snprintf(buf, len, "%s", st->path);
+	return 0;
+}
+
 const struct source_driver source_file = {
 	.name = "file",
 	.description = "FIFO or regular file (device=PATH)",
@@ -469,5 +478,6 @@ const struct source_driver source_file = {
 	.read = file_read,
 	.close = file_close,
 	.describe = file_describe,
+	.identity = file_identity,
 	.finite = file_finite,
 };
