@@ -71,10 +71,8 @@ static void list_running(const char *path, const char *source)
 				&samples) == 0)
 		printf(", full assessment %.2f bits/sample over %.0f samples", full, samples);
 	if (metrics_read_source(path, "rngfeed_source_full_assessment_in_force", source, &full) == 0 &&
-	    full >= 0 &&
-	    metrics_read_source(path, "rngfeed_source_full_assessment_in_force_samples", source,
-				&samples) == 0)
-		printf(" (in force: %.2f, from %.0f samples)", full, samples);
+	    full >= 0)
+		printf(" (in force: %.2f)", full);
 }
 
 /*

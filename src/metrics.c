@@ -215,13 +215,6 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 	for (size_t i = 0; i < m->n_sources; i++)
 		fprintf(f, "rngfeed_source_full_assessment_in_force{source=\"%s\"} %.4f\n",
 			m->sources[i].name, fmax(-1.0, m->sources[i].full_in_force));
-	metric_header(f, "rngfeed_source_full_assessment_in_force_samples", "gauge",
-		      "Samples of the largest full assessment it rests on; 0 "
-		      "before the first.");
-	for (size_t i = 0; i < m->n_sources; i++)
-		fprintf(f, "rngfeed_source_full_assessment_in_force_samples{source=\"%s\"} %llu\n",
-			m->sources[i].name,
-			(unsigned long long)m->sources[i].full_in_force_samples);
 	metric_header(f, "rngfeed_source_estimate_in_force", "gauge",
 		      "Which estimate limits the source's credit: 0 none yet "
 		      "(nothing credited), 1 a quarter of the on-line estimate "

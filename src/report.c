@@ -216,7 +216,6 @@ int report_metrics(const struct report *r, const struct report_view *v,
 			.full_assessment = st[n].full.h,
 			.full_samples = st[n].full.samples,
 			.full_in_force = st[n].full.learned.h,
-			.full_in_force_samples = st[n].full.learned.samples,
 			.estimate_in_force = (int)st[n].in_force,
 			.estimate_made_at =
 				st[n].in_force == IN_FORCE_FULL ? st[n].full.learned.done_at

@@ -17,8 +17,8 @@
 # Asserted, for each stream:
 #   - phase 2 was credited at most what the whole-window assessment
 #     allows: (passed_B - passed_A) x 20,000 x floor(1024 H / 8) / 1024,
-#     H the assessment in force at A, or at B when that one is of a
-#     whole window too and higher (a later one as large may raise it):
+#     H the assessment in force at A, or at B when that one is higher (a
+#     later one as large as the whole window's may raise it):
 #     the source's counter within the rounding of its two readings (1
 #     bit), the kernel's credit (shim) within the 256 bits the ledger may
 #     hold at A.  The old code assessed each
@@ -76,7 +76,6 @@ m() { metric "$tmp/$k.prom" "$1" file; }
 # The assessment in force: the metric that says it, or (the old code has
 # none) the latest.
 in_force_h() { local v; v=$(m rngfeed_source_full_assessment_in_force); echo "${v:-$(m rngfeed_source_full_assessment)}"; }
-in_force_n() { local v; v=$(m rngfeed_source_full_assessment_in_force_samples); echo "${v:-$(m rngfeed_source_full_assessment_samples)}"; }
 shim_bits() { sed -n 's/.* credited_bits=\([0-9]*\).*/\1/p' "$tmp/$k.shim" 2>/dev/null | tail -n 1; }
 # Every byte written so far read, and the metrics written twice since:
 # every block taken and deposited.
@@ -117,7 +116,7 @@ feed_slowly() {
 
 memory_row() { # KIND
 	k=$1
-	local h_true total writer a_passed a_dep a_kern a_h a_n b_passed b_dep b_kern b_h b_n h allowed
+	local h_true total writer a_passed a_dep a_kern a_h a_n b_passed b_dep b_kern b_h rises h allowed
 	local dep_bound kern_bound problems= dis hups ratio_dep ratio_kern
 	problem() { problems+="${problems:+; }$*"; }
 	h_true=$("$STREAMS" -h "$k")
@@ -130,11 +129,11 @@ memory_row() { # KIND
 	done >"$tmp/$k.p2"
 	start_daemon --retry-delay 1 --retry-max 1 --bench-fill $((WAIT_S * 4))
 	feed "$tmp/$k.p1"
-	until_true "[ \"\$(in_force_n)\" -ge $WINDOW ] 2>/dev/null" ||
+	until_true "[ \"\$(m rngfeed_source_full_assessment_samples)\" -ge $WINDOW ] 2>/dev/null" ||
 		problem "no assessment of the whole window within $WAIT_S s"
 	settle $((PHASE1 * BLOCK)) || problem "phase 1 not read within $WAIT_S s"
 	a_passed=$(m rngfeed_source_blocks_passed_total) a_dep=$(m rngfeed_source_credit_bits_total)
-	a_kern=$(shim_bits) a_h=$(in_force_h) a_n=$(in_force_n)
+	a_kern=$(shim_bits) a_h=$(in_force_h) a_n=$(m rngfeed_source_full_assessment_samples)
 	# Phase 2 (the FIFO holds 64 KiB; the writer waits while the
 	# source rests).
 	feed_slowly "$tmp/$k.p2"
@@ -142,7 +141,7 @@ memory_row() { # KIND
 	kill -HUP "$pid" 2>/dev/null
 	wait "$writer"
 	settle $(((total + PARTS - 1) * BLOCK)) || problem "phase 2 not read within $WAIT_S s"
-	b_h=$(in_force_h) b_n=$(in_force_n)
+	b_h=$(in_force_h) rises=$(m rngfeed_source_full_assessment_in_force)
 	stop_daemon
 	b_passed=$(m rngfeed_source_blocks_passed_total) b_dep=$(m rngfeed_source_credit_bits_total)
 	b_kern=$(shim_bits)
@@ -154,8 +153,11 @@ memory_row() { # KIND
 	for v in a_passed a_dep a_kern a_h b_passed b_dep b_kern b_h; do
 		[ -n "${!v}" ] || { problem "no $v"; eval "$v=0"; }
 	done
-	h=$(awk -v a="$a_h" -v b="$b_h" -v n="${b_n:-0}" -v w=$WINDOW \
-		'BEGIN { print (n >= w && b > a ? b : a) }')
+	# Only an assessment as large as the whole window's may raise the
+	# limit in force: a higher one at B is of a whole window too.  The
+	# old code says only the latest (at B, a restart's small one).
+	h=$(awk -v a="$a_h" -v b="$b_h" -v known="${rises:+1}" \
+		'BEGIN { print (known && b > a ? b : a) }')
 	allowed=$(awk -v h="$h" 'BEGIN { printf "%d", 1024 * h / 8 }')
 	dep_bound=$(((b_passed - a_passed) * 20000 * allowed / 1024 + 1))
 	kern_bound=$((dep_bound + 256))

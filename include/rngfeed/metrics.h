@@ -34,7 +34,6 @@ struct metrics_source {
 	uint64_t full_samples;   /* ...over this many samples */
 	double full_in_force;    /* what the full ones learned (the limit
 				  * in force, assessor.h); < 0: nothing */
-	uint64_t full_in_force_samples; /* the largest it rests on */
 	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full,
 				  * 4 full pending (claimed, none yet) */
 	double estimate_made_at; /* CLOCK_MONOTONIC s; < 0: none */
