@@ -405,7 +405,7 @@ static void fresh_header(const char *dir, struct header *h)
 int file_ledger_adopt(const char *dir, const char *machine_id_path, char *other)
 {
 	char id[ID_LEN] = "";
-	struct header fresh, h;
+	struct header fresh, h = { 0 };
 	uint8_t page[PAGE];
 	int lock, fd, r, id_err;
 

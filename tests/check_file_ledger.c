@@ -429,7 +429,7 @@ START_TEST(test_legacy_ledger)
 	snprintf(text, sizeof(text),
 		 "rngfeed-file-ledger 1 machine=- since=0\n"
 		 "%llu %llu %u 0 %064u 1\n",
-		 (unsigned long long)sb.st_dev + 7, (unsigned long long)sb.st_ino, 4 * B + 10, 0);
+		 (unsigned long long)sb.st_dev + 7, (unsigned long long)sb.st_ino, 4u * B + 10, 0u);
 	write_file(legacy, text);
 	ck_assert_uint_eq(read_blocks(path, data, 10 * B, 100, NULL, 0), 6);
 	ck_assert_uint_eq(read_blocks(copy, NULL, 0, 100, NULL, 0), 0);

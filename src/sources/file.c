@@ -318,7 +318,6 @@ static ssize_t ledger_read(struct file_state *st, uint8_t *buf, size_t len)
 	for (unsigned k = 0; k < FILE_SKIP_SLICE; k++) {
 		unsigned j;
 		ssize_t got;
-		int r;
 
 		if (st->ended)
 			return 0;
@@ -326,7 +325,8 @@ static ssize_t ledger_read(struct file_state *st, uint8_t *buf, size_t len)
 			return -EINVAL;
 		if (st->win_n == 0 || st->pos < st->win_pos ||
 		    st->pos >= st->win_pos + (uint64_t)st->win_n * FILE_LEDGER_BLOCK) {
-			r = fill_window(st);
+			int r = fill_window(st);
+
 			if (r < 0)
 				return r;
 			if (st->win_n == 0) {
