@@ -98,7 +98,8 @@ struct source_config {
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
  * identity (optional): what describe says, without what changes between
- *        two opens of the same input (the file source's "from byte N"):
+ *        two opens of the same input (the file source's count of blocks
+ *        read before):
  *        two opens with the same identity read the same generator, and
  *        what its full assessment learned carries over (reader.h).
  * why_failed (optional): the driver's own words for the fault its last

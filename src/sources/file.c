@@ -466,7 +466,7 @@ static int file_why_failed(void *state, char *buf, size_t len)
 	}
 }
 
-/* The path alone: where a regular file's read begins is not what it is. */
+/* The path alone: how many blocks the ledger skipped is not what it is. */
 static int file_identity(void *state, char *buf, size_t len)
 {
 	const struct file_state *st = state;
