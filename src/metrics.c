@@ -169,6 +169,10 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 	metric(f, "rngfeed_drbg_discards_total", "counter",
 	       "DRBG states discarded (VM generation change, SIGUSR2).",
 	       m->drbg_discards);
+	metric(f, "rngfeed_log_lines_dropped_total", "counter",
+	       "Log lines dropped: the log stream (stderr, the journal, "
+	       "syslog) was not taking them.",
+	       m->log_dropped);
 	metric_header(f, "rngfeed_uptime_seconds", "gauge",
 		      "Seconds since rngfeed started.");
 	fprintf(f, "rngfeed_uptime_seconds %.3f\n", m->uptime_s);

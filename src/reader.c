@@ -18,7 +18,8 @@
 
 /* Tested blocks waiting for the main loop; two keep the pipe full. */
 #define READER_QUEUE 2
-/* How long reader_stop() waits for the thread (SIGTERM: within 1 s). */
+/* How long reader_stop_all() waits for the threads, all of them together
+ * (SIGTERM: within 1 s). */
 #define READER_STOP_WAIT_MS 400
 enum { READER_LIVE, READER_ENDED, READER_ABANDONED };
 
@@ -105,11 +106,15 @@ int reader_setup_signals(void)
 	return 0;
 }
 
+static bool stopping(struct reader *r);
+
 static void notify(struct reader *r)
 {
 	uint64_t one = 1;
 
-	if (r->p.notify_fd >= 0 &&
+	/* Once stopped nobody listens, and a thread left behind may run on
+	 * after the daemon closed the fd (its number used again). */
+	if (r->p.notify_fd >= 0 && !stopping(r) &&
 	    write(r->p.notify_fd, &one, sizeof(one)) < 0) {
 		/* The counter cannot overflow in practice; a full eventfd
 		 * already wakes the main loop. */
@@ -712,50 +717,99 @@ const struct reader_params *reader_params(const struct reader *r)
 	return &r->p;
 }
 
+/* Ask its thread to stop: the flag, then a broadcast for a thread that
+ * waits on the condition. */
+static void ask_to_stop(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	/* Relaxed: see struct reader. */
+	atomic_store_explicit(&r->stop, true, memory_order_relaxed);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static bool has_ended(struct reader *r)
+{
+	return atomic_load_explicit(&r->ended, memory_order_acquire) !=
+	       READER_LIVE;
+}
+
+/* After the wait: free @r, or leave it to a thread that has not ended. */
+static void let_go(struct reader *r)
+{
+	/* Once abandoned, the thread may free r at once. */
+	const char *name = r->p.source.driver->name;
+	pthread_t thread = r->thread;
+	int live = READER_LIVE;
+
+	if (atomic_compare_exchange_strong_explicit(&r->ended, &live,
+						    READER_ABANDONED,
+						    memory_order_acq_rel,
+						    memory_order_acquire)) {
+		pthread_detach(thread);
+		log_warn("%s: its reader thread did not stop within %d ms (a "
+			 "read that never returns?); left behind",
+			 name, READER_STOP_WAIT_MS);
+		return;
+	}
+	/* It has ended, or only returns now: detach, not join. */
+	pthread_detach(thread);
+	reader_free(r);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void reader_stop_all(struct reader *const *rs, size_t n)
+{
+	const struct timespec step = { 0, 20000000L };
+	/* By the clock: on a loaded machine a 20-ms sleep takes longer. */
+	const double until = mono_s() + READER_STOP_WAIT_MS / 1000.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (rs[i] && rs[i]->thread_started)
+			ask_to_stop(rs[i]);
+	/*
+	 * Interrupt blocking reads or opens until every thread has ended,
+	 * for READER_STOP_WAIT_MS at most in all, whatever their number: a
+	 * read that no signal interrupts (a hung device) must not hold up a
+	 * stop or a reload.  Such a thread is left behind, detached, with
+	 * its struct (it frees it when it ends); nobody takes what it
+	 * queues, and nothing else it uses is freed under it.
+	 */
+	for (;;) {
+		bool live = false, late = mono_s() >= until;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!rs[i] || !rs[i]->thread_started ||
+			    has_ended(rs[i]))
+				continue;
+			live = true;
+			if (!late)
+				pthread_kill(rs[i]->thread, READER_WAKE_SIGNAL);
+		}
+		if (!live || late)
+			break;
+		nanosleep(&step, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!rs[i])
+			continue;
+		if (rs[i]->thread_started)
+			let_go(rs[i]);
+		else
+			reader_free(rs[i]);
+	}
+}
+
 void reader_stop(struct reader *r)
 {
-	if (!r)
-		return;
-	if (r->thread_started) {
-		pthread_mutex_lock(&r->lock);
-		/* Relaxed: see struct reader. */
-		atomic_store_explicit(&r->stop, true, memory_order_relaxed);
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-		/* Interrupt a blocking read or open until the thread ends,
-		 * for READER_STOP_WAIT_MS at most: a read that no signal
-		 * interrupts (a hung device) must not hold up a stop or a
-		 * reload.  Such a thread is left behind, detached, with this
-		 * struct (it frees it when it ends); nobody takes what it
-		 * queues. */
-		for (int waited = 0;
-		     atomic_load_explicit(&r->ended, memory_order_acquire) ==
-		     READER_LIVE;
-		     waited += 20) {
-			struct timespec ts = { 0, 20000000L };
-			/* Once abandoned, the thread may free r at once. */
-			const char *name = r->p.source.driver->name;
-			pthread_t thread = r->thread;
-			int live = READER_LIVE;
-
-			if (waited >= READER_STOP_WAIT_MS &&
-			    atomic_compare_exchange_strong_explicit(
-				    &r->ended, &live, READER_ABANDONED,
-				    memory_order_acq_rel, memory_order_acquire)) {
-				pthread_detach(thread);
-				log_warn("%s: its reader thread did not stop "
-					 "within %d ms (a read that never "
-					 "returns?); left behind",
-					 name, READER_STOP_WAIT_MS);
-				return;
-			}
-			pthread_kill(r->thread, READER_WAKE_SIGNAL);
-			nanosleep(&ts, NULL);
-		}
-		/* It has ended, or only returns now: detach, not join. */
-		pthread_detach(r->thread);
-	}
-	reader_free(r);
+	reader_stop_all(&r, 1);
 }
 
 /* The struct, once its thread (if any) is done with it. */

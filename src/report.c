@@ -186,6 +186,7 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		.drbg_discards = cs.discards,
 		.crng_ready = v->feeder->crng_ready,
 		.uptime_s = now - r->start,
+		.log_dropped = log_dropped_lines(),
 		.sources = ms,
 	};
 	if (v->egd) {

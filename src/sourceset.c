@@ -263,13 +263,21 @@ void sourceset_stats(const struct source_set *s, size_t i,
 
 void sourceset_stop(struct source_set *s)
 {
+	struct reader *readers[LEDGER_MAX_SOURCES];
+
+	/* All at once: one bound for all of them, not one each. */
+	for (size_t i = 0; i < s->n_slots; i++) {
+		readers[i] = s->slots[i].reader;
+		if (readers[i]) {
+			sourceset_stats(s, i, &s->slots[i].base);
+			reader_memory(readers[i], &s->slots[i].memory);
+		}
+	}
+	reader_stop_all(readers, s->n_slots);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
 
-		if (sl->reader) {
-			sourceset_stats(s, i, &sl->base);
-			reader_memory(sl->reader, &sl->memory);
-			reader_stop(sl->reader);
+		if (readers[i]) {
 			sl->reader = NULL;
 			if (sl->base.state == READER_FINISHED)
 				snprintf(sl->finished, sizeof(sl->finished),

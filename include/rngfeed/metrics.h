@@ -64,6 +64,7 @@ struct metrics_snapshot {
 	uint64_t drbg_discards;
 	bool crng_ready;
 	double uptime_s;
+	uint64_t log_dropped;  /* log lines the log stream did not take */
 	size_t n_sources;
 	const struct metrics_source *sources;
 	const struct metrics_egd *egd;  /* NULL: no EGD server */

@@ -160,8 +160,13 @@ void reader_get_stats(struct reader *r, struct reader_stats *out);
  * source. */
 void reader_memory(struct reader *r, struct reader_memory *out);
 const struct reader_params *reader_params(const struct reader *r);
-/* Stop and join the thread, wipe and free; NULL is ok. */
+/* Stop the thread, wipe and free; NULL is ok.  A thread that has not
+ * ended within a bound (a read that never returns) is left behind with
+ * the struct, which it frees when it ends; nothing of it is used again. */
 void reader_stop(struct reader *r);
+/* reader_stop() for @n readers at once, within one bound for them all
+ * (NULL entries are skipped). */
+void reader_stop_all(struct reader *const *rs, size_t n);
 
 /* Install the no-op READER_WAKE_SIGNAL handler (once, before threads). */
 int reader_setup_signals(void);

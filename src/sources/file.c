@@ -45,8 +45,11 @@ struct file_state {
 	char path[256];
 
 	/* The ledger, for a credited regular file (ledger_dir != NULL);
-	 * opened at the first read, in the reader's thread. */
+	 * opened at the first read, in the reader's thread.  Its own copy
+	 * of the path, as a reader left behind at a stop may close this
+	 * after the source set that named it is gone. */
 	const char *ledger_dir;
+	char ledger_path[256];
 	struct file_ledger *ledger;
 	bool begun;             /* the first read set it up */
 	bool ended;             /* its end (and any part-block) returned */
@@ -154,7 +157,9 @@ static int file_open(const struct source_config *cfg, void **state,
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	if (st->regular && cfg->ledger_dir && source_config_credit(cfg) > 0) {
-		st->ledger_dir = cfg->ledger_dir;
+		snprintf(st->ledger_path, sizeof(st->ledger_path), "%s",
+			 cfg->ledger_dir);
+		st->ledger_dir = st->ledger_path;
 		st->dev = sb.st_dev;
 		st->ino = sb.st_ino;
 	}
