@@ -110,7 +110,13 @@ feed() { cat "$1" >&3 & writer=$!; }
 # ...10 blocks every 0.1 s: FILE.NNN made by split.
 feed_slowly() {
 	split -b $((10 * BLOCK)) -a 4 -d "$1" "$1."
-	{ for f in "$1".[0-9][0-9][0-9][0-9]; do cat "$f" >&3 || break; sleep 0.1; done; } &
+	# A write-only descriptor of its own: once the daemon is gone and
+	# this shell's fd 3 closed, a cat still writing gets EPIPE and the
+	# loop ends (on the read-write fd 3 it would wait for good).
+	{
+		exec 3>"$tmp/$k.fifo"
+		for f in "$1".[0-9][0-9][0-9][0-9]; do cat "$f" >&3 || break; sleep 0.1; done
+	} 2>/dev/null &
 	writer=$!
 }
 
