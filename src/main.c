@@ -61,7 +61,7 @@ static void list_running(const char *path, const char *source)
 		printf("estimate %.2f bits/sample, credit %.0f/1024", h, credit);
 	/* Issue 25: which estimate holds the credit, and how old it is. */
 	if (metrics_read_source(path, "rngfeed_source_estimate_in_force", source, &in_force) == 0 &&
-	    in_force >= 0 && in_force <= IN_FORCE_FULL) {
+	    in_force >= 0 && in_force <= IN_FORCE_FULL_PENDING) {
 		printf(", in force: %s", estimate_in_force_name((enum estimate_in_force)in_force));
 		if (metrics_read_source(path, "rngfeed_source_estimate_age_seconds", source,
 					&age) == 0)
@@ -72,6 +72,9 @@ static void list_running(const char *path, const char *source)
 	    metrics_read_source(path, "rngfeed_source_full_assessment_samples", source,
 				&samples) == 0)
 		printf(", full assessment %.2f bits/sample over %.0f samples", full, samples);
+	if (metrics_read_source(path, "rngfeed_source_full_assessment_in_force", source, &full) == 0 &&
+	    full >= 0)
+		printf(" (in force: %.2f)", full);
 }
 
 /*

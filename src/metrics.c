@@ -210,11 +210,21 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 		fprintf(f, "rngfeed_source_full_assessment_samples{source=\"%s\"} %llu\n",
 			m->sources[i].name,
 			(unsigned long long)m->sources[i].full_samples);
+	/* Issue 33: what the full assessments learned, the limit in force:
+	 * a smaller assessment than the largest only lowers it. */
+	metric_header(f, "rngfeed_source_full_assessment_in_force", "gauge",
+		      "What the source's full assessments learned, the limit "
+		      "in force: the largest one's, lowered by any smaller "
+		      "one since, bits per sample; -1 before the first.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		fprintf(f, "rngfeed_source_full_assessment_in_force{source=\"%s\"} %.4f\n",
+			m->sources[i].name, fmax(-1.0, m->sources[i].full_in_force));
 	metric_header(f, "rngfeed_source_estimate_in_force", "gauge",
 		      "Which estimate limits the source's credit: 0 none yet "
 		      "(nothing credited), 1 a quarter of the on-line estimate "
 		      "(no full assessment yet), 2 the on-line estimate, 3 the "
-		      "full assessment.");
+		      "full assessment, 4 none until the first full assessment "
+		      "(a claimed credit: nothing credited).");
 	for (size_t i = 0; i < m->n_sources; i++)
 		fprintf(f, "rngfeed_source_estimate_in_force{source=\"%s\"} %d\n",
 			m->sources[i].name, m->sources[i].estimate_in_force);

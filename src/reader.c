@@ -64,6 +64,8 @@ struct reader {
 	/* bulk: each queued block's seed material, when derived[] */
 	uint8_t seed[READER_QUEUE][DRBG_SEEDLEN];
 	bool derived[READER_QUEUE];
+	/* What the full assessments learned is of this (opened()). */
+	char identity[160];
 	/* The credit what is open now allows (source_opened_credit()),
 	 * SOURCE_CREDIT_MAX when the credit was the user's or the driver
 	 * cannot say; 0 until something is open. */
@@ -196,7 +198,27 @@ static void publish_estimates(struct reader *r, bool quick)
 	/* Busy (never waited for): the last result stands. */
 	(void)assessor_get(r->full, &r->stats.full);
 	r->stats.credit_limit = assessor_limit(&r->stats.estimate, &r->stats.full,
-					       &r->stats.in_force);
+					       r->p.claimed, &r->stats.in_force);
+}
+
+/*
+ * A claimed credit is 0 until the source's first full assessment: rather
+ * than hand over blocks nobody may credit (a regular file's are spent),
+ * wait for it once the window holds enough (about 0.1 s of CPU at nice
+ * 5), in slices, so that a stop is seen at once.  false when stopped.
+ */
+static bool wait_first_assessment(struct reader *r)
+{
+	struct assessor_result res;
+
+	if (!r->p.claimed || r->p.bulk)
+		return true;
+	for (;;) {
+		if (assessor_get(r->full, &res) == 0 && !res.first_due)
+			return true;
+		if (!rest(r, 0.02))
+			return false;
+	}
 }
 
 /*
@@ -316,6 +338,8 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 				publish_estimates(r, true);
 				pthread_mutex_unlock(&r->lock);
 			}
+			if (!wait_first_assessment(r))
+				return READER_STOPPED;
 			continue;
 		}
 		if (v.failed) {
@@ -350,9 +374,16 @@ static void opened(struct reader *r, struct source *src)
 {
 	const struct source_config *cfg = &r->p.source;
 	unsigned int cap = SOURCE_CREDIT_MAX;
-	char desc[160];
+	char desc[160], identity[sizeof(r->identity)];
+	bool other;
 
 	source_describe(src, desc, sizeof(desc));
+	source_identity(src, identity, sizeof(identity));
+	/* What was learned of one device says nothing of another (the
+	 * hw_random device current now may not be the one it was). */
+	other = r->identity[0] && strcmp(identity, r->identity) != 0;
+	if (other)
+		assessor_forget(r->full);
 	if (cfg->credit_from_device) {
 		int c = source_opened_credit(src);
 
@@ -362,9 +393,13 @@ static void opened(struct reader *r, struct source *src)
 	pthread_mutex_lock(&r->lock);
 	snprintf(r->stats.description, sizeof(r->stats.description), "%s",
 		 desc);
+	memcpy(r->identity, identity, sizeof(identity));
 	r->opened_credit = cap;
 	pthread_mutex_unlock(&r->lock);
 	log_info("%s: opened %s; start-up test", cfg->driver->name, desc);
+	if (other)
+		log_info("%s: its full assessment was of another device: "
+			 "assessed afresh", cfg->driver->name);
 	if (cfg->credit >= 0 && cap < (unsigned int)cfg->credit)
 		log_warn("%s: %s is not what its credit %d/1024 was decided "
 			 "for: credited at most %u/1024 while it is open",
@@ -465,14 +500,12 @@ static void *reader_thread(void *arg)
 		}
 		reopen = true;
 		monitor_reset(mon);
-		/* Another start: the window fills again, and nothing is
-		 * credited above what it shows. */
-		/* Outside r->lock: it may wait for the assessor's. */
+		/* Another start: the windows fill again; the on-line
+		 * estimate starts over, the full assessment keeps what it
+		 * learned of this source (assessor.h). */
 		assessor_reset(r->full);
 		pthread_mutex_lock(&r->lock);
 		online_estimate_reset(r->est);
-		r->stats.full = (struct assessor_result){ .h = -1.0,
-							  .credit = ONLINE_NO_LIMIT };
 		publish_estimates(r, true);
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
@@ -561,6 +594,8 @@ int reader_start(struct reader **out, const struct reader_params *p)
 							    : ASSESSOR_DEFAULT_SAMPLES,
 			.budget = p->assess_budget > 0.0 ? p->assess_budget
 							 : ASSESSOR_DEFAULT_BUDGET,
+			.grow = p->claimed,
+			.recall = p->recall.learned,
 		};
 
 		ret = p->assess_budget < 0.0 ? 0 : assessor_new(&ap, &r->full);
@@ -571,6 +606,8 @@ int reader_start(struct reader **out, const struct reader_params *p)
 		return ret;
 	}
 	r->p = *p;
+	if (p->recall.learned.samples > 0)
+		snprintf(r->identity, sizeof(r->identity), "%s", p->recall.identity);
 	r->first = p->opened;
 	r->p.opened = NULL;
 	atomic_init(&r->stop, false);
@@ -704,6 +741,16 @@ void reader_get_stats(struct reader *r, struct reader_stats *out)
 	/* A full assessment may have ended since the last block. */
 	publish_estimates(r, false);
 	*out = r->stats;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void reader_memory(struct reader *r, struct reader_memory *out)
+{
+	pthread_mutex_lock(&r->lock);
+	/* An assessment may have ended since the last block. */
+	publish_estimates(r, false);
+	*out = (struct reader_memory){ .learned = r->stats.full.learned };
+	memcpy(out->identity, r->identity, sizeof(out->identity));
 	pthread_mutex_unlock(&r->lock);
 }
 

@@ -217,11 +217,14 @@ int report_metrics(const struct report *r, const struct report_view *v,
 			.min_entropy_estimate = st[n].estimate.h,
 			.full_assessment = st[n].full.h,
 			.full_samples = st[n].full.samples,
+			.full_in_force = st[n].full.learned.h,
 			.estimate_in_force = (int)st[n].in_force,
 			.estimate_made_at =
-				st[n].in_force == IN_FORCE_FULL ? st[n].full.done_at
-				: st[n].in_force == IN_FORCE_NONE ? -1.0
-								  : st[n].estimate.done_at,
+				st[n].in_force == IN_FORCE_FULL ? st[n].full.learned.done_at
+				: st[n].in_force == IN_FORCE_NONE ||
+						st[n].in_force == IN_FORCE_FULL_PENDING
+					? -1.0
+					: st[n].estimate.done_at,
 			/* In use: open and past its start-up test. */
 			.enabled = sourceset_running(v->set, i) &&
 				   st[n].state == READER_RUNNING,

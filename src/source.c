@@ -607,6 +607,13 @@ int source_describe(struct source *src, char *buf, size_t len)
 	return src->cfg.driver->describe(src->state, buf, len);
 }
 
+int source_identity(struct source *src, char *buf, size_t len)
+{
+	if (src->cfg.driver->identity)
+		return src->cfg.driver->identity(src->state, buf, len);
+	return source_describe(src, buf, len);
+}
+
 /* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */
 bool source_open_error_is_absent(int err)
 {

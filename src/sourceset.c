@@ -122,6 +122,15 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
 		log_warn("%s: %s", name, why);
 	sl->credit_follows_device = sl->cfg.credit < 0;
+	sl->claimed = false;
+	if (sl->cfg.credit > 0) {
+		/* Above what the driver itself would give this device: a
+		 * claim, which nothing but the full assessment backs. */
+		struct source_config dflt = sl->cfg;
+
+		dflt.credit = -1;
+		sl->claimed = (unsigned int)sl->cfg.credit > source_config_credit(&dflt);
+	}
 	sourceset_trust_slot(s, sl, NULL);
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
@@ -213,6 +222,8 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 					 : (s->p.assess_budget > 0.0 ? s->p.assess_budget
 								     : ASSESSOR_DEFAULT_BUDGET) /
 						   (double)credited,
+			.claimed = sl->claimed,
+			.recall = sl->memory,
 		};
 		bool absent = sl->opened == NULL; /* its reader opens it */
 		int r;
@@ -278,8 +289,10 @@ void sourceset_stop(struct source_set *s)
 	/* All at once: one bound for all of them, not one each. */
 	for (size_t i = 0; i < s->n_slots; i++) {
 		readers[i] = s->slots[i].reader;
-		if (readers[i])
+		if (readers[i]) {
 			sourceset_stats(s, i, &s->slots[i].base);
+			reader_memory(readers[i], &s->slots[i].memory);
+		}
 	}
 	reader_stop_all(readers, s->n_slots);
 	for (size_t i = 0; i < s->n_slots; i++) {
@@ -299,6 +312,14 @@ void sourceset_stop(struct source_set *s)
 	sourceset_release_gate(s);
 }
 
+/* Do @a and @b name the same source (driver and options: the device, and
+ * what selects it; not the credit, the health tests' H or enable)? */
+static bool same_source(const struct source_config *a, const struct source_config *b)
+{
+	return a->driver == b->driver && a->n_options == b->n_options &&
+	       memcmp(a->options, b->options, sizeof(a->options)) == 0;
+}
+
 size_t sourceset_reload(struct source_set *s,
 			const struct rngfeed_config *fresh, int notify_fd)
 {
@@ -309,6 +330,9 @@ size_t sourceset_reload(struct source_set *s,
 	/* The gate was handed back by the stop: a device's default is
 	 * looked up again, as the kernel sees the device now. */
 	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
+		/* What was learned of a source holds for the same one. */
+		if (!same_source(&s->slots[i].cfg, &fresh->sources[i]))
+			s->slots[i].memory = (struct reader_memory){ 0 };
 		s->slots[i].cfg = fresh->sources[i];
 		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;

@@ -35,6 +35,11 @@ struct slot {
 				      * what it reads now: credited 0, its
 				      * configured credit kept for when that
 				      * changes (source_host_provided()) */
+	bool claimed;                /* its credit is above the driver's own
+				      * default: a user's claim */
+	struct reader_memory memory; /* what its last reader's full
+				      * assessments learned (a reload hands it
+				      * to the next one of the same source) */
 	char finished[256];          /* the input it read to its end: data
 				      * read once is credited once, so a
 				      * reload does not read it again */

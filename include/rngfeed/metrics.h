@@ -32,7 +32,10 @@ struct metrics_source {
 	double min_entropy_estimate; /* on-line, bits per sample; < 0: none yet */
 	double full_assessment;  /* the latest full one; < 0: none yet */
 	uint64_t full_samples;   /* ...over this many samples */
-	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full */
+	double full_in_force;    /* what the full ones learned (the limit
+				  * in force, assessor.h); < 0: nothing */
+	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full,
+				  * 4 full pending (claimed, none yet) */
 	double estimate_made_at; /* CLOCK_MONOTONIC s; < 0: none */
 	bool enabled;            /* configured on and not disabled */
 };

@@ -63,6 +63,18 @@ enum reader_state {
 			  * read again; the thread has ended */
 };
 
+/*
+ * What the full assessments of a source learned and what it was learned
+ * of (source_identity() of what was open), handed from one reader of a
+ * source to the next (a reload) by reader_memory() and
+ * reader_params.recall.  A reader that opens something else than what its
+ * memory was learned of forgets it.
+ */
+struct reader_memory {
+	struct assessor_learned learned;  /* samples 0: nothing */
+	char identity[160];
+};
+
 struct reader_params {
 	unsigned int idx;            /* index in the ledger */
 	struct source_config source;
@@ -95,6 +107,14 @@ struct reader_params {
 	 * (an uncredited source). */
 	size_t assess_samples;
 	double assess_budget;
+	/* The credit is above the driver's own default (a user's claim):
+	 * nothing is credited before its first full assessment, and the
+	 * reader waits for that one before it hands over more
+	 * (assessor_limit(); not in bulk mode, where nothing is credited). */
+	bool claimed;
+	/* What an earlier reader of the same source learned (a reload);
+	 * zeroed: nothing. */
+	struct reader_memory recall;
 };
 
 struct reader_stats {
@@ -147,6 +167,9 @@ unsigned int reader_estimate_credit(struct reader *r);
  * source_opened_credit()); SOURCE_CREDIT_MAX when it sets no limit. */
 unsigned int reader_opened_credit(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);
+/* What its full assessments learned, for the next reader of the same
+ * source. */
+void reader_memory(struct reader *r, struct reader_memory *out);
 const struct reader_params *reader_params(const struct reader *r);
 /* Stop the thread, wipe and free; NULL is ok.  A thread that has not
  * ended within a bound (a read that never returns) is left behind with

@@ -120,6 +120,11 @@ struct source_config {
  *        instruction returning a constant).
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
+ * identity (optional): what describe says, without what changes between
+ *        two opens of the same input (the file source's count of blocks
+ *        read before):
+ *        two opens with the same identity read the same generator, and
+ *        what its full assessment learned carries over (reader.h).
  * why_failed (optional): the driver's own words for the fault its last
  *        read returned ("the server closed the connection"), said instead
  *        of the errno's text; 0, or -ENOENT when it has none.
@@ -156,6 +161,7 @@ struct source_driver {
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	void (*close)(void *state);
 	int (*describe)(void *state, char *buf, size_t len);
+	int (*identity)(void *state, char *buf, size_t len);
 	int (*why_failed)(void *state, char *buf, size_t len);
 	bool (*finite)(void *state);
 	/* optional: the default credit for the device behind @cfg now, when
@@ -308,6 +314,9 @@ ssize_t source_read(struct source *src, void *buf, size_t len,
 void source_close(struct source *src);
 const struct source_config *source_get_config(const struct source *src);
 int source_describe(struct source *src, char *buf, size_t len);
+/* What is behind @src for the assessor's memory: the driver's identity
+ * op, else source_describe(). */
+int source_identity(struct source *src, char *buf, size_t len);
 /* Why the last read failed with @err: the driver's words (in @buf), else
  * the errno's text. */
 const char *source_why_failed(struct source *src, int err, char *buf,
