@@ -216,7 +216,7 @@ static bool wait_first_assessment(struct reader *r)
 	for (;;) {
 		if (assessor_get(r->full, &res) == 0 && !res.first_due)
 			return true;
-		if (!rest(r, 0.02))
+		if (!rest(r, 0.02, false))
 			return false;
 	}
 }
