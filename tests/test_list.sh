@@ -176,10 +176,13 @@ else
 	a=$(sed -n 's/^rngfeed_source_estimate_age_seconds{source="rdrand"} //p' "$tmp/m.prom")
 	fh=$(sed -n 's/^rngfeed_source_full_assessment{source="rdrand"} //p' "$tmp/m.prom")
 	fn=$(sed -n 's/^rngfeed_source_full_assessment_samples{source="rdrand"} //p' "$tmp/m.prom")
-	want+=$(awk -v f="$f" -v a="$a" -v fh="$fh" -v fn="$fn" 'BEGIN {
-		split("none quick/4 quick full", w, " ");
+	# What the full assessments learned and keep (survives disables).
+	fi=$(sed -n 's/^rngfeed_source_full_assessment_in_force{source="rdrand"} //p' "$tmp/m.prom")
+	want+=$(awk -v f="$f" -v a="$a" -v fh="$fh" -v fn="$fn" -v fi="$fi" 'BEGIN {
+		split("none,quick/4,quick,full,full pending", w, ",");
 		if (f != "") { printf ", in force: %s", w[f + 1]; if (a != "") printf " (%.0f s old)", a }
-		if (fh != "" && fh >= 0) printf ", full assessment %.2f bits/sample over %.0f samples", fh, fn }')
+		if (fh != "" && fh >= 0) printf ", full assessment %.2f bits/sample over %.0f samples", fh, fn
+		if (fi != "" && fi >= 0) printf " (in force: %.2f)", fi }')
 	line=$("$RNGFEED" --list -c /dev/null -n rdrand --metrics "$tmp/m.prom" | grep '^rdrand ')
 	case $line in
 	*"; its metrics ($tmp/m.prom, written "*" s ago): $want") echo "ok: --list --metrics: $want" ;;
