@@ -47,6 +47,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
+FAKEP11=tests/fakep11.so
 . tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
@@ -63,7 +64,7 @@ fi
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 # Every row is measured through the LD_PRELOAD shim (not under ASan).
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM"; do
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$FAKEP11"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
@@ -91,6 +92,7 @@ export STATE_DIRECTORY="$tmp/state"
 # the tree while the cases run must not pull a binary from under them.
 mkdir "$tmp/bin" && cp "$RNGFEED" "$FAULTY" "$tmp/bin/" || exit 1
 RNGFEED=$tmp/bin/${RNGFEED##*/} FAULTY=$tmp/bin/${FAULTY##*/}
+case $FAKEP11 in /*) ;; *) FAKEP11=$PWD/$FAKEP11 ;; esac
 
 TCK=$(getconf CLK_TCK)
 case_bg=()
@@ -242,6 +244,38 @@ fifo_eof_case() {
 	finish "$dir" $RUN_S
 }
 
+# p11_case NAME [FLAG]: the real daemon on tests/fakep11.so, told FLAG
+# (a file in its FAKEP11_DIR: stuck = constant bytes).
+p11_case() {
+	local dir=$tmp/$1
+	mkdir "$dir/p11"
+	export FAKEP11_DIR=$dir/p11
+	[ -z "${2:-}" ] || : >"$dir/p11/$2"
+	daemon "$dir" "$RNGFEED" pkcs11 -O "pkcs11:module=$FAKEP11" -O pkcs11:token=fake
+	finish "$dir" "${P11_RUN_S:-$RUN_S}"
+}
+
+# The token is removed once 2 blocks were read (CKR_DEVICE_REMOVED, then
+# no token in the slot list), and put back once the daemon has said so
+# and looked again; the blocks read before are in $dir/p1.  Runs 5 s
+# longer, as dev_vanish.
+p11_removed_case() {
+	local dir=$tmp/$1 i
+	mkdir "$dir/p11"
+	export FAKEP11_DIR=$dir/p11
+	daemon "$dir" "$RNGFEED" pkcs11 -O "pkcs11:module=$FAKEP11" -O pkcs11:token=fake
+	for i in $(seq 200); do
+		[ "$(grep -c '^C_GenerateRandom' "$dir/p11/log" 2>/dev/null)" -ge 2 ] && break
+		sleep 0.05
+	done
+	: >"$dir/p11/removed"
+	grep -c '^C_GenerateRandom' "$dir/p11/log" >"$dir/p1"
+	wait_log "$dir" "pkcs11: read failed: no token labelled" 8
+	rm -f "$dir/p11/removed"
+	finish "$dir" "$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }')"
+	: "$i"
+}
+
 # ---- the catalogue -------------------------------------------------------------
 # NAME|fault|how it runs.  Checks per case are in check_case below.
 CASES=(
@@ -280,6 +314,8 @@ CASES=(
 	"tpm_long|TPM: 8 bytes more than the header|tpm_case tpm_long long"
 	"tpm_stray|TPM: 8 stray bytes between answers|tpm_case tpm_stray stray"
 	"tpm_good|control: a good TPM|tpm_case tpm_good good"
+	"p11_stuck|PKCS#11: C_GenerateRandom returns constant bytes|p11_case p11_stuck stuck"
+	"p11_removed|PKCS#11: token removed mid-run, put back|p11_removed_case p11_removed"
 )
 
 # ONLY=REGEX runs only the cases whose name matches (for debugging).
@@ -337,6 +373,7 @@ check_case() {
 	cpu_* ) src=fakecpu ;;
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
+	p11_* ) src=pkcs11 ;;
 	* ) src="file" ;;
 	esac
 	m1=$dir/m1 m2=$dir/m2
@@ -415,6 +452,10 @@ check_case() {
 		credit_rule=zero retry_rule=error ;;
 	tpm_long) want_log="read failed: Protocol error.*size field says 76 bytes, 84 received"
 		credit_rule=zero retry_rule=error ;;
+	p11_stuck) want_log="$src: block failed [A-Za-z].*discarded"
+		credit_rule=zero retry_rule=disable ;;
+	p11_removed) want_log="read failed: C_GenerateRandom: CKR_DEVICE_REMOVED"
+		credit_rule=passed retry_rule=error ;;
 	tpm_stray) # Idle when they come, or with a command pending.
 		want_log="read failed: Protocol error.*(bytes arrived that no command asked for|tag 0x5a5a)"
 		credit_rule=passed retry_rule=error ;;
@@ -527,6 +568,14 @@ check_case() {
 	dev_short | dev_eintr | dev_eagain)
 		detected="(not a fault: retried in source_read)" ;;
 	tpm_good) detected="(nothing to detect)" ;;
+	p11_removed)
+		# Read again after its return: more blocks passed than were
+		# read before it went.
+		[ "$passed" -gt "$(cat "$dir/p1" 2>/dev/null || echo 999999)" ] ||
+			problem "no block passed after it came back ($(cat "$dir/p1" 2>/dev/null) -> $passed)"
+		grep -q "pkcs11: read failed: no token labelled 'fake'" "$dir/log" ||
+			problem "not looked for again while it was away"
+		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
 	dev_vanish | fifo_vanish | fifo_eof)
 		# It came back: more blocks passed than before it went (fakedev
 		# gives 2 whole blocks before it vanishes, early enough that a
