@@ -21,10 +21,6 @@
 
 #include "rngfeed/pkcs11_token.h"
 
-#ifndef RNGFEED_P11_MODULE_DIR
-#define RNGFEED_P11_MODULE_DIR "/usr/lib/pkcs11"
-#endif
-
 #define PIN_MAX 255u
 #define WHY_LEN 256
 /* A label is 32 bytes, blank-padded, not NUL-ended. */
@@ -162,7 +158,7 @@ static int module_line(const char *file, char *out, size_t out_len)
 	int r = -ENOENT;
 
 	if (!f)
-		return -errno;
+		return -ENOENT; /* the next directory, whatever the reason */
 	while (fgets(line, sizeof(line), f)) {
 		char *v = line;
 

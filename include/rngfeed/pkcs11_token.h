@@ -20,6 +20,11 @@
 /* Where p11-kit keeps module files ("NAME.module", a line "module: PATH")
  * and the modules named by a relative path. */
 #define PKCS11_P11KIT_CONFIG_DIRS "/etc/pkcs11/modules:/usr/share/p11-kit/modules"
+/* p11-kit's module directory (pkg-config p11-kit-1's p11_module_path, set
+ * by the Makefile). */
+#ifndef RNGFEED_P11_MODULE_DIR
+#define RNGFEED_P11_MODULE_DIR "/usr/lib/pkcs11"
+#endif
 
 struct pkcs11_token;
 
