@@ -183,11 +183,15 @@ static int assess(const uint8_t *raw, size_t n, unsigned sample_bits, uint8_t *b
  * to run once more, and at nice 19 on a loaded machine (load 12 on 2
  * cores) that took up to 2.2 s after a SIGTERM (test_sigterm.sh; 10: 1.0 s;
  * 5: within the 1 s); SCHED_IDLE would also starve it.  The budget bounds
- * the cost.  A seccomp filter may refuse it (EPERM): then the budget
- * alone does. */
+ * the cost.  The shipped unit allows setpriority (its filter denies the
+ * rest of @resources); another seccomp filter may refuse it (EPERM): then
+ * the budget alone does. */
 static void lower_priority(void)
 {
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ASSESSOR_NICE);
+	/* Named, so that top -H, ps -L and /proc/PID/task/TID/comm show
+	 * which thread this is (and its nice value beside it). */
+	(void)pthread_setname_np(pthread_self(), "rngfeed-assess");
 }
 
 static void *assessor_thread(void *arg)

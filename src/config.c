@@ -22,6 +22,7 @@
 #include "rngfeed/egd_server.h"
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/metrics.h"
 #include "rngfeed/util.h"
 
 
@@ -93,6 +94,9 @@ static const struct setting settings[] = {
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
 	  "yes or no", 0 },
 	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no", 0 },
+	/* Off: a DRBG state that cannot be locked in RAM stops the start. */
+	{ "allow-unlocked-memory", SET_BOOL, FIELD(allow_unlocked_memory), 0,
+	  0, "yes or no", 0 },
 	/* READY=1 at the first credit, or after this long without one, so
 	 * that boot never waits on a source that cannot be credited. */
 	{ "ready-timeout", SET_SECONDS, FIELD(ready_timeout), 0, 600000,
@@ -422,6 +426,17 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 
 		/* Other modes (--list, -t...) ignore it: a server in
 		 * rngfeed.conf must not stop them. */
+		if (r < 0)
+			return r;
+	}
+	/* Written by the daemons, read by --list: a FIFO there would be
+	 * replaced, or block --list's read. */
+	if (cfg->metrics_path[0] &&
+	    (cfg->mode == MODE_DAEMON || cfg->mode == MODE_TEST ||
+	     cfg->mode == MODE_STDOUT || cfg->mode == MODE_EGD ||
+	     cfg->mode == MODE_LIST)) {
+		int r = metrics_check_path(cfg->metrics_path, err, err_len);
+
 		if (r < 0)
 			return r;
 	}

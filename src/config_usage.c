@@ -48,6 +48,8 @@ void config_usage(FILE *out)
 	      "                          that can appear here) instead of leaving\n"
 	      "                          them out or exiting\n"
 	      "      --dumpable          allow core dumps (off: memory holds DRBG state)\n"
+	      "      --allow-unlocked-memory  run even if the DRBG state cannot be\n"
+	      "                          locked in RAM (it may then reach swap)\n"
 	      "      --ready-timeout S   under systemd, READY=1 at the first credit or\n"
 	      "                          after S seconds without one (default 2)\n"
 	      "      --egd-server ADDR   also serve EGD clients (QEMU rng-egd) on\n"

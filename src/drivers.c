@@ -20,6 +20,7 @@ const struct source_driver *const source_drivers[] = {
 	&source_virtio,
 	&source_file,
 	&source_egd,
+	&source_serial,
 	&source_pkcs11,
 	NULL,
 };

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rngfeed/hwrandom.h"
+#include "rngfeed/sysfs_io.h"
 #include "rngfeed/util.h"
 
 static int sysfs_path(char *path, size_t len, const char *dir,
@@ -25,7 +24,7 @@ int hwrandom_current(const char *sysfs_dir, char *name, size_t len)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, name, len);
+	n = sysfs_read_text(path, name, len);
 	if (n < 0)
 		return (int)n;
 	if (n == 0 || strcmp(name, "none") == 0)
@@ -44,7 +43,7 @@ static int read_available(const char *sysfs_dir, char *list, size_t len)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, list, len);
+	n = sysfs_read_text(path, list, len);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -117,18 +116,12 @@ int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
 int hwrandom_select(const char *sysfs_dir, const char *name)
 {
 	char path[512];
-	int fd, r;
+	int r;
 
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
 	if (r < 0)
 		return r;
-	/* O_TRUNC is ignored by sysfs and keeps a fixture file exact. */
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, name, strlen(name));
-	close(fd);
-	return r;
+	return sysfs_write_text(path, name);
 }
 
 int hwrandom_quality(const char *sysfs_dir)
@@ -141,7 +134,7 @@ int hwrandom_quality(const char *sysfs_dir)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_quality");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, text, sizeof(text));
+	n = sysfs_read_text(path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
 	if (parse_ll(text, 0, HWRANDOM_QUALITY_MAX, &q) < 0)

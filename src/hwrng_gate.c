@@ -523,9 +523,21 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 		gate_close(g, false);
 		return;
 	}
-	if (g->device[0])
-		put_back(g->sysfs_dir, g->fd, g->device, g->original,
-			 g->selected, msg, msg_len);
+	if (g->device[0] &&
+	    put_back(g->sysfs_dir, g->fd, g->device, g->original, g->selected,
+		     msg, msg_len) < 0) {
+		size_t used = msg ? strlen(msg) : 0;
+
+		/* Not handed back (an attribute that failed, or did not
+		 * answer within its bound: sysfs_io.h): the records stay for
+		 * ExecStopPost='s --restore-hwrng-quality or the next rngfeed,
+		 * as after a crash. */
+		say(msg ? msg + used : NULL, msg_len - used,
+		    "; its record stays for --restore-hwrng-quality");
+		put_back_parked(g, NULL);
+		gate_close(g, false);
+		return;
+	}
 	put_back_parked(g, g->selected ? g->device : NULL);
 	hwrng_record_clear(g->state_fd, g->state_path);
 	if (g->lock.owner)

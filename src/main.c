@@ -130,7 +130,11 @@ static int run_list(struct rngfeed_config *cfg)
 		if (!pl.use && strcmp(pl.why_not, "unavailable") != 0)
 			printf("; not used: %s", pl.why_not);
 		else if (pl.waits)
-			printf("; --wait-for-source keeps trying it");
+			printf("%s", sc->driver->flags & SOURCE_F_PLUGGED
+					     ? "; followed: used once it is "
+					       "plugged in and tested"
+					     : "; --wait-for-source keeps "
+					       "trying it");
 		if (pl.use && cfg->metrics_path[0])
 			list_running(cfg->metrics_path, sc->driver->name);
 		putchar('\n');

@@ -18,7 +18,8 @@
 
 /* Tested blocks waiting for the main loop; two keep the pipe full. */
 #define READER_QUEUE 2
-/* How long reader_stop() waits for the thread (SIGTERM: within 1 s). */
+/* How long reader_stop_all() waits for the threads, all of them together
+ * (SIGTERM: within 1 s). */
 #define READER_STOP_WAIT_MS 400
 enum { READER_LIVE, READER_ENDED, READER_ABANDONED };
 
@@ -54,6 +55,8 @@ struct reader {
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
+	bool look_again;          /* a uevent: a device it waits for may
+				   * be there now (reader_device_changed) */
 	unsigned int requested;   /* blocks the main loop asked for */
 	unsigned int generation;  /* bumped by reader_discard() */
 	unsigned int queued;
@@ -103,11 +106,15 @@ int reader_setup_signals(void)
 	return 0;
 }
 
+static bool stopping(struct reader *r);
+
 static void notify(struct reader *r)
 {
 	uint64_t one = 1;
 
-	if (r->p.notify_fd >= 0 &&
+	/* Once stopped nobody listens, and a thread left behind may run on
+	 * after the daemon closed the fd (its number used again). */
+	if (r->p.notify_fd >= 0 && !stopping(r) &&
 	    write(r->p.notify_fd, &one, sizeof(one)) < 0) {
 		/* The counter cannot overflow in practice; a full eventfd
 		 * already wakes the main loop. */
@@ -131,8 +138,9 @@ static void set_state(struct reader *r, enum reader_state s,
 	notify(r);
 }
 
-/* Sleep up to @seconds, or until stopped; false when stopped. */
-static bool rest(struct reader *r, double seconds)
+/* Sleep up to @seconds, or until stopped (false), or, when @device,
+ * until a uevent says a device it waits for may be there. */
+static bool rest(struct reader *r, double seconds, bool device)
 {
 	struct timespec until;
 
@@ -144,9 +152,11 @@ static bool rest(struct reader *r, double seconds)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (!stopping(r) &&
+	while (!stopping(r) && !(device && r->look_again) &&
 	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 		;
+	if (device)
+		r->look_again = false;
 	pthread_mutex_unlock(&r->lock);
 	return !stopping(r);
 }
@@ -200,7 +210,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 				    struct monitor *mon, uint8_t *block,
 				    struct drbg_df *df, char *reason,
 				    size_t reason_len, double *backoff,
-				    uint64_t *read_total)
+				    uint64_t *read_total, int *read_err)
 {
 	const char *name = r->p.source.driver->name;
 
@@ -224,6 +234,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (n < 0) {
 			char desc[SOURCE_WHY_LEN], why[160];
 
+			*read_err = (int)n;
 			source_describe(src, desc, sizeof(desc));
 			snprintf(reason, reason_len, "read failed: %s (%s)",
 				 source_why_failed(src, (int)n, why,
@@ -360,6 +371,20 @@ static void opened(struct reader *r, struct source *src)
 			 cfg->driver->name, desc, cfg->credit, cap);
 }
 
+static double absent_recheck(const struct reader *r)
+{
+	return r->p.absent_recheck_s > 0 ? r->p.absent_recheck_s
+					 : READER_ABSENT_RECHECK_S;
+}
+
+/* A plugged device (SOURCE_F_PLUGGED) whose read found it gone. */
+static bool gone_away(const struct reader *r, enum reader_state next,
+		      int read_err)
+{
+	return next == READER_BACKOFF && read_err == -ENODEV &&
+	       (r->p.source.driver->flags & SOURCE_F_PLUGGED);
+}
+
 static void *reader_thread(void *arg)
 {
 	struct reader *r = arg;
@@ -397,6 +422,7 @@ static void *reader_thread(void *arg)
 		char why[SOURCE_WHY_LEN], reason[300];
 		enum reader_state next;
 		uint64_t read_total = 0;
+		int read_err = 0;
 
 		if (!src) {
 			/* While it is missing the state stays as it was
@@ -408,12 +434,11 @@ static void *reader_thread(void *arg)
 			if (stopping(r))
 				break;
 			if (ret < 0 && source_open_error_is_absent(ret)) {
-				double wait = r->p.retry_initial_s;
+				double wait = fmin(r->p.retry_initial_s,
+						   absent_recheck(r));
 
 				/* Not there yet: look again soon, without
 				 * doubling, and say so once. */
-				if (wait > READER_ABSENT_RECHECK_S)
-					wait = READER_ABSENT_RECHECK_S;
 				if (!absent) {
 					pthread_mutex_lock(&r->lock);
 					r->stats.errors++;
@@ -423,7 +448,7 @@ static void *reader_thread(void *arg)
 					set_state(r, READER_BACKOFF, why);
 					absent = true;
 				}
-				if (!rest(r, wait))
+				if (!rest(r, wait, true))
 					break;
 				continue;
 			}
@@ -452,7 +477,8 @@ static void *reader_thread(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
 		next = run_source(r, src, mon, block, df, reason,
-				  sizeof(reason), &backoff, &read_total);
+				  sizeof(reason), &backoff, &read_total,
+				  &read_err);
 		if (next == READER_STOPPED)
 			break;
 		if (next == READER_FINISHED) {
@@ -474,12 +500,25 @@ back_off:
 		else
 			r->stats.errors++;
 		pthread_mutex_unlock(&r->lock);
+		if (gone_away(r, next, read_err)) {
+			/* Unplugged: looked for as one not there yet (within
+			 * a second, at each uevent), not after a back-off
+			 * that would keep a stick plugged back in idle. */
+			double wait = fmin(backoff, absent_recheck(r));
+
+			log_warn("%s: %s; looking for it again every %g s",
+				 name, reason, wait);
+			set_state(r, next, reason);
+			if (!rest(r, wait, true))
+				break;
+			continue;
+		}
 		log_msg(next == READER_DISABLED ? LOG_ERR : LOG_WARNING,
 			"%s: %s%s; retrying in %g s", name,
 			next == READER_DISABLED ? "disabled: " : "", reason,
 			backoff);
 		set_state(r, next, reason);
-		if (!rest(r, backoff))
+		if (!rest(r, backoff, false))
 			break;
 		backoff = next_backoff(r, backoff);
 	}
@@ -631,6 +670,14 @@ void reader_discard(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+void reader_device_changed(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->look_again = true;
+	pthread_mutex_unlock(&r->lock);
+	pthread_cond_broadcast(&r->cond);
+}
+
 unsigned int reader_estimate_credit(struct reader *r)
 {
 	unsigned int credit;
@@ -665,50 +712,99 @@ const struct reader_params *reader_params(const struct reader *r)
 	return &r->p;
 }
 
+/* Ask its thread to stop: the flag, then a broadcast for a thread that
+ * waits on the condition. */
+static void ask_to_stop(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	/* Relaxed: see struct reader. */
+	atomic_store_explicit(&r->stop, true, memory_order_relaxed);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static bool has_ended(struct reader *r)
+{
+	return atomic_load_explicit(&r->ended, memory_order_acquire) !=
+	       READER_LIVE;
+}
+
+/* After the wait: free @r, or leave it to a thread that has not ended. */
+static void let_go(struct reader *r)
+{
+	/* Once abandoned, the thread may free r at once. */
+	const char *name = r->p.source.driver->name;
+	pthread_t thread = r->thread;
+	int live = READER_LIVE;
+
+	if (atomic_compare_exchange_strong_explicit(&r->ended, &live,
+						    READER_ABANDONED,
+						    memory_order_acq_rel,
+						    memory_order_acquire)) {
+		pthread_detach(thread);
+		log_warn("%s: its reader thread did not stop within %d ms (a "
+			 "read that never returns?); left behind",
+			 name, READER_STOP_WAIT_MS);
+		return;
+	}
+	/* It has ended, or only returns now: detach, not join. */
+	pthread_detach(thread);
+	reader_free(r);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void reader_stop_all(struct reader *const *rs, size_t n)
+{
+	const struct timespec step = { 0, 20000000L };
+	/* By the clock: on a loaded machine a 20-ms sleep takes longer. */
+	const double until = mono_s() + READER_STOP_WAIT_MS / 1000.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (rs[i] && rs[i]->thread_started)
+			ask_to_stop(rs[i]);
+	/*
+	 * Interrupt blocking reads or opens until every thread has ended,
+	 * for READER_STOP_WAIT_MS at most in all, whatever their number: a
+	 * read that no signal interrupts (a hung device) must not hold up a
+	 * stop or a reload.  Such a thread is left behind, detached, with
+	 * its struct (it frees it when it ends); nobody takes what it
+	 * queues, and nothing else it uses is freed under it.
+	 */
+	for (;;) {
+		bool live = false, late = mono_s() >= until;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!rs[i] || !rs[i]->thread_started ||
+			    has_ended(rs[i]))
+				continue;
+			live = true;
+			if (!late)
+				pthread_kill(rs[i]->thread, READER_WAKE_SIGNAL);
+		}
+		if (!live || late)
+			break;
+		nanosleep(&step, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!rs[i])
+			continue;
+		if (rs[i]->thread_started)
+			let_go(rs[i]);
+		else
+			reader_free(rs[i]);
+	}
+}
+
 void reader_stop(struct reader *r)
 {
-	if (!r)
-		return;
-	if (r->thread_started) {
-		pthread_mutex_lock(&r->lock);
-		/* Relaxed: see struct reader. */
-		atomic_store_explicit(&r->stop, true, memory_order_relaxed);
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-		/* Interrupt a blocking read or open until the thread ends,
-		 * for READER_STOP_WAIT_MS at most: a read that no signal
-		 * interrupts (a hung device) must not hold up a stop or a
-		 * reload.  Such a thread is left behind, detached, with this
-		 * struct (it frees it when it ends); nobody takes what it
-		 * queues. */
-		for (int waited = 0;
-		     atomic_load_explicit(&r->ended, memory_order_acquire) ==
-		     READER_LIVE;
-		     waited += 20) {
-			struct timespec ts = { 0, 20000000L };
-			/* Once abandoned, the thread may free r at once. */
-			const char *name = r->p.source.driver->name;
-			pthread_t thread = r->thread;
-			int live = READER_LIVE;
-
-			if (waited >= READER_STOP_WAIT_MS &&
-			    atomic_compare_exchange_strong_explicit(
-				    &r->ended, &live, READER_ABANDONED,
-				    memory_order_acq_rel, memory_order_acquire)) {
-				pthread_detach(thread);
-				log_warn("%s: its reader thread did not stop "
-					 "within %d ms (a read that never "
-					 "returns?); left behind",
-					 name, READER_STOP_WAIT_MS);
-				return;
-			}
-			pthread_kill(r->thread, READER_WAKE_SIGNAL);
-			nanosleep(&ts, NULL);
-		}
-		/* It has ended, or only returns now: detach, not join. */
-		pthread_detach(r->thread);
-	}
-	reader_free(r);
+	reader_stop_all(&r, 1);
 }
 
 /* The struct, once its thread (if any) is done with it. */

@@ -342,8 +342,11 @@ int source_config_warning(const struct source_config *cfg, char *buf,
 
 double source_config_min_entropy(const struct source_config *cfg)
 {
-	return cfg->min_entropy > 0 ? cfg->min_entropy
-				    : cfg->driver->min_entropy;
+	if (cfg->min_entropy > 0)
+		return cfg->min_entropy;
+	return cfg->driver->device_min_entropy
+		       ? cfg->driver->device_min_entropy(cfg)
+		       : cfg->driver->min_entropy;
 }
 
 const char *source_config_device(const struct source_config *cfg)

@@ -128,13 +128,28 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		sl->cfg.credit_from_device = sl->cfg.credit < 0;
 		if (sl->cfg.credit < 0)
 			sl->cfg.credit = sl->device_credit;
-		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
+		/* A plugged device's open talks to it: its reader opens it,
+		 * in its own thread. */
+		if (!(sl->cfg.driver->flags & SOURCE_F_PLUGGED))
+			r = source_open(&sl->opened, &sl->cfg, why,
+					sizeof(why));
+	}
+	const char *elsewhere =
+		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
+			? "; the kernel has a hw_random device, but this /dev "
+			  "has no node for it (a container? give it /dev/hwrng, "
+			  "e.g. --device /dev/hwrng)"
+			: "";
+
+	if (r < 0 && !sourceset_waits_for(s, sl, r)) {
+		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
+			"%s: unavailable: %s%s", name, why, elsewhere);
+		return;
 	}
 	if (r < 0) {
-		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
-			"%s: unavailable: %s", name, why);
-		if (!sourceset_waits_for(s, sl, r))
-			return;
+		/* Its reader looks for it; sourceset_start() says on what
+		 * terms it is used once there. */
+		log_info("%s: waiting for it: %s%s", name, why, elsewhere);
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
@@ -195,6 +210,7 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 								     : ASSESSOR_DEFAULT_BUDGET) /
 						   (double)credited,
 		};
+		bool absent = sl->opened == NULL; /* its reader opens it */
 		int r;
 
 		if (!sl->wanted || sl->reader)
@@ -211,9 +227,10 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 		}
 		sl->opened = NULL; /* the reader's now */
 		sl->used = true;
-		log_info("%s: using it, credit %u/1024, health-test H %.2f",
+		log_info("%s: using it, credit %u/1024, health-test H %.2f%s",
 			 sl->cfg.driver->name, sourceset_credit(s, i),
-			 source_config_min_entropy(&sl->cfg));
+			 source_config_min_entropy(&sl->cfg),
+			 absent ? ", once it opens" : "");
 		started++;
 	}
 	return started;
@@ -252,12 +269,19 @@ void sourceset_stats(const struct source_set *s, size_t i,
 
 void sourceset_stop(struct source_set *s)
 {
+	struct reader *readers[LEDGER_MAX_SOURCES];
+
+	/* All at once: one bound for all of them, not one each. */
+	for (size_t i = 0; i < s->n_slots; i++) {
+		readers[i] = s->slots[i].reader;
+		if (readers[i])
+			sourceset_stats(s, i, &s->slots[i].base);
+	}
+	reader_stop_all(readers, s->n_slots);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
 
-		if (sl->reader) {
-			sourceset_stats(s, i, &sl->base);
-			reader_stop(sl->reader);
+		if (readers[i]) {
 			sl->reader = NULL;
 			if (sl->base.state == READER_FINISHED)
 				snprintf(sl->finished, sizeof(sl->finished),
@@ -336,6 +360,18 @@ void sourceset_request(struct source_set *s, bool credited_only)
 		if (s->slots[i].reader &&
 		    (!credited_only || sourceset_credit(s, i) > 0))
 			reader_request_block(s->slots[i].reader);
+}
+
+void sourceset_devices_changed(struct source_set *s)
+{
+	/* The hand-over's tick looks at once (sourceset_hwrng.c). */
+	s->next_tick = 0;
+	/* A plugged device (a USB stick's tty) may have come: its reader
+	 * looks at once. */
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader &&
+		    (s->slots[i].cfg.driver->flags & SOURCE_F_PLUGGED))
+			reader_device_changed(s->slots[i].reader);
 }
 
 void sourceset_discard(struct source_set *s)
@@ -429,6 +465,17 @@ static int can_open_device(const struct source_config *cfg, char *why,
 
 	if (!(cfg->driver->flags & SOURCE_F_DEVICE) || !dev || dev[0] != '/')
 		return 0;
+	/* A plugged stick is not opened: an open would raise its DTR,
+	 * and its reader may hold it; its permissions say enough. */
+	if (cfg->driver->flags & SOURCE_F_PLUGGED) {
+		int e;
+
+		if (access(dev, R_OK | W_OK) == 0)
+			return 0;
+		e = errno;
+		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		return -e;
+	}
 	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

@@ -37,7 +37,7 @@ bool sourceset_reads_hw_random(const struct source_config *cfg)
  * for it by default (the virtio source is the same device's other door:
  * two readers would split it).
  */
-static bool hw_random_later(const struct source_config *cfg)
+static bool default_node_missing(const struct source_config *cfg)
 {
 	const char *dev = source_config_device(cfg);
 	struct stat st;
@@ -46,6 +46,27 @@ static bool hw_random_later(const struct source_config *cfg)
 	       cfg->driver->default_device &&
 	       strcmp(dev, cfg->driver->default_device) == 0 &&
 	       stat(dev, &st) < 0 && errno == ENOENT;
+}
+
+/*
+ * The node is missing, yet the kernel's hw_random class is there: rng_core
+ * made /dev/hwrng in the kernel's devtmpfs as it loaded, so this /dev is
+ * another one (a container's), where the node will not appear.
+ */
+bool sourceset_hw_random_elsewhere(const struct source_set *s,
+				   const struct source_config *cfg)
+{
+	struct stat st;
+
+	return default_node_missing(cfg) && s->p.sysfs_dir &&
+	       s->p.sysfs_dir[0] && stat(s->p.sysfs_dir, &st) == 0;
+}
+
+static bool hw_random_later(const struct source_set *s,
+			    const struct source_config *cfg)
+{
+	return default_node_missing(cfg) &&
+	       !sourceset_hw_random_elsewhere(s, cfg);
 }
 
 /*
@@ -145,7 +166,7 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 	int r;
 
 	if (!s->p.gate_hwrng ||
-	    !(sourceset_reads_hw_random(&sl->cfg) || hw_random_later(&sl->cfg)))
+	    !(sourceset_reads_hw_random(&sl->cfg) || hw_random_later(s, &sl->cfg)))
 		return;
 	sl->gated = true;
 	if (hwrng_gate_waiting(&s->gate)) {
@@ -264,11 +285,6 @@ double sourceset_tick(struct source_set *s, double now, bool told)
 	return told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
 }
 
-void sourceset_devices_changed(struct source_set *s)
-{
-	s->next_tick = 0;
-}
-
 void sourceset_release_gate(struct source_set *s)
 {
 	bool failed = false, any = false;
@@ -311,9 +327,13 @@ bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 		return false;
 	if (s->p.wait_for_source)
 		return true;
+	/* A plugged device is followed: found when it is plugged in. */
+	if ((cfg->driver->flags & SOURCE_F_PLUGGED) &&
+	    source_open_error_is_absent(err))
+		return true;
 	return s->p.gate_hwrng && (err == -ENODEV || err == -ENOENT) &&
 	       strcmp(cfg->driver->name, "hwrng") == 0 &&
-	       (sourceset_reads_hw_random(cfg) || hw_random_later(cfg));
+	       (sourceset_reads_hw_random(cfg) || hw_random_later(s, cfg));
 }
 
 /*

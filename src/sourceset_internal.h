@@ -65,6 +65,11 @@ void sourceset_describe_kernel(struct source_set *s);
 void sourceset_take_gate(struct source_set *s, struct slot *sl);
 /* The readers stopped: give the hand-over back. */
 void sourceset_release_gate(struct source_set *s);
+/* The hwrng source's /dev/hwrng is missing from this /dev while the
+ * kernel has its hw_random class: a container's /dev, where it will not
+ * appear (so nothing waits for it). */
+bool sourceset_hw_random_elsewhere(const struct source_set *s,
+				   const struct source_config *cfg);
 /* Is an unusable source kept, its reader looking for it? */
 bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 			 int err);

@@ -173,6 +173,13 @@ DOUBLE(stuck, d_open, stuck_read);
 DOUBLE(eof, d_open, eof_read, .finite = eof_finite);
 DOUBLE(absent, absent_open, good_read);
 DOUBLE(deaf, d_open, deaf_read);
+/* A USB stick: opened by its reader, followed when it comes and goes. */
+static const struct source_driver plugged = {
+	.name = "plugged", .description = "test double",
+	.default_credit = 0, .sample_bits = 8, .min_entropy = 6.0,
+	.flags = SOURCE_F_DEVICE | SOURCE_F_PLUGGED, .default_device = DEVICE,
+	.open = absent_open, .read = good_read, .close = d_close,
+};
 
 static void reset_ctl(void)
 {
@@ -688,6 +695,77 @@ START_TEST(test_absent_rechecked_each_second)
 }
 END_TEST
 
+/*
+ * A uevent (reader_device_changed()) makes a reader that waits for its
+ * device look at once: with the clock's look 30 s away, the device is
+ * found long before it.  Fails on the code before (only the clock).
+ */
+START_TEST(test_absent_found_on_uevent)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader *r = NULL;
+	double t0, waited;
+
+	reset_ctl();
+	params_for(&p, &absent, 30.0, -1);
+	p.absent_recheck_s = 30.0;
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(wait_count(&ctl.open_attempts, 1));
+	ASSERT_STATE(r, READER_BACKOFF);
+	t0 = td_now();
+	atomic_store(&ctl.present, true);
+	reader_device_changed(r);
+	ck_assert(take_one(r, block));
+	waited = td_now() - t0;
+	ck_assert_msg(waited < 20.0, "found after %.1f s", waited);
+	reader_stop(r);
+}
+END_TEST
+
+/*
+ * A plugged device whose read finds it gone (-ENODEV: unplugged) is
+ * looked for as one that is not there: at the next uevent, not after the
+ * 30 s back-off; when it is back it is opened and tested from the start.
+ * Fails on the code before (the back-off, which no uevent cuts short).
+ */
+START_TEST(test_plugged_gone_looked_for)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader_stats st;
+	struct reader *r = NULL;
+	double t0, waited;
+
+	reset_ctl();
+	atomic_store(&ctl.present, true);
+	params_for(&p, &plugged, 30.0, -1);
+	p.absent_recheck_s = 30.0;
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(take_one(r, block));
+	/* Unplugged: the read says so, the path is gone. */
+	atomic_store(&ctl.present, false);
+	atomic_store(&ctl.read_error, -ENODEV);
+	reader_request_block(r);
+	ck_assert(wait_count(&ctl.closes, 1));
+	ASSERT_STATE(r, READER_BACKOFF);
+	reader_get_stats(r, &st);
+	ck_assert_msg(strstr(st.reason, "No such device"), "reason: %s",
+		      st.reason);
+	/* Plugged in again. */
+	t0 = td_now();
+	atomic_store(&ctl.present, true);
+	reader_device_changed(r);
+	ck_assert(wait_count(&ctl.opens, 2));
+	waited = td_now() - t0;
+	ck_assert_msg(waited < 20.0, "back after %.1f s", waited);
+	ck_assert(take_one(r, block));
+	reader_get_stats(r, &st);
+	ck_assert_uint_ge(st.errors, 1);
+	reader_stop(r);
+}
+END_TEST
+
 int main(void)
 {
 	if (reader_setup_signals() < 0)
@@ -703,5 +781,7 @@ int main(void)
 			 test_disabled_retests_same_source, test_opened_is_used,
 			 test_opened_disabled_not_reopened,
 			 test_reopen_refused_says_user,
-			 test_absent_rechecked_each_second)));
+			 test_absent_rechecked_each_second,
+			 test_absent_found_on_uevent,
+			 test_plugged_gone_looked_for)));
 }

@@ -47,6 +47,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
+TTYRNG=tests/helper_ttyrng
 FAKEP11=tests/fakep11.so
 . tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
@@ -64,7 +65,7 @@ fi
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 # Every row is measured through the LD_PRELOAD shim (not under ASan).
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$FAKEP11"; do
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$TTYRNG" "$FAKEP11"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
@@ -108,7 +109,7 @@ bg() { # run a command in the background, remember its PID
 # daemon DIR BINARY SOURCE [ARGS...]: start it with the common options,
 # under the shim (env execs the daemon: $! is the daemon's PID).
 daemon() {
-	local dir=$1 bin=$2 src=$3 credit=1024
+	local dir=$1 bin=$2 src=$3 credit=${CASE_CREDIT:-1024}
 	shift 3
 	[ "$src" = file ] && credit=$FILE_CREDIT
 	date +%s.%N >"$dir/start"
@@ -244,6 +245,26 @@ fifo_eof_case() {
 	finish "$dir" $RUN_S
 }
 
+# serial_case NAME PROFILE [STICK-ARGS...]: the real daemon on a stick
+# that helper_ttyrng plays on a pty, at the profile's cap (1024 x H / 8:
+# 768 for onerng's H = 6, 512 for truerng's H = 4).
+serial_case() {
+	local dir=$tmp/$1 profile=$2 credit=768
+	shift 2
+	[ "$profile" = truerng ] && credit=512
+	bg "$TTYRNG" "$dir/tty" "$profile" log="$dir/emu.log" "$@" >"$dir/emu.out"
+	for _ in $(seq 100); do [ -L "$dir/tty" ] && break; sleep 0.05; done
+	CASE_CREDIT=$credit daemon "$dir" "$RNGFEED" serial \
+		-O serial:device="$dir/tty" -O serial:profile="$profile"
+	finish "$dir" "${SERIAL_RUN_S:-$RUN_S}"
+}
+
+# Unplugged in the daemon's third block (a pty holds 20,480 bytes it has
+# not read yet: 27,000 sent is 6,520 read), back 2 s later: 5 s longer.
+serial_vanish_case() {
+	SERIAL_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') serial_case "$@"
+}
+
 # p11_case NAME [FLAG]: the real daemon on tests/fakep11.so, told FLAG
 # (a file in its FAKEP11_DIR: stuck = constant bytes).
 p11_case() {
@@ -300,6 +321,7 @@ CASES=(
 	"dev_eio|I/O: EIO after 12345 bytes|fake_case dev_eio fakedev fault=eio after=12345"
 	"dev_eof|I/O: EOF after 12345 bytes|fake_case dev_eof fakedev fault=eof after=12345"
 	"dev_vanish|I/O: ENODEV after 5000 bytes, gone 2 s|fake_vanish_case dev_vanish fakedev fault=vanish after=5000 down=2"
+	"dev_hang|I/O: a read that never returns, after 12345 bytes|fake_case dev_hang hang1 after=12345"
 	"fifo_eof|I/O: FIFO writer closes, returns|fifo_eof_case fifo_eof returns"
 	"fifo_eof_ever|I/O: FIFO writer closes for good|fifo_eof_case fifo_eof_ever never"
 	"fifo_vanish|I/O: FIFO removed, recreated|fifo_vanish_case fifo_vanish"
@@ -314,6 +336,10 @@ CASES=(
 	"tpm_long|TPM: 8 bytes more than the header|tpm_case tpm_long long"
 	"tpm_stray|TPM: 8 stray bytes between answers|tpm_case tpm_stray stray"
 	"tpm_good|control: a good TPM|tpm_case tpm_good good"
+	"ser_stuck|serial: a stuck stick (OneRNG, constant 0xa5)|serial_case ser_stuck onerng stuck=a5"
+	"ser_whitened|serial: a whitened stream taken for raw (TrueRNG v3 knocked as a Pro)|serial_case ser_whitened truerng model=v3"
+	"ser_liar|serial: a OneRNG that keeps its whitener on (cmd1 ignored)|serial_case ser_liar onerng whiten"
+	"ser_vanish|serial: unplugged mid-read, back 2 s later|serial_vanish_case ser_vanish onerng vanish=27000 back=2"
 	"p11_stuck|PKCS#11: C_GenerateRandom returns constant bytes|p11_case p11_stuck stuck"
 	"p11_removed|PKCS#11: token removed mid-run, put back|p11_removed_case p11_removed"
 )
@@ -371,8 +397,10 @@ check_case() {
 	row_fail=
 	case $name in
 	cpu_* ) src=fakecpu ;;
+	dev_hang ) src=hang1 ;;
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
+	ser_* ) src=serial ;;
 	p11_* ) src=pkcs11 ;;
 	* ) src="file" ;;
 	esac
@@ -428,6 +456,10 @@ check_case() {
 		credit_rule=passed retry_rule=error ;;
 	dev_vanish) want_log="read failed: No such device"
 		credit_rule=passed retry_rule=error ;;
+	dev_hang) # Seen at the stop, which leaves its thread behind (and
+		# takes nothing it holds).
+		want_log="$src: its reader thread did not stop within [0-9]+ ms.*left behind"
+		credit_rule=passed retry_rule=quiet ;;
 	fifo_eof) want_log="$src: end of input after 1000 bytes of a block"
 		credit_rule=passed retry_rule=error ;;
 	fifo_eof_ever) want_log="$src: end of input after 1000 bytes of a block"
@@ -452,6 +484,14 @@ check_case() {
 		credit_rule=zero retry_rule=error ;;
 	tpm_long) want_log="read failed: Protocol error.*size field says 76 bytes, 84 received"
 		credit_rule=zero retry_rule=error ;;
+	ser_stuck) want_log="$src: block failed [A-Za-z].*discarded"
+		credit_rule=zero retry_rule=disable ;;
+	ser_whitened) want_log="read failed: .*out of sequence: not the raw binary mode"
+		credit_rule=zero retry_rule=error ;;
+	ser_liar) want_log="$src: opened .*Version"
+		credit_rule=passed retry_rule=quiet ;;
+	ser_vanish) want_log="read failed: the device went away"
+		credit_rule=passed retry_rule=gone ;;
 	p11_stuck) want_log="$src: block failed [A-Za-z].*discarded"
 		credit_rule=zero retry_rule=disable ;;
 	p11_removed) want_log="read failed: C_GenerateRandom: CKR_DEVICE_REMOVED"
@@ -531,6 +571,11 @@ check_case() {
 	once)
 		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
 		grep -q "$src: .*retrying in" "$dir/log" || problem "no 'retrying' line" ;;
+	gone) # A plugged device looked for at once, not after a back-off.
+		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
+		grep -q "$src: .*looking for it again every" "$dir/log" ||
+			problem "no 'looking for it again' line"
+		[ "$opens" -ge 2 ] || problem "not opened again ($opens opens)" ;;
 	quiet)
 		[ "${failed:-1}" -eq 0 ] && [ "${errors:-1}" -eq 0 ] &&
 			[ "${disables:-1}" -eq 0 ] ||
@@ -568,6 +613,21 @@ check_case() {
 	dev_short | dev_eintr | dev_eagain)
 		detected="(not a fault: retried in source_read)" ;;
 	tpm_good) detected="(nothing to detect)" ;;
+	ser_*) # Its path, a temporary one, is no part of the row.
+		detected=$(sed -E 's/ \(\/tmp\/[^ ]*\/tty \(.*\)\)//' <<<"$detected") ;;&
+	ser_liar)
+		# The stick said yes to cmd1 and kept whitening: its output
+		# passes every test, so the health tests cannot tell; what it
+		# is credited stays within the profile's ceiling for each
+		# tested block (the shim's bound below), and the estimates.
+		grep -q 'cmd 1 ignored' "$dir/emu.log" ||
+			problem "the stick did not ignore cmd1"
+		detected="(not detectable from the stream: its whitened output passes; credited at most the ceiling per tested block)" ;;
+	ser_vanish)
+		# Back: opened and told again after the return.
+		[ "$(grep -c '^cmd O' "$dir/emu.log")" -ge 2 ] ||
+			problem "not told again after its return"
+		[ "$passed" -ge 2 ] || problem "only $passed blocks passed"
 	p11_removed)
 		# Read again after its return: more blocks passed than were
 		# read before it went.

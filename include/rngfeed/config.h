@@ -66,6 +66,8 @@ struct rngfeed_config {
 	double stats_interval;      /* -t: seconds between rate lines */
 	bool wait_for_source;       /* no usable source at start: keep trying */
 	bool dumpable;              /* allow core dumps and same-user ptrace */
+	bool allow_unlocked_memory; /* DRBG state in swappable memory if
+				     * it cannot be locked */
 	double ready_timeout;       /* READY=1 at the latest this long after
 				     * start, credited or not */
 	/* --egd-server (issue 17): "" = no server */

@@ -26,6 +26,16 @@
 /* Driver flags. */
 #define SOURCE_F_DEVICE    0x1u /* reads a path given by the "device" option */
 #define SOURCE_F_NEEDS_DEVICE 0x2u /* ...and has no default path */
+/*
+ * A plugged device that comes and goes (a USB serial TRNG).  Its open
+ * talks to the device (commands, mode changes, answers that take time),
+ * so the source set never opens it in the main thread: its reader does,
+ * in its own thread.  While it is away (open: ENOENT, ENODEV, ENXIO) the
+ * reader looks for it every second and at each uevent, without
+ * --wait-for-source; a read that finds it gone (-ENODEV) looks for it
+ * again the same way, not after the doubling back-off.
+ */
+#define SOURCE_F_PLUGGED   0x4u
 
 /* Limits of one "key=value" option (-O name:key=value), NUL included. */
 #define SOURCE_OPTION_KEY_LEN 32
@@ -138,6 +148,10 @@ struct source_driver {
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
 	unsigned int (*device_credit)(const struct source_config *cfg);
+	/* optional: the health tests' H per sample for @cfg, when it
+	 * depends on the device or an option (serial: the profile's);
+	 * min_entropy above otherwise. */
+	double (*device_min_entropy)(const struct source_config *cfg);
 	unsigned int (*opened_credit)(void *state,
 				      const struct source_config *cfg);
 	int (*check_option)(const char *key, const char *value, char *err,

@@ -74,8 +74,9 @@ size_t sourceset_reload(struct source_set *s,
  * sourceset_devices_changed() on each.  Seconds until it wants to look
  * again by itself. */
 double sourceset_tick(struct source_set *s, double now, bool told);
-/* A uevent arrived (a driver bound or unbound, perhaps a hw_random one):
- * the next tick looks at once. */
+/* A uevent arrived (a driver bound or unbound, perhaps a hw_random one,
+ * or a USB stick's tty): the next tick looks at once, and so do the
+ * readers of plugged devices that wait for theirs. */
 void sourceset_devices_changed(struct source_set *s);
 
 /* A tested block from the next reader that has one, round robin: true

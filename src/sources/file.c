@@ -41,8 +41,11 @@ struct file_state {
 	bool fresh;   /* a FIFO no writer has written to yet (O_NONBLOCK) */
 	char path[256];
 
-	/* The ledger, for a credited regular file (ledger_dir != NULL). */
+	/* The ledger, for a credited regular file (ledger_dir != NULL):
+	 * its own copy of the path, as a reader left behind at a stop may
+	 * close this after the source set that named it is gone. */
 	const char *ledger_dir;
+	char ledger_path[256];
 	bool resumed;           /* the ledger was consulted (first read) */
 	enum { RESUME_LOOKUP, RESUME_CHECK, RESUME_SKIP } phase;
 	struct file_ledger_mark found; /* the ledger's entry, while resuming */
@@ -154,7 +157,9 @@ static int file_open(const struct source_config *cfg, void **state,
 			free(st);
 			goto fail;
 		}
-		st->ledger_dir = cfg->ledger_dir;
+		snprintf(st->ledger_path, sizeof(st->ledger_path), "%s",
+			 cfg->ledger_dir);
+		st->ledger_dir = st->ledger_path;
 		st->id.dev = (uint64_t)sb.st_dev;
 		st->id.ino = (uint64_t)sb.st_ino;
 	}
