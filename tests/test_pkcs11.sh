@@ -154,7 +154,14 @@ fake_daemon() {
 	echo "$pid" >>"$tmp/pids"
 }
 stop_daemon() { # NAME: SIGTERM, "exit RC S" or "hung" in NAME/stop
-	sigterm_wait "$pid" >"$tmp/$1/stop"
+	# A daemon that ended by itself is a failure of its own (sigterm_wait
+	# is for one still running).
+	if kill -0 "$pid" 2>/dev/null; then
+		sigterm_wait "$pid" >"$tmp/$1/stop"
+	else
+		wait "$pid"
+		echo "ended by itself with status $?" >"$tmp/$1/stop"
+	fi
 	pid=
 }
 main_thread_calls() { # NAME
@@ -249,8 +256,7 @@ else
 		echo "$pid" >>"$tmp/pids"
 		wait_for 120 eval '[ "$(metric "$d/metrics" rngfeed_source_blocks_passed_total pkcs11)" -ge 4 ] 2>/dev/null' ||
 			fail "$(basename "$d"): fewer than 4 blocks passed: $(tail -n 2 "$d/log")"
-		sigterm_wait "$pid" >"$d/stop"
-		pid=
+		stop_daemon "$(basename "$d")"
 	}
 	feed credit_default
 	d=$tmp/credit_default
