@@ -136,14 +136,15 @@ static int write_line(int priority, bool plain, const char *text)
 {
 	char buf[LOG_LINE_MAX + 16];
 	char prefix[16] = "";
-	int n, r;
+	int n;
 
 	if (!plain && log_target.target == LOG_TO_SYSLOG) {
 		syslog(priority, "%s", text);
 		return 0;
 	}
 	if (!plain && log_target.target == LOG_TO_JOURNAL) {
-		r = journal_write(priority, text);
+		int r = journal_write(priority, text);
+
 		if (r != -EOPNOTSUPP)
 			return r;
 		/* No native journal in this build: journald reads the
