@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
+#include "rngfeed/estimate_predict.h"
 
 /* One estimator on one input: the unit of work the threads share. */
 struct task {

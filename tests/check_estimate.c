@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_tuple.h"
 #include "test_doubles.h"
 
 /* xorshift64*: fixed-seed test data. */

@@ -1,18 +1,18 @@
 /* SP 800-90B §6.3.10 LZ78Y over wide samples (more than 1 bit): its
- * dictionary in hash tables.  Binary samples: estimate_bitboard.c. */
+ * dictionary in hash tables.  Binary samples: estimate_6_3_9_10_binary.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_predict.h"
 
 /* ================= dictionaries for MultiMMC and LZ78Y ================= */
 /* Both count, for every context x (the 1..16 samples before position i)
  * and follower y, how often y followed x, and predict x's most frequent
  * follower (ties: larger y).  Binary samples index flat arrays by the
- * context's bits (estimate_bitboard.c); wider ones use these
+ * context's bits (estimate_6_3_9_10_binary.c); wider ones use these
  * open-addressing hash tables keyed by positions in the sample buffer (a
  * key is the substring there, so nothing is copied).  Tables grow by
  * doubling; each holds at most the number of distinct keys seen. */
