@@ -79,9 +79,10 @@ static int long_run(const uint64_t *w, size_t n, size_t limit)
 /* ---- positions whose words tie ----
  * (They share their first `depth` bits.)  The sort leaves them in a run,
  * by position; each run is put in suffix order by comparing on, and their
- * LCP is counted the same way.  Many or deep ties (long runs of equal
- * bits, a repeated block) go to the suffix array instead: TIE_MAX
- * positions per run, TIE_DEPTH bits deep. */
+ * LCP is counted the same way (a group of more than TIE_MAX by a merge
+ * sort, merge_words()).  Deep ties (a run of equal bits longer than
+ * depth - 1 + TIE_MAX, a repeated block) go to the suffix array instead:
+ * TIE_DEPTH bits deep. */
 #define TIE_MAX 64
 #define TIE_DEPTH 4096
 
@@ -162,6 +163,7 @@ struct bits_sort {
 	uint64_t *tmp;		/* room for the largest bucket */
 	size_t large;		/* twice a bucket's mean size */
 	struct tallies ts;
+	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
 };
@@ -215,20 +217,65 @@ static void sort_words(uint64_t *x, size_t m)
 	}
 }
 
-/* A group of m words sharing their top `base` bits, which no counting
- * pass splits further: sorted, ties put in suffix order, and the
- * lcp-intervals below base through the stack.  0 or -EAGAIN. */
-static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+/* Word a before word b in suffix order: by their bits, ties by comparing
+ * on (*deep set past TIE_DEPTH). */
+static inline int word_less(const struct bits_sort *bs, uint64_t a, uint64_t b, int *deep)
+{
+	if ((a ^ b) > bs->pmask)
+		return a < b;
+	return suffix_less(bs->w, bs->n, a & bs->pmask, b & bs->pmask, deep);
+}
+
+/* x[0..m) in suffix order by a bottom-up merge sort through tmp (m
+ * words), for a group too large for insertion sorts: many positions
+ * whose words tie (long runs of equal bits: 8M first-order Markov bits
+ * with P(stay) = 0.8 put a thousand in each of the all-zero and all-one
+ * words).  0, or -EAGAIN when the ties are too deep or, all groups
+ * together, too many: on repetitive bits (the low bytes of real clock
+ * deltas repeat blocks of hundreds of bits) the suffix array is faster
+ * than comparing on word by word. */
+static int merge_words(struct bits_sort *bs, uint64_t *x, size_t m, uint64_t *tmp)
+{
+	uint64_t *from = x, *to = tmp;
+	int deep = 0;
+	/* the passes' comparisons, m per pass, at most */
+	const size_t cost = m * (size_t)(64 - __builtin_clzll((uint64_t)m));
+
+	if (cost > bs->tie_budget)
+		return -EAGAIN;
+	bs->tie_budget -= cost;
+
+	for (size_t width = 1; width < m; width *= 2) {
+		for (size_t lo = 0; lo < m; lo += 2 * width) {
+			const size_t mid = lo + width < m ? lo + width : m;
+			const size_t hi = lo + 2 * width < m ? lo + 2 * width : m;
+			size_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				to[k++] = word_less(bs, from[j], from[i], &deep) ? from[j++] : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+		}
+		if (deep)
+			return -EAGAIN;
+		from = from == x ? tmp : x;
+		to = to == x ? tmp : x;
+	}
+	if (from != x)
+		memcpy(x, from, m * sizeof(*x));
+	return 0;
+}
+
+/* The LCP of neighbours x[r - 1], x[r] in suffix order into lcp[1..m), and
+ * the lcp-intervals below base through the stack st (m + 1 frames).  0 or
+ * -EAGAIN. */
+static int group_intervals(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base,
+			   int32_t *lcp, struct frame *st)
 {
 	const uint64_t pmask = bs->pmask;
-	int rc;
 
-	if (m > TIE_MAX)
-		return -EAGAIN;
-	sort_words(x, m);
-	rc = sort_ties(x, m, pmask, bs->w, bs->n);
-	if (rc < 0)
-		return rc;
 	/* LCP of neighbours: their xor's leading zeros, or counted on past a
 	 * tie; at most the shorter's length. */
 	for (size_t r = 1; r < m; r++) {
@@ -246,10 +293,40 @@ static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned ba
 			if (deep)
 				return -EAGAIN;
 		}
-		bs->lcp[r] = (int32_t)(l < lim ? l : lim);
+		lcp[r] = (int32_t)(l < lim ? l : lim);
 	}
-	lcp_intervals(bs->lcp, m, (int32_t)base, bs->st, &bs->ts);
+	lcp_intervals(lcp, m, (int32_t)base, st, &bs->ts);
 	return 0;
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further: sorted, ties put in suffix order, and the
+ * lcp-intervals below base through the stack.  0, -EAGAIN or -ENOMEM. */
+static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	uint64_t *tmp;
+	int32_t *lcp;
+	struct frame *st;
+	int rc;
+
+	if (m <= TIE_MAX) {
+		sort_words(x, m);
+		rc = sort_ties(x, m, bs->pmask, bs->w, bs->n);
+		return rc < 0 ? rc : group_intervals(bs, x, m, base, bs->lcp, bs->st);
+	}
+	tmp = malloc(m * sizeof(*tmp));
+	lcp = malloc(m * sizeof(*lcp));
+	st = malloc((m + 1) * sizeof(*st));
+	rc = -ENOMEM;
+	if (tmp && lcp && st) {
+		rc = merge_words(bs, x, m, tmp);
+		if (rc == 0)
+			rc = group_intervals(bs, x, m, base, lcp, st);
+	}
+	free(tmp);
+	free(lcp);
+	free(st);
+	return rc;
 }
 
 /* The LCP of the main-set words a and b: their xor's leading zeros, or
@@ -616,6 +693,7 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
 	struct bits_sort bs = {
 		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
+		.tie_budget = n / 16,
 	};
 	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
 	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));

@@ -275,7 +275,9 @@ END_TEST
  * array gives, on random bits, on bits with long repeats (v >= 64), on
  * biased ones, on a 100-bit block repeated ten times (runs of ten positions
  * that share 64 bits, ordered past them) and on runs of 100 equal bits
- * (37 positions that share 64 bits) and one of 400 (the fallback). */
+ * (37 positions that share 64 bits) and one of 400 (the fallback), and on
+ * 200 runs of 48 zeros (600 positions whose words tie: more than an
+ * insertion sort takes, merged). */
 START_TEST(test_tuple_bits_sort_matches_suffix_array)
 {
 	enum { N = 200000 };
@@ -292,6 +294,8 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 			s[i] = (rnd() & 7) == 0;
 		else if (_i == 3)
 			s[i] = i >= 20000 && i % 20000 < 100 ? s[i % 20000 + 100] : rnd() & 1;
+		else if (_i == 6)
+			s[i] = i % 1000 < 48 ? 0 : rnd() & 1;
 		else
 			s[i] = (i >= 50000 && i < 50100) || (_i == 5 && i > 150000 && i < 150400) ? 1 : rnd() & 1;
 	}
@@ -487,7 +491,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_lag_matches_reference, 0, 5);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
-	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 6);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 7);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);
