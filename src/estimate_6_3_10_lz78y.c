@@ -50,14 +50,25 @@ static int htab_init(struct htab *t, size_t cap)
 	return 0;
 }
 
-/* The keys are 1 to 17 samples: compared here, not by a call to memcmp(). */
+/* The keys are 1 to 17 samples: compared here, not by a call to memcmp(),
+ * eight at a time from 8 on (the last eight overlapping the others). */
 static inline int same_str(const uint8_t *a, const uint8_t *b, unsigned len)
 {
-	unsigned diff = 0;
+	uint64_t x, y, diff = 0;
 
-	for (unsigned k = 0; k < len; k++)
-		diff |= a[k] ^ b[k];
-	return diff == 0;
+	if (len < 8) {
+		for (unsigned k = 0; k < len; k++)
+			diff |= (uint64_t)(a[k] ^ b[k]);
+		return diff == 0;
+	}
+	for (unsigned k = 0; k + 8 <= len; k += 8) {
+		memcpy(&x, a + k, 8);
+		memcpy(&y, b + k, 8);
+		diff |= x ^ y;
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return (diff | (x ^ y)) == 0;
 }
 
 /* Where the key of hash h starts looking: from the high bits of a
@@ -346,11 +357,14 @@ static int lz78y_full_step(struct dict *d, size_t fill_i, unsigned fill_j,
 	/* The filling step's contexts end where it was: the current one
 	 * repeats those of the lengths up to where the two first differ
 	 * (looking back from their ends), none longer. */
-	for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= LZ_B; j++) {
-		if (memcmp(d->s + fill_i - j, d->s + d->i - j, j) != 0)
-			break;
-		if (dict_find(d, j, &y[j], &cnt[j]))
-			present |= 1u << j;
+	{
+		unsigned same = 0;	/* samples the two contexts share */
+
+		while (same < LZ_B && d->s[fill_i - 1 - same] == d->s[d->i - 1 - same])
+			same++;
+		for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= same; j++)
+			if (dict_find(d, j, &y[j], &cnt[j]))
+				present |= 1u << j;
 	}
 	for (unsigned j = LZ_B; j >= 1; j--) {
 		int rc;
