@@ -254,6 +254,20 @@ static void mask_samples(const uint8_t *s, size_t n, unsigned mask, uint8_t *out
 		out[i] = s[i] & mask;
 }
 
+unsigned est_alphabet(const uint8_t *s, size_t n, unsigned bits)
+{
+	unsigned seen[256] = { 0 }, k = 0, mask = (1u << bits) - 1;
+
+	if (bits == 1)
+		seen_bits(s, n, seen);
+	else
+		for (size_t i = 0; i < n; i++)
+			seen[s[i] & mask] = 1;
+	for (unsigned v = 0; v <= mask; v++)
+		k += seen[v];
+	return k;
+}
+
 unsigned est_translate(const uint8_t *s, size_t n, unsigned bits, uint8_t *out)
 {
 	uint8_t rank[256];
