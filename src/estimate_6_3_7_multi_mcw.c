@@ -235,6 +235,9 @@ static void mcw_binary(const uint8_t *s, size_t n, struct est_result *r)
 int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
 	uint32_t cnt[MCW_N][256], last[MCW_N][256], best[MCW_N];
+	/* how many symbols have each count (a count is at most the window) */
+	_Static_assert(4095 <= UINT16_MAX, "window counts");
+	uint16_t have[MCW_N][4096];
 	uint8_t freq[MCW_N] = { 0 };
 	uint64_t score[MCW_N] = { 0 };
 	struct tally t = { 0, 0, 0 };
@@ -252,12 +255,17 @@ int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 	memset(cnt, 0, sizeof(cnt));
 	memset(last, 0, sizeof(last));
 	memset(best, 0, sizeof(best));
+	memset(have, 0, sizeof(have));
+	for (unsigned j = 0; j < MCW_N; j++)
+		have[j][0] = 256;
 	/* Window j holds s[i - w_j .. i - 1]; fill each with its first w_j. */
 	for (unsigned j = 0; j < MCW_N; j++) {
 		for (uint32_t i = 0; i < mcw_w[j]; i++) {
 			uint8_t v = s[i];
 
 			last[j][v] = i;
+			have[j][cnt[j][v]]--;
+			have[j][cnt[j][v] + 1]++;
 			if (++cnt[j][v] >= best[j]) {
 				best[j] = cnt[j][v];
 				freq[j] = v;
@@ -277,14 +285,27 @@ int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 			if (i < mcw_w[j])
 				continue;
 			old = s[i - mcw_w[j]];
-			cnt[j][old]--;
-			cnt[j][v]++;
+			have[j][cnt[j][old]]--;
+			have[j][--cnt[j][old]]++;
+			have[j][cnt[j][v]]--;
+			have[j][++cnt[j][v]]++;
 			last[j][v] = (uint32_t)i;
-			if (old != freq[j]) {
+			if (old != freq[j] || cnt[j][v] >= best[j]) {
+				/* v, the most recent, reached the top */
 				if (cnt[j][v] >= best[j]) {
 					best[j] = cnt[j][v];
 					freq[j] = v;
 				}
+			} else if (cnt[j][v] == best[j] - 1 && !have[j][best[j]]) {
+				/* the most common value lost one and no other
+				 * has its count: v, the most recent, ties it */
+				best[j]--;
+				freq[j] = v;
+			} else if (have[j][best[j] - 1] == 1 && !have[j][best[j]]) {
+				/* it lost one and is still alone on top (the
+				 * common case where one value dominates: no
+				 * scan) */
+				best[j]--;
 			} else {
 				/* The most common value lost one: find the new
 				 * one (highest count, then most recent). */
