@@ -50,27 +50,6 @@ static int htab_init(struct htab *t, size_t cap)
 	return 0;
 }
 
-/* The keys are 1 to 17 samples: compared here, not by a call to memcmp(),
- * eight at a time from 8 on (the last eight overlapping the others). */
-static inline int same_str(const uint8_t *a, const uint8_t *b, unsigned len)
-{
-	uint64_t x, y, diff = 0;
-
-	if (len < 8) {
-		for (unsigned k = 0; k < len; k++)
-			diff |= (uint64_t)(a[k] ^ b[k]);
-		return diff == 0;
-	}
-	for (unsigned k = 0; k + 8 <= len; k += 8) {
-		memcpy(&x, a + k, 8);
-		memcpy(&y, b + k, 8);
-		diff |= x ^ y;
-	}
-	memcpy(&x, a + len - 8, 8);
-	memcpy(&y, b + len - 8, 8);
-	return (diff | (x ^ y)) == 0;
-}
-
 /* Where the key of hash h starts looking: from the high bits of a
  * multiplication (hmix's low bits depend on the low bits of the samples
  * only). */
@@ -89,7 +68,7 @@ static size_t htab_find(const struct htab *t, const uint8_t *s,
 
 		if (e->hash == 0)
 			return at;
-		if (e->hash == h && same_str(s + e->pos, s + pos, len))
+		if (e->hash == h && same_samples(s + e->pos, s + pos, len))
 			return at;
 	}
 }

@@ -88,7 +88,7 @@ static size_t stab_find(const struct stab *t, const uint8_t *s, uint32_t pos,
 
 		if (e->tag == 0)
 			return at;
-		if ((e->tag & ~0xffu) == key && memcmp(s + e->pos, s + pos, len) == 0)
+		if ((e->tag & ~0xffu) == key && same_samples(s + e->pos, s + pos, len))
 			return at;
 	}
 }
