@@ -26,7 +26,8 @@
 # ea_non_iid: EA_NON_IID, or ea_non_iid on PATH, or one built in
 # $BENCH_WORK/oracle (usnistgov/SP800-90B_EntropyAssessment's cpp/, outside
 # the tree).  Without it the part prints why and measures only ours.
-# BENCH_SMOKE: 100,000 samples, one run.
+# BENCH_SMOKE: 100,000 samples, one run.  BENCH_KINDS="clock quarter ...":
+# only these kinds (NIST's tool takes minutes a kind on a loaded machine).
 set -uo pipefail
 BENCH_DIR=${BENCH_DIR:-$(cd "$(dirname "$0")" && pwd)}
 # shellcheck source=bench/lib.sh
@@ -85,6 +86,7 @@ KINDS=("uniform 8 uniform bytes" "jitter 8 timing-jitter low bytes" "markov 8 fi
 failed=0
 for entry in "${KINDS[@]}"; do
 	read -r kind bits label <<<"$entry"
+	[ -n "${BENCH_KINDS:-}" ] && [[ " $BENCH_KINDS " != *" $kind "* ]] && continue
 	if ! make_kind "$kind"; then
 		note "assess: cannot make $kind samples (make tests/helper_streams tests/helper_estimate_gen bench/assess_data)"
 		continue
