@@ -11,6 +11,8 @@ SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 
 # The options file every init reads (RNGFEED_OPTIONS, RNGFEED_INITRAMFS):
 # /etc/default/rngfeed on Debian, /etc/sysconfig/rngfeed in the RPM.
 ENVFILE     ?= $(SYSCONFDIR)/default/rngfeed
+# Where udev reads rules shipped with a package (the USB serial sticks' names).
+UDEVRULESDIR ?= $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null || echo /lib/udev)/rules.d
 
 CC          ?= cc
 PKG_CONFIG  ?= pkg-config
@@ -136,20 +138,33 @@ soak: rngfeed
 bench/shim.so: bench/shim.c
 	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-# make liveness (issue 24): every call site of a call that can wait that the
-# main thread reaches (start-up, steady state, SIGHUP, stop; the kernel
-# output, --stdout and the EGD server) made to block, to fail with EINTR,
-# EAGAIN and EIO, and hit by SIGHUP/SIGUSR1/SIGTERM at each start-up step;
+# make liveness (issues 24, 33): the daemon in eight configurations (the
+# kernel output, --stdout, the EGD server on a unix socket and over TCP,
+# -t, stderr a pipe, detached with -D and -p, the hwrng source on a
+# fixture hw_random directory); every distinct call site of a call that
+# can wait that its main thread reaches meets a peer that never gets
+# ready; peers stop for real (stdout, stderr, EGD clients, the PID file's
+# keeper, syslog, the configuration file a FIFO, a stuck source); the
+# errors each call can return, at each site; signals during start-up.
 # SIGTERM must stop the daemon within 1 s every time.  tests/liveness/run.sh
-# says how; about 5 minutes.  Ends with "liveness: N sites blocked, N
-# stopped within 1 s".  Needs root.
-.PHONY: liveness
+# says how; about 4 minutes, LIVENESS_JOBS (3) cases at a time.  Ends with
+# "liveness: N distinct sites blocked (...), M stopped within 1 s".  Needs
+# root.  make liveness-regressions (not in CI, a build each): every
+# regression in tests/liveness/regressions/ makes its part of it fail.
+.PHONY: liveness liveness-regressions
 build/liveness/interpose.so: tests/liveness/interpose.c
 	@mkdir -p $(dir $@)
 	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
-liveness: rngfeed build/liveness/interpose.so tests/helper_egd_client
+build/liveness/supervisor: tests/liveness/supervisor.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -O2 -g $(WARN) -o $@ $<
+
+liveness: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
 	RNGFEED=./rngfeed tests/liveness/run.sh
+
+liveness-regressions: rngfeed build/liveness/interpose.so build/liveness/supervisor tests/helper_egd_client
+	RNGFEED=./rngfeed tests/liveness/regressions.sh
 
 # make bench: every stage against its ceiling and the daemon against its
 # peers (installed with apt-get if missing), one Markdown table, also
@@ -220,6 +235,14 @@ vm-test-hotplug: rngfeed
 vm-test-hotplug-smoke: rngfeed
 	RNGFEED=./rngfeed VM_SMOKE=1 tests/vm/hotplug-boot.sh
 
+# A USB serial TRNG stick plugged into a running guest (tests/vm/usb-boot.sh):
+# QEMU's usb-serial on an xHCI bus, backed by tests/helper_ttyrng speaking
+# the OneRNG protocol, plugged, unplugged and plugged back through the
+# monitor, then a stuck one. Not in CI (a few minutes).
+.PHONY: vm-test-usb
+vm-test-usb: rngfeed tests/helper_ttyrng
+	RNGFEED=./rngfeed tests/vm/usb-boot.sh
+
 # Debian 12 packages, for a newcomer on a fresh machine: make deps what
 # builds and runs rngfeed; make test-deps adds what make check and the
 # gates (sanitize, analyze, valgrind, fuzz) use.
@@ -272,6 +295,7 @@ install: $(INSTALL_BIN)
 	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
 	    systemd/rngfeed.service >build/install/rngfeed.service
 	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	install -D -m 0644 udev/60-rngfeed.rules $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf"; \
@@ -282,12 +306,13 @@ install: $(INSTALL_BIN)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/rngfeed $(DESTDIR)$(MANDIR)/man8/rngfeed.8 \
 	      $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5 \
-	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service \
+	      $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 
 # ---- the initramfs: initramfs-tools hook and boot scripts, dracut module ----
 # Installed always; they put rngfeed into the initramfs only when
-# /etc/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no", kept when
-# the administrator edited it).  Where initramfs-tools and dracut look for
+# $(SYSCONFDIR)/default/rngfeed says RNGFEED_INITRAMFS=yes (shipped "no",
+# kept when the administrator edited it), and read it there.  Where initramfs-tools and dracut look for
 # them, whatever PREFIX is; the scripts name the binary at $(SBINDIR).
 INITRAMFSTOOLSDIR ?= /usr/share/initramfs-tools
 DRACUTMODULESDIR  ?= /usr/lib/dracut/modules.d
@@ -320,10 +345,12 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
+	@mkdir -p build/install
+	$(INITRAMFS_SUBST) initramfs/default >build/install/default.rngfeed
 	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
 		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 initramfs/default $(DESTDIR)$(ENVFILE); \
+		install -D -m 0644 build/install/default.rngfeed $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs

@@ -134,7 +134,7 @@ done
 # ---- the rows ----------------------------------------------------------------
 skip="skipped (smoke)"
 o=$(med rf-rdseed 1)
-row 6 "rdseed: exec → first credited RNDADDENTROPY (of which exec → constructor)" \
+row 6 "rdseed (-O rdseed:force=yes): exec → first credited RNDADDENTROPY (of which exec → constructor)" \
 	"$(ms "$o") ($(ms "$(med rf-rdseed 2)"))" \
 	"$([ -n "$SMOKE" ] && echo "$skip" || echo "n/a: rngd 5 uses RDSEED only when CPUID advertises it; this VM's CPUID hides it")" "" \
 	"≤ 10 ms: $(awk -v o="$o" 'BEGIN { print (o <= 10 ? "met" : "MISSED") }')"

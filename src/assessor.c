@@ -25,9 +25,10 @@ struct assessor {
 
 	/* Set once by assessor_free(), without the lock (see there). */
 	atomic_bool stop;
-	/* A reset asked for while the lock was busy: applied by whoever
-	 * takes the lock next; meanwhile there is no result. */
-	atomic_bool reset_pending;
+	/* A reset (the same source restarts) or a forget (another source)
+	 * asked for while the lock was busy: applied by whoever takes the
+	 * lock next; after a forget there is no result meanwhile. */
+	atomic_bool reset_pending, forget_pending;
 
 	pthread_mutex_t lock;   /* guards everything below */
 	pthread_cond_t cond;    /* a block, a reset, the stop */
@@ -36,7 +37,8 @@ struct assessor {
 	unsigned ring_blocks, next, held;
 	unsigned fresh;         /* blocks added since the last snapshot */
 	unsigned last_held;     /* blocks the last assessment saw */
-	uint64_t generation;    /* bumped by a reset */
+	uint64_t generation;    /* bumped by a forget */
+	uint64_t restarts;      /* bumped by a reset */
 	double not_before;      /* CLOCK_MONOTONIC: the budget's next one */
 	struct assessor_result res;
 };
@@ -64,23 +66,28 @@ unsigned assessor_credit(double h, unsigned sample_bits, uint64_t samples,
 }
 
 unsigned assessor_limit(const struct online_estimate_result *quick,
-			const struct assessor_result *full,
+			const struct assessor_result *full, bool claimed,
 			enum estimate_in_force *which)
 {
 	if (quick->estimates == 0 && quick->credit == ONLINE_NO_LIMIT) {
 		*which = IN_FORCE_NONE;
 		return 0;
 	}
-	if (full->assessments == 0 && full->error == 0) {
-		*which = IN_FORCE_QUICK_SHARE;
-		return quick->credit / ASSESSOR_QUICK_DIVISOR;
+	if (full->error != 0) {
+		/* No assessment: no credit until one succeeds. */
+		*which = IN_FORCE_FULL;
+		return 0;
 	}
-	if (quick->credit < full->credit) {
+	if (full->learned.samples == 0) {
+		*which = claimed ? IN_FORCE_FULL_PENDING : IN_FORCE_QUICK_SHARE;
+		return claimed ? 0 : quick->credit / ASSESSOR_QUICK_DIVISOR;
+	}
+	if (quick->credit < full->learned.credit) {
 		*which = IN_FORCE_QUICK;
 		return quick->credit;
 	}
 	*which = IN_FORCE_FULL;
-	return full->credit;
+	return full->learned.credit;
 }
 
 const char *estimate_in_force_name(enum estimate_in_force which)
@@ -88,6 +95,7 @@ const char *estimate_in_force_name(enum estimate_in_force which)
 	static const char *const names[] = {
 		[IN_FORCE_NONE] = "none", [IN_FORCE_QUICK_SHARE] = "quick/4",
 		[IN_FORCE_QUICK] = "quick", [IN_FORCE_FULL] = "full",
+		[IN_FORCE_FULL_PENDING] = "full pending",
 	};
 
 	return (unsigned)which < sizeof(names) / sizeof(names[0]) ? names[which] : "?";
@@ -104,20 +112,61 @@ static void release(struct assessor *a)
 	free(a);
 }
 
+static const struct assessor_learned nothing_learned = {
+	.h = -1.0, .credit = ONLINE_NO_LIMIT,
+};
+
 static void clear_result(struct assessor *a)
 {
-	a->res = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	a->res = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT,
+					   .learned = nothing_learned };
 }
 
-/* Under the lock: an empty window and no result. */
+/* Under the lock: the same source restarts: an empty window; what was
+ * learned stays, and so does the budget's next time. */
 static void apply_reset(struct assessor *a)
 {
 	explicit_bzero(a->ring, (size_t)a->ring_blocks * MONITOR_BLOCK_BYTES);
 	a->next = a->held = a->fresh = a->last_held = 0;
+	a->restarts++;
+	atomic_store(&a->reset_pending, false);
+}
+
+/* Under the lock: another source: nothing kept, a running one void. */
+static void apply_forget(struct assessor *a)
+{
+	apply_reset(a);
 	a->generation++;
 	a->not_before = 0.0;
 	clear_result(a);
-	atomic_store(&a->reset_pending, false);
+	atomic_store(&a->forget_pending, false);
+}
+
+static void apply_pending(struct assessor *a)
+{
+	if (atomic_load(&a->forget_pending))
+		apply_forget(a);
+	else if (atomic_load(&a->reset_pending))
+		apply_reset(a);
+}
+
+static uint64_t held_samples(const struct assessor *a)
+{
+	return (uint64_t)a->held * MONITOR_BLOCK_BYTES * (a->p.sample_bits == 1 ? 8 : 1);
+}
+
+/* Under the lock: with p.grow, the window holds four times the samples of
+ * the largest assessment so far (or is full), and that one did not cover
+ * a whole window. */
+static bool growth_due(const struct assessor *a)
+{
+	const uint64_t largest = a->res.learned.samples;
+	const uint64_t ring = (uint64_t)a->ring_blocks * MONITOR_BLOCK_BYTES *
+			      (a->p.sample_bits == 1 ? 8 : 1);
+	const uint64_t want = 4 * largest < ring ? 4 * largest : ring;
+
+	return a->p.grow && largest > 0 && largest < a->p.window_samples && a->fresh > 0 &&
+	       held_samples(a) >= want && held_samples(a) > largest;
 }
 
 /* Under the lock: is an assessment due now?  *wait_until > 0: not yet,
@@ -127,8 +176,10 @@ static bool due(const struct assessor *a, double now, double *wait_until)
 	*wait_until = 0.0;
 	if (a->held < ASSESSOR_FIRST_BLOCKS)
 		return false;
-	if (a->res.assessments == 0 && a->res.error == 0)
+	if (a->res.learned.samples == 0 && a->res.error == 0)
 		return true;	/* the first one: whatever the budget */
+	if (growth_due(a))
+		return true;	/* a claimed credit's next size: the same */
 	if (a->fresh * 4 < a->last_held || a->fresh == 0)
 		return false;
 	if (now < a->not_before) {
@@ -183,11 +234,43 @@ static int assess(const uint8_t *raw, size_t n, unsigned sample_bits, uint8_t *b
  * to run once more, and at nice 19 on a loaded machine (load 12 on 2
  * cores) that took up to 2.2 s after a SIGTERM (test_sigterm.sh; 10: 1.0 s;
  * 5: within the 1 s); SCHED_IDLE would also starve it.  The budget bounds
- * the cost.  A seccomp filter may refuse it (EPERM): then the budget
- * alone does. */
+ * the cost.  The shipped unit allows setpriority (its filter denies the
+ * rest of @resources); another seccomp filter may refuse it (EPERM): then
+ * the budget alone does. */
 static void lower_priority(void)
 {
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ASSESSOR_NICE);
+	/* Named, so that top -H, ps -L and /proc/PID/task/TID/comm show
+	 * which thread this is (and its nice value beside it). */
+	(void)pthread_setname_np(pthread_self(), "rngfeed-assess");
+}
+
+void assessor_learn(struct assessor_learned *l, const struct assessor_learned *now,
+		    bool only_lower)
+{
+	if (l->samples == 0 || (now->samples >= l->samples && !only_lower)) {
+		*l = *now;
+		return;
+	}
+	if (now->credit < l->credit) {
+		l->h = now->h;
+		l->credit = now->credit;
+		l->done_at = now->done_at;
+	}
+	if (now->samples > l->samples)
+		l->samples = now->samples;
+}
+
+/* Under the lock: the assessment just stored in res, into what was
+ * learned: @only_lower when the source restarted while it ran. */
+static void learn(struct assessor *a, bool only_lower)
+{
+	const struct assessor_learned now = {
+		.h = a->res.h, .credit = a->res.credit, .samples = a->res.samples,
+		.done_at = a->res.done_at,
+	};
+
+	assessor_learn(&a->res.learned, &now, only_lower);
 }
 
 static void *assessor_thread(void *arg)
@@ -201,12 +284,11 @@ static void *assessor_thread(void *arg)
 	pthread_mutex_lock(&a->lock);
 	while (!atomic_load(&a->stop)) {
 		double wait_until, h = 0.0, cpu0, cost;
-		uint64_t generation, samples = 0;
+		uint64_t generation, restarts, samples = 0;
 		size_t n;
 		int rc;
 
-		if (atomic_load(&a->reset_pending))
-			apply_reset(a);
+		apply_pending(a);
 		if (!due(a, clock_s(CLOCK_MONOTONIC), &wait_until)) {
 			/* At most a minute: assessor_free() wakes the thread
 			 * without the lock, so a wake-up can come just before
@@ -233,6 +315,7 @@ static void *assessor_thread(void *arg)
 		}
 		n = snapshot(a, buf);
 		generation = a->generation;
+		restarts = a->restarts;
 		pthread_mutex_unlock(&a->lock);
 
 		cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
@@ -245,8 +328,8 @@ static void *assessor_thread(void *arg)
 		pthread_mutex_lock(&a->lock);
 		/* cost / (cost + wait) = budget */
 		a->not_before = clock_s(CLOCK_MONOTONIC) + cost * (1.0 / a->p.budget - 1.0);
-		if (generation != a->generation || atomic_load(&a->reset_pending))
-			continue;	/* reset meanwhile: another source */
+		if (generation != a->generation || atomic_load(&a->forget_pending))
+			continue;	/* forgotten meanwhile: another source */
 		if (rc < 0) {
 			/* No assessment: no credit until one succeeds. */
 			a->res.error = rc;
@@ -261,6 +344,7 @@ static void *assessor_thread(void *arg)
 		a->res.done_at = clock_s(CLOCK_MONOTONIC);
 		a->res.cpu_s = cost;
 		a->res.error = 0;
+		learn(a, restarts != a->restarts || atomic_load(&a->reset_pending));
 	}
 	pthread_mutex_unlock(&a->lock);
 	free(buf);
@@ -296,9 +380,12 @@ int assessor_new(const struct assessor_params *p, struct assessor **out)
 		return -ENOMEM;
 	}
 	clear_result(a);
+	if (p->recall.samples > 0 && p->recall.h >= 0.0)
+		a->res.learned = p->recall;
 	atomic_init(&a->refs, 2);
 	atomic_init(&a->stop, false);
 	atomic_init(&a->reset_pending, false);
+	atomic_init(&a->forget_pending, false);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -338,7 +425,18 @@ void assessor_reset(struct assessor *a)
 		return;
 	atomic_store(&a->reset_pending, true);
 	if (pthread_mutex_trylock(&a->lock) == 0) {
-		apply_reset(a);
+		apply_pending(a);
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
+void assessor_forget(struct assessor *a)
+{
+	if (!a)
+		return;
+	atomic_store(&a->forget_pending, true);
+	if (pthread_mutex_trylock(&a->lock) == 0) {
+		apply_pending(a);
 		pthread_mutex_unlock(&a->lock);
 	}
 }
@@ -353,8 +451,7 @@ bool assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
 	/* Busy: this block stays out of the window (as a discarded one). */
 	if (pthread_mutex_trylock(&a->lock) != 0)
 		return false;
-	if (atomic_load(&a->reset_pending))
-		apply_reset(a);
+	apply_pending(a);
 	memcpy(a->ring + (size_t)a->next * MONITOR_BLOCK_BYTES, block, MONITOR_BLOCK_BYTES);
 	a->next = (a->next + 1) % a->ring_blocks;
 	if (a->held < a->ring_blocks)
@@ -373,17 +470,21 @@ bool assessor_add(struct assessor *a, const uint8_t block[MONITOR_BLOCK_BYTES])
 int assessor_get(struct assessor *a, struct assessor_result *r)
 {
 	if (!a) {
-		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
+		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT,
+					       .learned = nothing_learned };
 		return 0;
 	}
 	/* Never waits (see assessor_free()). */
-	if (atomic_load(&a->reset_pending)) {
-		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	if (atomic_load(&a->forget_pending)) {
+		*r = (struct assessor_result){ .h = -1.0, .credit = ONLINE_NO_LIMIT,
+					       .learned = nothing_learned };
 		return 0;
 	}
 	if (pthread_mutex_trylock(&a->lock) != 0)
 		return -EBUSY;
 	*r = a->res;
+	r->first_due = a->held >= ASSESSOR_FIRST_BLOCKS && a->res.learned.samples == 0 &&
+		       a->res.error == 0 && !atomic_load(&a->reset_pending);
 	pthread_mutex_unlock(&a->lock);
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "rngfeed/egd_server.h"
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/metrics.h"
 #include "rngfeed/util.h"
 
 
@@ -47,7 +48,8 @@ enum {
  */
 enum setting_type { SET_PATH, SET_INT, SET_SECONDS, SET_BOOL, SET_USER,
 		   SET_MODE /* octal file mode in [0, max], never o+w */,
-		   SET_DECIMAL /* a double, min and max in thousandths */ };
+		   SET_DECIMAL /* a double, min and max in thousandths */,
+		   SET_AUTO /* auto, yes or no: an int, -1, 1 or 0 */ };
 
 struct setting {
 	const char *name;
@@ -93,6 +95,9 @@ static const struct setting settings[] = {
 	{ "wait-for-source", SET_BOOL, FIELD(wait_for_source), 0, 0,
 	  "yes or no", 0 },
 	{ "dumpable", SET_BOOL, FIELD(dumpable), 0, 0, "yes or no", 0 },
+	/* Off: a DRBG state that cannot be locked in RAM stops the start. */
+	{ "allow-unlocked-memory", SET_BOOL, FIELD(allow_unlocked_memory), 0,
+	  0, "yes or no", 0 },
 	/* READY=1 at the first credit, or after this long without one, so
 	 * that boot never waits on a source that cannot be credited. */
 	{ "ready-timeout", SET_SECONDS, FIELD(ready_timeout), 0, 600000,
@@ -121,6 +126,9 @@ static const struct setting settings[] = {
 	  "a percentage from 0.01 to 100", 0 },
 	{ "assess-samples", SET_INT, FIELD(assess_samples), ASSESSOR_MIN_SAMPLES,
 	  16000000, "samples from 65000 to 16000000", 0 },
+	/* Trust (confidential.h): auto detects a confidential guest. */
+	{ "confidential-guest", SET_AUTO, FIELD(confidential_guest), 0, 0,
+	  "auto, yes or no", 0 },
 };
 
 /* Options that are not settings; make_long_options() adds the settings. */
@@ -216,6 +224,7 @@ static void config_init(struct rngfeed_config *cfg)
 		.egd_idle_timeout = 60,
 		.assess_budget = 100.0 * ASSESSOR_DEFAULT_BUDGET,
 		.assess_samples = ASSESSOR_DEFAULT_SAMPLES,
+		.confidential_guest = -1, /* auto */
 	};
 	for (size_t i = 0; i < CONFIG_MAX_SOURCES && source_drivers[i]; i++)
 		source_config_init(&cfg->sources[cfg->n_sources++],
@@ -361,6 +370,12 @@ int config_set(struct rngfeed_config *cfg, const char *key,
 			break;
 		*(bool *)(void *)field = b;
 		return 0;
+	case SET_AUTO:
+		b = strcasecmp(value, "auto") == 0 ? -1 : parse_bool(value);
+		if (b == -EINVAL)
+			break;
+		*(int *)(void *)field = b;
+		return 0;
 	}
 	return set_error(err, err_len, "%s must be %s, not '%s'", key, st->what,
 		    value);
@@ -422,6 +437,17 @@ static int check_consistency(struct rngfeed_config *cfg, int argc,
 
 		/* Other modes (--list, -t...) ignore it: a server in
 		 * rngfeed.conf must not stop them. */
+		if (r < 0)
+			return r;
+	}
+	/* Written by the daemons, read by --list: a FIFO there would be
+	 * replaced, or block --list's read. */
+	if (cfg->metrics_path[0] &&
+	    (cfg->mode == MODE_DAEMON || cfg->mode == MODE_TEST ||
+	     cfg->mode == MODE_STDOUT || cfg->mode == MODE_EGD ||
+	     cfg->mode == MODE_LIST)) {
+		int r = metrics_check_path(cfg->metrics_path, err, err_len);
+
 		if (r < 0)
 			return r;
 	}

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "rngfeed/conditioner.h"
+#include "rngfeed/confidential.h"
 #include "rngfeed/daemon.h"
 #include "rngfeed/detach.h"
 #include "rngfeed/drbg.h"
@@ -66,6 +67,7 @@ struct daemon {
 	struct report report;
 	struct service service;
 	struct egd_server *egd;        /* --egd-server; NULL = none */
+	struct confidential_result found; /* what detection saw at start */
 	struct pollfd *pfd;            /* with egd: 4 + its fds; else NULL */
 
 	double start;
@@ -181,6 +183,38 @@ static void pidfile_down(struct daemon *d)
 	pidfile_close(&d->pidfile, d->cfg->pid_file);
 }
 
+/*
+ * The DRBG's state lives in libgcrypt's secure pool, locked in RAM so
+ * that it never reaches swap.  Where it cannot be locked (a container
+ * without CAP_IPC_LOCK, ulimit -l 0) say what to change; run anyway only
+ * if the administrator accepted that.  After the detach: a child does
+ * not inherit the parent's locks.
+ */
+static int secure_memory_up(struct daemon *d)
+{
+	char why[200];
+	int r = drbg_library_init_memory(d->cfg->allow_unlocked_memory);
+
+	if (r == -ENOLCK || r == 1)
+		privs_describe_memlock(why, sizeof(why));
+	if (r == -ENOLCK)
+		log_err("cannot lock the CTR_DRBG's secure memory (%u KiB) in "
+			"RAM: %s; give it CAP_IPC_LOCK (systemd-nspawn "
+			"--capability=CAP_IPC_LOCK, docker run --cap-add "
+			"IPC_LOCK) or a locked-memory limit of %u KiB or more "
+			"(ulimit -l; systemd's LimitMEMLOCK=), or run with "
+			"--allow-unlocked-memory (the DRBG state may then be "
+			"written to swap)",
+			DRBG_SECMEM_BYTES / 1024, why, DRBG_SECMEM_BYTES / 1024);
+	else if (r == 1)
+		log_warn("--allow-unlocked-memory: the CTR_DRBG's state is not "
+			 "locked in RAM and may be written to swap: %s",
+			 why);
+	else if (r < 0)
+		log_err("cannot set up libgcrypt: %s", strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 static int conditioner_up(struct daemon *d)
 {
 	int r = conditioner_new(&d->cond, NULL);
@@ -194,6 +228,26 @@ static void conditioner_down(struct daemon *d)
 {
 	conditioner_free(d->cond);
 	d->cond = NULL;
+}
+
+/* Is the host the adversary (confidential.h)?  Decided before the
+ * sources open: what it provides is credited 0, and a host-backed
+ * hw_random device is held at 0 and not handed back. */
+static int trust_up(struct daemon *d)
+{
+	struct confidential_view v;
+	char line[CONFIDENTIAL_SEEN_LEN + 160];
+	bool on;
+
+	confidential_view_machine(&v);
+	confidential_detect(&v, &d->found);
+	on = confidential_resolve(d->cfg->confidential_guest, &d->found);
+	confidential_describe(d->cfg->confidential_guest, &d->found, line,
+			      sizeof(line));
+	log_msg(on ? LOG_NOTICE : LOG_INFO, "confidential guest: %s%s", line,
+		on ? "; what the host provides is credited 0" : "");
+	source_configs_trust(d->cfg->sources, d->cfg->n_sources, on);
+	return 0;
 }
 
 static void sources_down(struct daemon *d)
@@ -362,6 +416,18 @@ static int privileges_up(struct daemon *d)
 	return 0;
 }
 
+/* The first thread: the log writer (log.h), with the capabilities left
+ * after the drop.  Lines logged before it waited in its queue. */
+static int log_writer_up(struct daemon *d)
+{
+	int r = log_writer_start();
+
+	(void)d;
+	if (r < 0)
+		log_err("cannot start the log writer: %s", strerror(-r));
+	return r;
+}
+
 static int readers_up(struct daemon *d)
 {
 	if (sourceset_start(d->set, d->evfd) == 0) {
@@ -437,10 +503,13 @@ static const struct step {
 	{ "kernel", kernel_up, kernel_down },
 	{ "detach", detach_up, NULL },
 	{ "pid file", pidfile_up, pidfile_down },
+	{ "secure memory", secure_memory_up, NULL },
 	{ "conditioner", conditioner_up, conditioner_down },
+	{ "trust", trust_up, NULL },
 	{ "sources", sources_up, sources_down },
 	{ "egd server", egd_up, egd_down },
 	{ "privileges", privileges_up, NULL },
+	{ "log writer", log_writer_up, NULL }, /* log_finish() at the end */
 	{ "readers", readers_up, readers_down },
 	{ "self-test", selftest_up, NULL },
 	{ "output", output_up, output_down },
@@ -523,6 +592,10 @@ static __attribute__((noinline)) void reload(struct daemon *d)
 	d->cfg->random_step = fresh.random_step;
 	d->cfg->interval = fresh.interval;
 	d->out.feeder.p.interval_s = (unsigned int)fresh.interval;
+	/* confidential-guest may have changed; detection stands. */
+	source_configs_trust(fresh.sources, fresh.n_sources,
+			     confidential_resolve(fresh.confidential_guest,
+						  &d->found));
 	if (sourceset_reload(d->set, &fresh, d->evfd) == 0)
 		log_err("no usable entropy source after SIGHUP; retrying "
 			"on the next SIGHUP");
@@ -700,22 +773,30 @@ static void finish(struct daemon *d)
 		egd_server_log_summary(d->egd);
 	/* For the benchmark scripts, whatever the verbosity. */
 	if (d->cfg->bench_fill > 0)
-		fprintf(stderr,
-			"bench-fill: seconds=%.3f calls=%llu bytes=%llu "
-			"credited_bits=%llu\n",
-			now - d->start, (unsigned long long)d->out.feeder.calls,
-			(unsigned long long)d->out.feeder.fed_bytes,
-			(unsigned long long)d->out.feeder.credited_bits);
+		log_plain("bench-fill: seconds=%.3f calls=%llu bytes=%llu "
+			  "credited_bits=%llu",
+			  now - d->start,
+			  (unsigned long long)d->out.feeder.calls,
+			  (unsigned long long)d->out.feeder.fed_bytes,
+			  (unsigned long long)d->out.feeder.credited_bits);
 }
+
+/* After the run ends (SIGTERM seen, or start-up stopped), the log writer
+ * may write what waits until this many seconds have passed, less when it
+ * is stalled: the stop keeps within its second. */
+#define DAEMON_LOG_UNTIL_S 0.8
 
 int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	size_t up = 0;
 	int ret = EXIT_FAILURE;
+	double ended;
 
 	if (!d)
 		return EXIT_FAILURE;
+	/* From here on no line waits on the log stream. */
+	log_queue_begin();
 	*d = (struct daemon){
 		.cfg = cfg, .argc = argc, .argv = argv,
 		.pidfile = PIDFILE_NONE, .verdict_fd = -1,
@@ -727,9 +808,11 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 	if (up == N_STEPS) {
 		detach_verdict(&d->verdict_fd, EXIT_SUCCESS);
 		loop(d);
+		ended = now_s();
 		finish(d);
 		ret = d->exit_code ? d->exit_code : EXIT_SUCCESS;
 	} else {
+		ended = now_s();
 		log_debug("start-up stopped at step '%s'", steps[up].name);
 		if (d->exit_code)
 			ret = d->exit_code;
@@ -741,5 +824,6 @@ int daemon_run(struct rngfeed_config *cfg, int argc, char **argv)
 			steps[up].down(d);
 	explicit_bzero(d, sizeof(*d));
 	free(d);
+	log_finish(ended + DAEMON_LOG_UNTIL_S);
 	return ret;
 }

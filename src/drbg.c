@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <gcrypt.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@
  * beside it, use about 10 KiB at most; the pool is locked and dirty for
  * the daemon's whole life, so no more than that plus room (was 64 KiB:
  * 48 KiB of it never touched but locked). */
-#define SECMEM_SIZE (16u * 1024u)
+#define SECMEM_SIZE DRBG_SECMEM_BYTES
 
 struct drbg {
 	gcry_cipher_hd_t ctr; /* CTR, keyed with key; NULL when uninstantiated */
@@ -54,7 +55,11 @@ struct seg {
  * libgcrypt initialisation
  */
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_status;
+static int lib_status;              /* 0 or -ENOTSUP */
+static bool lib_unlocked;           /* the secure pool is not in locked RAM */
+/* Once set, for good: the caller accepted a pool that is not locked.
+ * libgcrypt's set-up is one per process, so this is too. */
+static atomic_bool unlocked_accepted;
 
 static void lib_init_once(void)
 {
@@ -65,20 +70,35 @@ static void lib_init_once(void)
 	/* The application may have set libgcrypt up itself: leave it so. */
 	if (gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P))
 		goto check_aes;
-	if (gcry_control(GCRYCTL_INIT_SECMEM, SECMEM_SIZE, 0)) {
-		lib_status = -ENOMEM;
-		return;
-	}
+	/* What failed is the caller's to say (-ENOLCK), once, in its
+	 * words; libgcrypt's own warning would go to stderr unasked. */
+	gcry_control(GCRYCTL_DISABLE_SECMEM_WARN);
+	/* Non-zero only when mlock(2) refused the pool: it is there all
+	 * the same, in memory that can be swapped out. */
+	lib_unlocked = gcry_control(GCRYCTL_INIT_SECMEM, SECMEM_SIZE, 0) != 0;
 	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
 check_aes:
 	if (gcry_cipher_test_algo(GCRY_CIPHER_AES256))
 		lib_status = -ENOTSUP;
 }
 
+int drbg_library_init_memory(bool accept_unlocked)
+{
+	if (accept_unlocked)
+		atomic_store(&unlocked_accepted, true);
+	pthread_once(&lib_once, lib_init_once);
+	if (lib_status < 0)
+		return lib_status;
+	if (!lib_unlocked)
+		return 0;
+	return atomic_load(&unlocked_accepted) ? 1 : -ENOLCK;
+}
+
 int drbg_library_init(void)
 {
-	pthread_once(&lib_once, lib_init_once);
-	return lib_status;
+	int r = drbg_library_init_memory(false);
+
+	return r > 0 ? 0 : r;
 }
 
 /* ------------------------------------------------------------------------

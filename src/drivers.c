@@ -20,5 +20,6 @@ const struct source_driver *const source_drivers[] = {
 	&source_virtio,
 	&source_file,
 	&source_egd,
+	&source_serial,
 	NULL,
 };

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
-#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
+#include "rngfeed/sysfs_io.h"
 #include "rngfeed/util.h"
 
 static int sysfs_path(char *path, size_t len, const char *dir,
@@ -25,7 +27,7 @@ int hwrandom_current(const char *sysfs_dir, char *name, size_t len)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, name, len);
+	n = sysfs_read_text(path, name, len);
 	if (n < 0)
 		return (int)n;
 	if (n == 0 || strcmp(name, "none") == 0)
@@ -44,7 +46,7 @@ static int read_available(const char *sysfs_dir, char *list, size_t len)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_available");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, list, len);
+	n = sysfs_read_text(path, list, len);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -87,6 +89,32 @@ static bool is_tpm(const char *name)
 	return strncmp(name, "tpm-rng", 7) == 0;
 }
 
+/*
+ * The guest's own hw_random devices: a CPU instruction behind a kernel
+ * driver, which the CPU executes for the guest without asking the host
+ * (s390x's PRNO TRNG, also in a Secure Execution guest).  Every other
+ * driver reads a device: virtio_rng is the host's by definition, a
+ * chipset's or a board's (intel-rng, amd-rng, timeriomem...) is emulated
+ * or passed through by the host, and pseries-rng (the H_RANDOM
+ * hypercall) and arm_smccc_trng (a firmware call a hypervisor may
+ * answer) ask someone else.
+ */
+static const char *const guest_own[] = { "s390-trng", NULL };
+
+bool hwrandom_host_backed(const char *name, bool tpm_own, bool all_own)
+{
+	if (!name || !*name || strncmp(name, "virtio_rng.", 11) == 0)
+		return true;
+	if (all_own)
+		return false;
+	if (is_tpm(name))
+		return !tpm_own;
+	for (size_t i = 0; guest_own[i]; i++)
+		if (strncmp(name, guest_own[i], strlen(guest_own[i])) == 0)
+			return false;
+	return true;
+}
+
 int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
 {
 	char list[1024], *save = NULL, *tok;
@@ -117,18 +145,12 @@ int hwrandom_best(const char *sysfs_dir, char *name, size_t len)
 int hwrandom_select(const char *sysfs_dir, const char *name)
 {
 	char path[512];
-	int fd, r;
+	int r;
 
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_current");
 	if (r < 0)
 		return r;
-	/* O_TRUNC is ignored by sysfs and keeps a fixture file exact. */
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, name, strlen(name));
-	close(fd);
-	return r;
+	return sysfs_write_text(path, name);
 }
 
 int hwrandom_quality(const char *sysfs_dir)
@@ -141,7 +163,7 @@ int hwrandom_quality(const char *sysfs_dir)
 	r = sysfs_path(path, sizeof(path), sysfs_dir, "rng_quality");
 	if (r < 0)
 		return r;
-	n = read_text_file(path, text, sizeof(text));
+	n = sysfs_read_text(path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
 	if (parse_ll(text, 0, HWRANDOM_QUALITY_MAX, &q) < 0)
@@ -180,4 +202,12 @@ unsigned int hwrandom_device_credit_sysfs(const char *sysfs_dir,
 			quality = -1;
 	}
 	return hwrandom_device_credit(name, quality, rule);
+}
+
+bool hwrandom_is_misc_device(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISCHR(st.st_mode) &&
+	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
 }

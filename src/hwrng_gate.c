@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rngfeed/confidential.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/hwrng_lock.h"
@@ -35,6 +36,13 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
+}
+
+/* Is @device held back as the host's (hwrng_gate_trust)? */
+static bool host_held(const struct hwrng_gate *g, const char *device)
+{
+	return g->trust.confidential &&
+	       hwrandom_host_backed(device, g->trust.tpm_own, g->trust.all_own);
 }
 
 /* ---- the machine-wide record and lock (hwrng_lock.h) ------------------ */
@@ -199,9 +207,11 @@ static int unpark(struct hwrng_gate *g, const char *device,
  * for a moment to reach its rng_quality (it belongs to the current
  * device only); writing it makes the kernel elect the best device again,
  * and @keep (the device that was current, chosen explicitly) is chosen
- * again after.  Called after the readers stopped.
+ * again after.  Called after the readers stopped.  A host-backed one in
+ * a confidential guest stays 0: named in @held (which may be NULL).
  */
-static void put_back_parked(struct hwrng_gate *g, const char *keep)
+static void put_back_parked(struct hwrng_gate *g, const char *keep,
+			    char *held, size_t held_len)
 {
 	char cur[HWRANDOM_NAME_LEN];
 	unsigned int q = 0;
@@ -209,6 +219,15 @@ static void put_back_parked(struct hwrng_gate *g, const char *keep)
 	for (size_t i = 0; i < g->n_parked; i++) {
 		const struct hwrng_gate_parked *p = &g->parked[i];
 
+		if (host_held(g, p->device)) {
+			size_t n = held ? strlen(held) : 0;
+
+			if (held && n < held_len)
+				snprintf(held + n, held_len - n,
+					 "; %s (was %u) stays 0 too",
+					 p->device, p->original);
+			continue;
+		}
 		if (hwrandom_listed(g->sysfs_dir, p->device) != 1 ||
 		    hwrandom_select(g->sysfs_dir, p->device) < 0 ||
 		    hwrng_is_current(g->sysfs_dir, p->device, cur, sizeof(cur)) != 1 ||
@@ -280,6 +299,7 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 				 "; kept from an earlier run%s, which set it "
 				 "to 0 (was %u)",
 				 old.failed ? " in which it failed its tests"
+				 : old.host ? " that held it as host-provided"
 					    : "",
 				 old.quality);
 	} else {
@@ -288,6 +308,8 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 		rec.selected = hwrng_selected(g->sysfs_dir);
 	}
 	rec.failed = false;
+	/* This run's rule, whatever an earlier run's record said. */
+	rec.host = host_held(g, rec.device);
 	strcpy(g->device, rec.device);
 	g->original = rec.quality;
 	g->selected = rec.selected;
@@ -312,10 +334,19 @@ static int own_take(struct hwrng_gate *g, const char *cur, bool take_over,
 	r = keep_current(g, why, why_len);
 	if (r < 0)
 		goto fail_restore;
-	say(why, why_len, "the kernel's own credit for %s (%s %u) is "
-	    "handed over: 0 while rngfeed tests it%s",
-	    g->device, g->param ? "rng_core current_quality" : "rng_quality",
-	    g->original, note);
+	if (rec.host)
+		say(why, why_len, "the kernel's own credit for %s (%s %u) is "
+		    "held at 0: " CONFIDENTIAL_HOST_REASON ", so not handed "
+		    "back when rngfeed stops%s",
+		    g->device,
+		    g->param ? "rng_core current_quality" : "rng_quality",
+		    g->original, note);
+	else
+		say(why, why_len, "the kernel's own credit for %s (%s %u) is "
+		    "handed over: 0 while rngfeed tests it%s",
+		    g->device,
+		    g->param ? "rng_core current_quality" : "rng_quality",
+		    g->original, note);
 	return HWRNG_GATE_TAKEN;
 
 fail_restore:
@@ -333,11 +364,22 @@ int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 		    const char *state_path, const char *lock_path, char *why,
 		    size_t why_len)
 {
+	return hwrng_gate_take_with(g, sysfs_dir, state_path, lock_path, NULL,
+				    why, why_len);
+}
+
+int hwrng_gate_take_with(struct hwrng_gate *g, const char *sysfs_dir,
+			 const char *state_path, const char *lock_path,
+			 const struct hwrng_gate_trust *trust, char *why,
+			 size_t why_len)
+{
 	char cur[HWRANDOM_NAME_LEN];
 	unsigned int q = 0;
 	int r;
 
 	hwrng_gate_init(g);
+	if (trust)
+		g->trust = *trust;
 	say(why, why_len, "%s", "");
 	if (strlen(sysfs_dir) >= sizeof(g->sysfs_dir) ||
 	    (state_path && strlen(state_path) >= sizeof(g->state_path)))
@@ -470,7 +512,7 @@ static void waiter_release(struct hwrng_gate *g, char *msg, size_t msg_len)
 	if (hwrng_lock_try_own(&g->lock) == 1 &&
 	    hwrng_lock_others_wait(&g->lock) == 0 &&
 	    hwrandom_current(g->sysfs_dir, cur, sizeof(cur)) > 0 &&
-	    find_record(g, cur, &rec) == 0 && !rec.failed &&
+	    find_record(g, cur, &rec) == 0 && !rec.failed && !rec.host &&
 	    put_back(g->sysfs_dir, g->fd, rec.device, rec.quality,
 		     rec.selected, msg, msg_len) >= 0) {
 		hwrng_lock_clear(&g->lock);
@@ -480,15 +522,58 @@ static void waiter_release(struct hwrng_gate *g, char *msg, size_t msg_len)
 	gate_close(g, false);
 }
 
-void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
-			size_t msg_len)
+/*
+ * A confidential guest's host-backed device at the stop: it stays 0,
+ * its record marked host (ExecStopPost= and other instances leave it),
+ * and the message says how to hand it back by hand.
+ */
+static void keep_host(struct hwrng_gate *g, char *msg, size_t msg_len)
 {
+	struct hwrng_record rec = { .quality = g->original,
+				    .selected = g->selected,
+				    .host = true };
+	char note[8] = "", held[160] = "";
+	int r;
+
+	strcpy(rec.device, g->device);
+	r = records_write(g, &rec, note, sizeof(note));
+	put_back_parked(g, g->device, held, sizeof(held));
+	say(msg, msg_len,
+	    "%s: rng_quality stays 0 (it was %u): " CONFIDENTIAL_HOST_REASON
+	    ", so not handed back to the kernel's own crediting%s%s; to hand "
+	    "it back by hand: echo %u > %s/rng_quality",
+	    g->device, g->original, held,
+	    r < 0 || note[0] ? " (marking the record did not work: "
+			       "ExecStopPost= will hand it back)"
+			     : "",
+	    g->original, g->sysfs_dir);
+	gate_close(g, false);
+}
+
+/* Append to @msg the parked host-backed devices put_back_parked() held. */
+static void say_held(char *msg, size_t msg_len, const char *held)
+{
+	size_t n;
+
+	if (!msg || !held[0])
+		return;
+	n = strlen(msg);
+	if (n < msg_len)
+		snprintf(msg + n, msg_len - n, "%s%s: " CONFIDENTIAL_HOST_REASON,
+			 n ? "" : "hw_random", held);
+}
+
+int hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
+		       size_t msg_len)
+{
+	char held[160] = "";
+
 	say(msg, msg_len, "%s", "");
 	if (g->fd < 0)
-		return;
+		return 0;
 	if (g->waiting) {
 		waiter_release(g, msg, msg_len);
-		return;
+		return 0;
 	}
 	if (failed) {
 		struct hwrng_record rec = { .quality = g->original,
@@ -499,7 +584,7 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 
 		strcpy(rec.device, g->device);
 		r = records_write(g, &rec, note, sizeof(note));
-		put_back_parked(g, g->device);
+		put_back_parked(g, g->device, NULL, 0);
 		say(msg, msg_len,
 		    "%s failed its health tests: not handed back to the "
 		    "kernel's own crediting, its rng_quality stays 0 (it was "
@@ -510,7 +595,7 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 				     : "",
 		    g->original, g->sysfs_dir);
 		gate_close(g, false);
-		return;
+		return 1;
 	}
 	if (hwrng_lock_others_wait(&g->lock) == 1) {
 		/* The lock's record stays for the waiter, which adopts it:
@@ -521,16 +606,35 @@ void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
 		    g->device, g->original);
 		hwrng_record_clear(g->state_fd, g->state_path);
 		gate_close(g, false);
-		return;
+		return 0;
 	}
-	if (g->device[0])
-		put_back(g->sysfs_dir, g->fd, g->device, g->original,
-			 g->selected, msg, msg_len);
-	put_back_parked(g, g->selected ? g->device : NULL);
+	if (g->device[0] && host_held(g, g->device)) {
+		keep_host(g, msg, msg_len);
+		return 1;
+	}
+	if (g->device[0] &&
+	    put_back(g->sysfs_dir, g->fd, g->device, g->original, g->selected,
+		     msg, msg_len) < 0) {
+		size_t used = msg ? strlen(msg) : 0;
+
+		/* Not handed back (an attribute that failed, or did not
+		 * answer within its bound: sysfs_io.h): the records stay for
+		 * ExecStopPost='s --restore-hwrng-quality or the next rngfeed,
+		 * as after a crash. */
+		say(msg ? msg + used : NULL, msg_len - used,
+		    "; its record stays for --restore-hwrng-quality");
+		put_back_parked(g, NULL, held, sizeof(held));
+		say_held(msg, msg_len, held);
+		gate_close(g, false);
+		return 1;
+	}
+	put_back_parked(g, g->selected ? g->device : NULL, held, sizeof(held));
+	say_held(msg, msg_len, held);
 	hwrng_record_clear(g->state_fd, g->state_path);
 	if (g->lock.owner)
 		hwrng_lock_clear(&g->lock);
 	gate_close(g, true);
+	return held[0] ? 1 : 0;
 }
 
 int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
@@ -584,11 +688,14 @@ int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,
 		    r == -EBADMSG ? "not a record of rngfeed's" : strerror(-r));
 		goto out;
 	}
-	if (rec.failed) {
+	if (rec.failed || rec.host) {
 		say(msg, msg_len,
-		    "%s failed its health tests: rng_quality not put back to "
-		    "%u; to hand it back: echo %u > %s/rng_quality",
-		    rec.device, rec.quality, rec.quality, sysfs_dir);
+		    "%s %s: rng_quality not put back to %u; to hand it back: "
+		    "echo %u > %s/rng_quality",
+		    rec.device,
+		    rec.failed ? "failed its health tests"
+			       : "was held at 0 as " CONFIDENTIAL_HOST_REASON,
+		    rec.quality, rec.quality, sysfs_dir);
 		goto out;
 	}
 	g.fd = hwrng_quality_open(sysfs_dir, O_RDWR, &g.param);
@@ -664,6 +771,8 @@ static int follow(struct hwrng_gate *g, char *msg, size_t msg_len)
 	if (cur[0] && !g->admin_choice && strcmp(cur, g->overruled) != 0 &&
 	    hwrandom_best(g->sysfs_dir, was, sizeof(was)) == 1 &&
 	    strcmp(was, g->device) == 0 &&
+	    /* Not the host's device over the guest's own TPM. */
+	    !(host_held(g, was) && !host_held(g, cur)) &&
 	    hwrandom_select(g->sysfs_dir, was) == 0) {
 		snprintf(g->overruled, sizeof(g->overruled), "%s", cur);
 		say(msg, msg_len,

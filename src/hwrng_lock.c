@@ -115,6 +115,20 @@ int hwrng_lock_others_wait(const struct hwrng_lock *l)
 	return fl.l_type != F_UNLCK;
 }
 
+int hwrng_lock_owned_at(const char *path)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = BYTE_OWNER, .l_len = 1 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int r;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = fcntl(fd, F_OFD_GETLK, &fl) < 0 ? -errno : fl.l_type != F_UNLCK;
+	close(fd);
+	return r;
+}
+
 int hwrng_lock_read(const struct hwrng_lock *l, char *buf, size_t len)
 {
 	ssize_t n;

@@ -12,6 +12,7 @@
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
 #include "rngfeed/hwrng_quality.h"
+#include "rngfeed/sysfs_io.h"
 #include "rngfeed/util.h"
 
 static void say(char *buf, size_t len, const char *fmt, ...)
@@ -43,9 +44,9 @@ int hwrng_quality_read(int fd, unsigned int *q)
 	long long v = 0;
 	ssize_t n;
 
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	n = SYSFS_BOUNDED(pread(fd, buf, sizeof(buf) - 1, 0));
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (parse_ll(buf, 0, 1024, &v) < 0)
@@ -60,11 +61,14 @@ int hwrng_quality_write(int fd, unsigned int q)
 	char buf[16];
 	int n = snprintf(buf, sizeof(buf), "%u\n", q);
 
+	ssize_t w;
+
 	if (ftruncate(fd, 0) < 0 && errno != EINVAL && errno != EPERM)
 		return -errno;
-	if (pwrite(fd, buf, (size_t)n, 0) != n)
-		return errno ? -errno : -EIO;
-	return 0;
+	w = SYSFS_BOUNDED(pwrite(fd, buf, (size_t)n, 0));
+	if (w < 0)
+		return (int)w;
+	return w == n ? 0 : -EIO;
 }
 
 const char *hwrng_quality_param_path(const char *sysfs_dir, char *buf,
@@ -95,7 +99,7 @@ bool hwrng_strict_mode(const char *sysfs_dir)
 				  "%s/rng_core.default_quality",
 				  sysfs_dir) >= sizeof(path))
 		return false;
-	return read_text_file(path, text, sizeof(text)) > 0 &&
+	return sysfs_read_text(path, text, sizeof(text)) > 0 &&
 	       parse_ll(text, 0, 1024, &v) == 0 && v == 0;
 }
 
@@ -126,7 +130,7 @@ bool hwrng_selected(const char *sysfs_dir)
 	char path[512], buf[8];
 
 	if (sysfs_path(path, sizeof(path), sysfs_dir, "rng_selected") < 0 ||
-	    read_text_file(path, buf, sizeof(buf)) < 0)
+	    sysfs_read_text(path, buf, sizeof(buf)) < 0)
 		return false;
 	return strcmp(buf, "1") == 0;
 }

@@ -18,7 +18,7 @@ int hwrng_record_format(const struct hwrng_record *rec, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "device=%s\nquality=%u\nselected=%d\nstate=%s\n",
 			 rec->device, rec->quality, rec->selected,
-			 rec->failed ? "failed" : "held");
+			 rec->failed ? "failed" : rec->host ? "host" : "held");
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : n;
 }
@@ -74,9 +74,11 @@ int hwrng_record_parse(char *text, struct hwrng_record *rec)
 			rec->selected = eq[0] == '1';
 			seen |= 4;
 		} else if (strcmp(line, "state") == 0) {
-			if (strcmp(eq, "held") && strcmp(eq, "failed"))
+			if (strcmp(eq, "held") && strcmp(eq, "failed") &&
+			    strcmp(eq, "host"))
 				return -EBADMSG;
 			rec->failed = strcmp(eq, "failed") == 0;
+			rec->host = strcmp(eq, "host") == 0;
 			seen |= 8;
 		} else {
 			return -EBADMSG;

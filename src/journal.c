@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <stdio.h>
+#include <errno.h>
 
 #include "rngfeed/journal.h"
-#include "rngfeed/log.h"
 
 #if RNGFEED_SYSTEMD
 #include <systemd/sd-journal.h>
 
-void journal_printv(int priority, const char *fmt, va_list ap)
+int journal_write(int priority, const char *line)
 {
-	sd_journal_printv(priority, fmt, ap);
+	return sd_journal_print(priority, "%s", line);
 }
 #else
-void journal_printv(int priority, const char *fmt, va_list ap)
+int journal_write(int priority, const char *line)
 {
-	/* One fprintf per line so lines from threads do not mix; journald
-	 * names the unit, so no "rngfeed: " before the message. */
-	char line[LOG_LINE_MAX];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "<%d>%s\n", priority & LOG_PRIMASK, line);
+	(void)priority;
+	(void)line;
+	return -EOPNOTSUPP;
 }
 #endif

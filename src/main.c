@@ -18,11 +18,13 @@
 
 #include "rngfeed/assess.h"
 #include "rngfeed/checkmode.h"
+#include "rngfeed/confidential.h"
 #include "rngfeed/config.h"
 #include "rngfeed/daemon.h"
 #include "rngfeed/early.h"
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "rngfeed/hwrng_record.h"
 #include "rngfeed/log.h"
 #include "rngfeed/metrics.h"
@@ -59,7 +61,7 @@ static void list_running(const char *path, const char *source)
 		printf("estimate %.2f bits/sample, credit %.0f/1024", h, credit);
 	/* Issue 25: which estimate holds the credit, and how old it is. */
 	if (metrics_read_source(path, "rngfeed_source_estimate_in_force", source, &in_force) == 0 &&
-	    in_force >= 0 && in_force <= IN_FORCE_FULL) {
+	    in_force >= 0 && in_force <= IN_FORCE_FULL_PENDING) {
 		printf(", in force: %s", estimate_in_force_name((enum estimate_in_force)in_force));
 		if (metrics_read_source(path, "rngfeed_source_estimate_age_seconds", source,
 					&age) == 0)
@@ -70,6 +72,9 @@ static void list_running(const char *path, const char *source)
 	    metrics_read_source(path, "rngfeed_source_full_assessment_samples", source,
 				&samples) == 0)
 		printf(", full assessment %.2f bits/sample over %.0f samples", full, samples);
+	if (metrics_read_source(path, "rngfeed_source_full_assessment_in_force", source, &full) == 0 &&
+	    full >= 0)
+		printf(" (in force: %.2f)", full);
 }
 
 /*
@@ -104,10 +109,20 @@ static int run_list(struct rngfeed_config *cfg)
 		.gate_hwrng = true,
 		.sysfs_dir = HWRANDOM_SYSFS_DIR,
 		.gate_state = HWRNG_GATE_STATE_PATH,
+		.gate_lock = HWRNG_LOCK_PATH,
 	};
-	char kernel[HWRNG_GATE_MSG_LEN];
+	char kernel[HWRNG_GATE_MSG_LEN], trust[CONFIDENTIAL_SEEN_LEN + 160];
+	struct confidential_view view;
+	struct confidential_result found;
 	struct source_set *set;
-	int r = sourceset_new(&set, cfg, &p);
+	int r;
+
+	/* As the daemon decides it (its "trust" step). */
+	confidential_view_machine(&view);
+	confidential_detect(&view, &found);
+	source_configs_trust(cfg->sources, cfg->n_sources,
+			     confidential_resolve(cfg->confidential_guest, &found));
+	r = sourceset_new(&set, cfg, &p);
 
 	if (r < 0) {
 		log_err("%s", strerror(-r));
@@ -126,16 +141,27 @@ static int run_list(struct rngfeed_config *cfg)
 		       pl.use ? (pl.waits ? "wait" : "yes") : "no",
 		       sc->driver->description, pl.detail[0] ? ": " : "",
 		       pl.detail);
+		if (pl.host_provided)
+			printf("; credit 0: " CONFIDENTIAL_HOST_REASON);
 		/* "unavailable" is said by STATE and the detail already. */
 		if (!pl.use && strcmp(pl.why_not, "unavailable") != 0)
 			printf("; not used: %s", pl.why_not);
 		else if (pl.waits)
-			printf("; --wait-for-source keeps trying it");
+			printf("%s", sc->driver->flags & SOURCE_F_PLUGGED
+					     ? "; followed: used once it is "
+					       "plugged in and tested"
+					     : "; --wait-for-source keeps "
+					       "trying it");
+		if (pl.held[0])
+			printf("; %s", pl.held);
 		if (pl.use && cfg->metrics_path[0])
 			list_running(cfg->metrics_path, sc->driver->name);
 		putchar('\n');
 	}
 	sourceset_free(set);
+	confidential_describe(cfg->confidential_guest, &found, trust,
+			      sizeof(trust));
+	printf("confidential guest: %s\n", trust);
 	/* The kernel's own crediting of /dev/hwrng, beside ours. */
 	hwrng_gate_describe_kernel(HWRANDOM_SYSFS_DIR, kernel, sizeof(kernel));
 	printf("hw_random: %s%s\n", kernel,

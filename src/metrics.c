@@ -169,6 +169,10 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 	metric(f, "rngfeed_drbg_discards_total", "counter",
 	       "DRBG states discarded (VM generation change, SIGUSR2).",
 	       m->drbg_discards);
+	metric(f, "rngfeed_log_lines_dropped_total", "counter",
+	       "Log lines dropped: the log stream (stderr, the journal, "
+	       "syslog) was not taking them.",
+	       m->log_dropped);
 	metric_header(f, "rngfeed_uptime_seconds", "gauge",
 		      "Seconds since rngfeed started.");
 	fprintf(f, "rngfeed_uptime_seconds %.3f\n", m->uptime_s);
@@ -206,11 +210,21 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 		fprintf(f, "rngfeed_source_full_assessment_samples{source=\"%s\"} %llu\n",
 			m->sources[i].name,
 			(unsigned long long)m->sources[i].full_samples);
+	/* Issue 33: what the full assessments learned, the limit in force:
+	 * a smaller assessment than the largest only lowers it. */
+	metric_header(f, "rngfeed_source_full_assessment_in_force", "gauge",
+		      "What the source's full assessments learned, the limit "
+		      "in force: the largest one's, lowered by any smaller "
+		      "one since, bits per sample; -1 before the first.");
+	for (size_t i = 0; i < m->n_sources; i++)
+		fprintf(f, "rngfeed_source_full_assessment_in_force{source=\"%s\"} %.4f\n",
+			m->sources[i].name, fmax(-1.0, m->sources[i].full_in_force));
 	metric_header(f, "rngfeed_source_estimate_in_force", "gauge",
 		      "Which estimate limits the source's credit: 0 none yet "
 		      "(nothing credited), 1 a quarter of the on-line estimate "
 		      "(no full assessment yet), 2 the on-line estimate, 3 the "
-		      "full assessment.");
+		      "full assessment, 4 none until the first full assessment "
+		      "(a claimed credit: nothing credited).");
 	for (size_t i = 0; i < m->n_sources; i++)
 		fprintf(f, "rngfeed_source_estimate_in_force{source=\"%s\"} %d\n",
 			m->sources[i].name, m->sources[i].estimate_in_force);
@@ -235,13 +249,44 @@ static void write_body(FILE *f, const struct metrics_snapshot *m)
 		write_egd(f, m->egd);
 }
 
+static const char *file_kind(mode_t mode)
+{
+	return S_ISLNK(mode)    ? "a symbolic link"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+					     : "not a regular file";
+}
+
+int metrics_check_path(const char *path, char *why, size_t why_len)
+{
+	struct stat st;
+
+	/* Absent is fine (the first write makes it); what else keeps it
+	 * from being written is said when a write fails. */
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	snprintf(why, why_len,
+		 "--metrics %s is %s: the metrics file is replaced whole on "
+		 "every write, so it must be a regular file or not exist yet "
+		 "(left untouched; name another)",
+		 path, file_kind(st.st_mode));
+	return -EINVAL;
+}
+
 int metrics_write(const char *path, const struct metrics_snapshot *m)
 {
 	size_t len = strlen(path);
+	struct stat st;
 	char *tmp;
 	FILE *f = NULL;
 	int fd, r = 0;
 
+	/* The rename below would put a file where a FIFO, a link or a
+	 * socket someone made after the start was. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return -EEXIST;
 	tmp = malloc(len + 16);
 	if (!tmp)
 		return -ENOMEM;
@@ -278,17 +323,30 @@ int metrics_read_source(const char *path, const char *name, const char *source,
 			double *value)
 {
 	char want[160], line[512];
+	struct stat st;
 	size_t n;
 	FILE *f;
-	int r = -ENOENT;
+	int fd, r = -ENOENT;
 
 	if (snprintf(want, sizeof(want), "%s{source=\"%s\"} ", name, source) >=
 	    (int)sizeof(want))
 		return -EINVAL;
 	n = strlen(want);
-	f = fopen(path, "re");
-	if (!f)
+	/* Never waits: a FIFO opens at once with O_NONBLOCK, and only a
+	 * regular file is read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *end;
 

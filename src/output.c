@@ -23,14 +23,16 @@
 static int fed(struct output *o, int r, size_t step, unsigned int credit)
 {
 	if (r < 0) {
-		/* Root without the capability is a container's default. */
+		/* Root without the capability is a container's default.  A
+		 * -D user was root at the start too: the switch needs it. */
 		log_err("RNDADDENTROPY on %s failed: %s%s", o->cfg->random_device,
 			strerror(-r),
 			r != -EPERM ? ""
-			: geteuid() == 0
-				? " (CAP_SYS_ADMIN is missing: this root lacks it, as in a "
-				  "container by default; docker/podman run --cap-add SYS_ADMIN "
-				  "grants it, and the container then feeds the host's kernel)"
+			: geteuid() == 0 || o->cfg->user[0]
+				? " (CAP_SYS_ADMIN is missing: rngfeed was started as root "
+				  "without it, as in a container by default; docker/podman "
+				  "run --cap-add SYS_ADMIN grants it, and the container then "
+				  "feeds the host's kernel)"
 				: " (it needs CAP_SYS_ADMIN: run as root)");
 		return r;
 	}

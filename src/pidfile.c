@@ -2,7 +2,6 @@
 /* The locked PID file.  See include/rngfeed/pidfile.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/pidfile.h"
@@ -61,13 +61,17 @@ int pidfile_take(const char *path, pid_t pid, char *why, size_t why_len)
 
 	/* A FIFO, device or directory is no PID file: looked at before it
 	 * is opened (opening may have effects), and again on the fd. */
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return refuse(path, "not a regular file", why, why_len);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return refuse(path, S_ISLNK(st.st_mode) ? "a symbolic link"
+						       : "not a regular file",
+			      why, why_len);
 	/* No O_TRUNC: the file is only emptied once the lock is ours and
 	 * its content is a PID.  O_NONBLOCK: a FIFO swapped in after the
 	 * check above must not make open() wait. */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
 		  0644);
+	if (fd < 0 && errno == ELOOP) /* a link swapped in after lstat */
+		return refuse(path, "a symbolic link", why, why_len);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(why, why_len, "cannot open the PID file %s: %s", path,
@@ -196,14 +200,37 @@ int pidfile_keeper_start(const char *path, int fd, pid_t pid)
 
 void pidfile_keeper_release(int sock)
 {
-	struct pollfd p = { .fd = sock, .events = POLLIN };
+	const struct timespec step = { 0, PIDFILE_KEEPER_STEP_MS * 1000000L };
+	struct timespec now, until;
 	char c;
 
 	if (sock < 0)
 		return;
-	/* Bounded: a stop takes no more than a second on its account. */
-	if (write(sock, "", 1) == 1 && poll(&p, 1, 1000) > 0)
-		(void)!read(sock, &c, 1);
+	/* By the clock: on a loaded machine a 2-ms sleep takes longer. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += PIDFILE_KEEPER_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	/*
+	 * Nothing here waits on the keeper: it is told without waiting (a
+	 * byte; failing that, the close is its end of input too) and its
+	 * answer is looked for in short sleeps, PIDFILE_KEEPER_WAIT_MS in
+	 * all.  A keeper that is slower (stopped, SIGSTOP) removes the file
+	 * when it runs again, after the daemon is gone.
+	 */
+	if (send(sock, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		for (;;) {
+			ssize_t n = recv(sock, &c, 1, MSG_DONTWAIT);
+
+			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > until.tv_sec ||
+			    (now.tv_sec == until.tv_sec &&
+			     now.tv_nsec >= until.tv_nsec))
+				break;
+			nanosleep(&step, NULL);
+		}
 	close(sock);
 }
 

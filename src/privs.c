@@ -3,9 +3,12 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rngfeed/privs.h"
@@ -62,6 +65,51 @@ static bool have_cap(cap_value_t cap)
 		cap_free(caps);
 	}
 	return v == CAP_SET;
+}
+
+/* What mlock(2) of one page says here: 0 or an errno value. */
+static int mlock_errno(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = page > 0 ? (size_t)page : 4096;
+	void *p = aligned_alloc(n, n);
+	int e = 0;
+
+	if (!p)
+		return ENOMEM;
+	if (mlock(p, n) < 0)
+		e = errno;
+	else
+		munlock(p, n);
+	free(p);
+	return e;
+}
+
+void privs_describe_memlock(char *why, size_t len)
+{
+	unsigned long long kib;
+	struct rlimit rl;
+	int e = mlock_errno();
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		rl.rlim_cur = 0;
+	kib = rl.rlim_cur == RLIM_INFINITY ? 0 : (unsigned long long)rl.rlim_cur / 1024;
+	if (have_cap(CAP_IPC_LOCK))
+		snprintf(why, len, "mlock(2) fails (%s) although this process "
+			 "has CAP_IPC_LOCK", strerror(e));
+	else if (e == EPERM && rl.rlim_cur != 0)
+		/* The kernel says EPERM only for a limit of 0: a filter in
+		 * front of it (systemd-nspawn's refuses @memlock without
+		 * CAP_IPC_LOCK, whatever the limit). */
+		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and mlock(2) "
+			 "is refused (EPERM) although RLIMIT_MEMLOCK allows "
+			 "%llu KiB: a system call filter, as systemd-nspawn's "
+			 "without CAP_IPC_LOCK", kib);
+	else
+		snprintf(why, len, "this process lacks CAP_IPC_LOCK, and "
+			 "RLIMIT_MEMLOCK lets it lock %llu KiB%s%s%s", kib,
+			 e ? " (mlock(2): " : "", e ? strerror(e) : "",
+			 e ? ")" : "");
 }
 
 /* The bounding set limits what any later exec could gain. */
@@ -131,6 +179,43 @@ out:
 	return r;
 }
 
+/*
+ * Before anything is dropped: can this process switch user at all?
+ * Root without some of these (a container, a unit's
+ * CapabilityBoundingSet=) is not "not root": name what is missing.
+ */
+static int check_switch_caps(const char *user_spec, char *why, size_t len)
+{
+	static const struct {
+		cap_value_t cap;
+		const char *what;
+	} needs[] = {
+		{ CAP_SETPCAP, "CAP_SETPCAP (to empty the bounding set)" },
+		{ CAP_SETUID, "CAP_SETUID (to change user)" },
+		{ CAP_SETGID, "CAP_SETGID (to change group)" },
+	};
+	const char *missing[3];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (!have_cap(needs[i].cap))
+			missing[n++] = needs[i].what;
+	if (n == 0)
+		return 0;
+	if (geteuid() == 0)
+		snprintf(why, len,
+			 "switching to user '%s' needs %s%s%s%s%s, which this "
+			 "process lacks",
+			 user_spec, missing[0],
+			 n == 1 ? "" : n == 2 ? " and " : ", ",
+			 n > 1 ? missing[1] : "", n > 2 ? " and " : "",
+			 n > 2 ? missing[2] : "");
+	else
+		snprintf(why, len, "switching to user '%s' needs root",
+			 user_spec);
+	return -EPERM;
+}
+
 int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	       size_t why_len)
 {
@@ -148,23 +233,15 @@ int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	 * kernel will refuse RNDADDENTROPY and say so. */
 	if (keep_sys_admin && !have_cap(CAP_SYS_ADMIN))
 		keep_sys_admin = false;
+	if (switching) {
+		r = check_switch_caps(user_spec, why, why_len);
+		if (r < 0)
+			return r;
+	}
 	if (have_cap(CAP_SETPCAP)) {
 		r = drop_bounding_set(keep_sys_admin, why, why_len);
 		if (r < 0)
 			return r;
-	} else if (switching) {
-		/* Root without CAP_SETPCAP (a container, a unit's
-		 * CapabilityBoundingSet=) is not "not root". */
-		if (geteuid() == 0)
-			snprintf(why, why_len,
-				 "switching to user '%s' needs CAP_SETPCAP (to "
-				 "empty the bounding set), which this process "
-				 "lacks",
-				 user_spec);
-		else
-			snprintf(why, why_len,
-				 "switching to user '%s' needs root", user_spec);
-		return -EPERM;
 	}
 	if (switching) {
 		/* Keep the permitted set across the uid change; the

@@ -18,7 +18,8 @@
 
 /* Tested blocks waiting for the main loop; two keep the pipe full. */
 #define READER_QUEUE 2
-/* How long reader_stop() waits for the thread (SIGTERM: within 1 s). */
+/* How long reader_stop_all() waits for the threads, all of them together
+ * (SIGTERM: within 1 s). */
 #define READER_STOP_WAIT_MS 400
 enum { READER_LIVE, READER_ENDED, READER_ABANDONED };
 
@@ -54,6 +55,8 @@ struct reader {
 
 	pthread_mutex_t lock;     /* guards everything below */
 	pthread_cond_t cond;      /* demand, stop */
+	bool look_again;          /* a uevent: a device it waits for may
+				   * be there now (reader_device_changed) */
 	unsigned int requested;   /* blocks the main loop asked for */
 	unsigned int generation;  /* bumped by reader_discard() */
 	unsigned int queued;
@@ -61,6 +64,8 @@ struct reader {
 	/* bulk: each queued block's seed material, when derived[] */
 	uint8_t seed[READER_QUEUE][DRBG_SEEDLEN];
 	bool derived[READER_QUEUE];
+	/* What the full assessments learned is of this (opened()). */
+	char identity[160];
 	/* The credit what is open now allows (source_opened_credit()),
 	 * SOURCE_CREDIT_MAX when the credit was the user's or the driver
 	 * cannot say; 0 until something is open. */
@@ -103,11 +108,15 @@ int reader_setup_signals(void)
 	return 0;
 }
 
+static bool stopping(struct reader *r);
+
 static void notify(struct reader *r)
 {
 	uint64_t one = 1;
 
-	if (r->p.notify_fd >= 0 &&
+	/* Once stopped nobody listens, and a thread left behind may run on
+	 * after the daemon closed the fd (its number used again). */
+	if (r->p.notify_fd >= 0 && !stopping(r) &&
 	    write(r->p.notify_fd, &one, sizeof(one)) < 0) {
 		/* The counter cannot overflow in practice; a full eventfd
 		 * already wakes the main loop. */
@@ -131,8 +140,9 @@ static void set_state(struct reader *r, enum reader_state s,
 	notify(r);
 }
 
-/* Sleep up to @seconds, or until stopped; false when stopped. */
-static bool rest(struct reader *r, double seconds)
+/* Sleep up to @seconds, or until stopped (false), or, when @device,
+ * until a uevent says a device it waits for may be there. */
+static bool rest(struct reader *r, double seconds, bool device)
 {
 	struct timespec until;
 
@@ -144,9 +154,11 @@ static bool rest(struct reader *r, double seconds)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (!stopping(r) &&
+	while (!stopping(r) && !(device && r->look_again) &&
 	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 		;
+	if (device)
+		r->look_again = false;
 	pthread_mutex_unlock(&r->lock);
 	return !stopping(r);
 }
@@ -186,7 +198,27 @@ static void publish_estimates(struct reader *r, bool quick)
 	/* Busy (never waited for): the last result stands. */
 	(void)assessor_get(r->full, &r->stats.full);
 	r->stats.credit_limit = assessor_limit(&r->stats.estimate, &r->stats.full,
-					       &r->stats.in_force);
+					       r->p.claimed, &r->stats.in_force);
+}
+
+/*
+ * A claimed credit is 0 until the source's first full assessment: rather
+ * than hand over blocks nobody may credit (a regular file's are spent),
+ * wait for it once the window holds enough (about 0.1 s of CPU at nice
+ * 5), in slices, so that a stop is seen at once.  false when stopped.
+ */
+static bool wait_first_assessment(struct reader *r)
+{
+	struct assessor_result res;
+
+	if (!r->p.claimed || r->p.bulk)
+		return true;
+	for (;;) {
+		if (assessor_get(r->full, &res) == 0 && !res.first_due)
+			return true;
+		if (!rest(r, 0.02, false))
+			return false;
+	}
 }
 
 /*
@@ -200,7 +232,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 				    struct monitor *mon, uint8_t *block,
 				    struct drbg_df *df, char *reason,
 				    size_t reason_len, double *backoff,
-				    uint64_t *read_total)
+				    uint64_t *read_total, int *read_err)
 {
 	const char *name = r->p.source.driver->name;
 
@@ -224,6 +256,7 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 		if (n < 0) {
 			char desc[SOURCE_WHY_LEN], why[160];
 
+			*read_err = (int)n;
 			source_describe(src, desc, sizeof(desc));
 			snprintf(reason, reason_len, "read failed: %s (%s)",
 				 source_why_failed(src, (int)n, why,
@@ -305,6 +338,8 @@ static enum reader_state run_source(struct reader *r, struct source *src,
 				publish_estimates(r, true);
 				pthread_mutex_unlock(&r->lock);
 			}
+			if (!wait_first_assessment(r))
+				return READER_STOPPED;
 			continue;
 		}
 		if (v.failed) {
@@ -339,9 +374,16 @@ static void opened(struct reader *r, struct source *src)
 {
 	const struct source_config *cfg = &r->p.source;
 	unsigned int cap = SOURCE_CREDIT_MAX;
-	char desc[160];
+	char desc[160], identity[sizeof(r->identity)];
+	bool other;
 
 	source_describe(src, desc, sizeof(desc));
+	source_identity(src, identity, sizeof(identity));
+	/* What was learned of one device says nothing of another (the
+	 * hw_random device current now may not be the one it was). */
+	other = r->identity[0] && strcmp(identity, r->identity) != 0;
+	if (other)
+		assessor_forget(r->full);
 	if (cfg->credit_from_device) {
 		int c = source_opened_credit(src);
 
@@ -351,13 +393,31 @@ static void opened(struct reader *r, struct source *src)
 	pthread_mutex_lock(&r->lock);
 	snprintf(r->stats.description, sizeof(r->stats.description), "%s",
 		 desc);
+	memcpy(r->identity, identity, sizeof(identity));
 	r->opened_credit = cap;
 	pthread_mutex_unlock(&r->lock);
 	log_info("%s: opened %s; start-up test", cfg->driver->name, desc);
+	if (other)
+		log_info("%s: its full assessment was of another device: "
+			 "assessed afresh", cfg->driver->name);
 	if (cfg->credit >= 0 && cap < (unsigned int)cfg->credit)
 		log_warn("%s: %s is not what its credit %d/1024 was decided "
 			 "for: credited at most %u/1024 while it is open",
 			 cfg->driver->name, desc, cfg->credit, cap);
+}
+
+static double absent_recheck(const struct reader *r)
+{
+	return r->p.absent_recheck_s > 0 ? r->p.absent_recheck_s
+					 : READER_ABSENT_RECHECK_S;
+}
+
+/* A plugged device (SOURCE_F_PLUGGED) whose read found it gone. */
+static bool gone_away(const struct reader *r, enum reader_state next,
+		      int read_err)
+{
+	return next == READER_BACKOFF && read_err == -ENODEV &&
+	       (r->p.source.driver->flags & SOURCE_F_PLUGGED);
 }
 
 static void *reader_thread(void *arg)
@@ -397,6 +457,7 @@ static void *reader_thread(void *arg)
 		char why[SOURCE_WHY_LEN], reason[300];
 		enum reader_state next;
 		uint64_t read_total = 0;
+		int read_err = 0;
 
 		if (!src) {
 			/* While it is missing the state stays as it was
@@ -408,12 +469,11 @@ static void *reader_thread(void *arg)
 			if (stopping(r))
 				break;
 			if (ret < 0 && source_open_error_is_absent(ret)) {
-				double wait = r->p.retry_initial_s;
+				double wait = fmin(r->p.retry_initial_s,
+						   absent_recheck(r));
 
 				/* Not there yet: look again soon, without
 				 * doubling, and say so once. */
-				if (wait > READER_ABSENT_RECHECK_S)
-					wait = READER_ABSENT_RECHECK_S;
 				if (!absent) {
 					pthread_mutex_lock(&r->lock);
 					r->stats.errors++;
@@ -423,7 +483,7 @@ static void *reader_thread(void *arg)
 					set_state(r, READER_BACKOFF, why);
 					absent = true;
 				}
-				if (!rest(r, wait))
+				if (!rest(r, wait, true))
 					break;
 				continue;
 			}
@@ -440,19 +500,18 @@ static void *reader_thread(void *arg)
 		}
 		reopen = true;
 		monitor_reset(mon);
-		/* Another start: the window fills again, and nothing is
-		 * credited above what it shows. */
-		/* Outside r->lock: it may wait for the assessor's. */
+		/* Another start: the windows fill again; the on-line
+		 * estimate starts over, the full assessment keeps what it
+		 * learned of this source (assessor.h). */
 		assessor_reset(r->full);
 		pthread_mutex_lock(&r->lock);
 		online_estimate_reset(r->est);
-		r->stats.full = (struct assessor_result){ .h = -1.0,
-							  .credit = ONLINE_NO_LIMIT };
 		publish_estimates(r, true);
 		pthread_mutex_unlock(&r->lock);
 		set_state(r, READER_STARTUP, NULL);
 		next = run_source(r, src, mon, block, df, reason,
-				  sizeof(reason), &backoff, &read_total);
+				  sizeof(reason), &backoff, &read_total,
+				  &read_err);
 		if (next == READER_STOPPED)
 			break;
 		if (next == READER_FINISHED) {
@@ -474,12 +533,25 @@ back_off:
 		else
 			r->stats.errors++;
 		pthread_mutex_unlock(&r->lock);
+		if (gone_away(r, next, read_err)) {
+			/* Unplugged: looked for as one not there yet (within
+			 * a second, at each uevent), not after a back-off
+			 * that would keep a stick plugged back in idle. */
+			double wait = fmin(backoff, absent_recheck(r));
+
+			log_warn("%s: %s; looking for it again every %g s",
+				 name, reason, wait);
+			set_state(r, next, reason);
+			if (!rest(r, wait, true))
+				break;
+			continue;
+		}
 		log_msg(next == READER_DISABLED ? LOG_ERR : LOG_WARNING,
 			"%s: %s%s; retrying in %g s", name,
 			next == READER_DISABLED ? "disabled: " : "", reason,
 			backoff);
 		set_state(r, next, reason);
-		if (!rest(r, backoff))
+		if (!rest(r, backoff, false))
 			break;
 		backoff = next_backoff(r, backoff);
 	}
@@ -522,6 +594,8 @@ int reader_start(struct reader **out, const struct reader_params *p)
 							    : ASSESSOR_DEFAULT_SAMPLES,
 			.budget = p->assess_budget > 0.0 ? p->assess_budget
 							 : ASSESSOR_DEFAULT_BUDGET,
+			.grow = p->claimed,
+			.recall = p->recall.learned,
 		};
 
 		ret = p->assess_budget < 0.0 ? 0 : assessor_new(&ap, &r->full);
@@ -532,6 +606,8 @@ int reader_start(struct reader **out, const struct reader_params *p)
 		return ret;
 	}
 	r->p = *p;
+	if (p->recall.learned.samples > 0)
+		snprintf(r->identity, sizeof(r->identity), "%s", p->recall.identity);
 	r->first = p->opened;
 	r->p.opened = NULL;
 	atomic_init(&r->stop, false);
@@ -631,6 +707,14 @@ void reader_discard(struct reader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+void reader_device_changed(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->look_again = true;
+	pthread_mutex_unlock(&r->lock);
+	pthread_cond_broadcast(&r->cond);
+}
+
 unsigned int reader_estimate_credit(struct reader *r)
 {
 	unsigned int credit;
@@ -660,55 +744,114 @@ void reader_get_stats(struct reader *r, struct reader_stats *out)
 	pthread_mutex_unlock(&r->lock);
 }
 
+void reader_memory(struct reader *r, struct reader_memory *out)
+{
+	pthread_mutex_lock(&r->lock);
+	/* An assessment may have ended since the last block. */
+	publish_estimates(r, false);
+	*out = (struct reader_memory){ .learned = r->stats.full.learned };
+	memcpy(out->identity, r->identity, sizeof(out->identity));
+	pthread_mutex_unlock(&r->lock);
+}
+
 const struct reader_params *reader_params(const struct reader *r)
 {
 	return &r->p;
 }
 
+/* Ask its thread to stop: the flag, then a broadcast for a thread that
+ * waits on the condition. */
+static void ask_to_stop(struct reader *r)
+{
+	pthread_mutex_lock(&r->lock);
+	/* Relaxed: see struct reader. */
+	atomic_store_explicit(&r->stop, true, memory_order_relaxed);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static bool has_ended(struct reader *r)
+{
+	return atomic_load_explicit(&r->ended, memory_order_acquire) !=
+	       READER_LIVE;
+}
+
+/* After the wait: free @r, or leave it to a thread that has not ended. */
+static void let_go(struct reader *r)
+{
+	/* Once abandoned, the thread may free r at once. */
+	const char *name = r->p.source.driver->name;
+	pthread_t thread = r->thread;
+	int live = READER_LIVE;
+
+	if (atomic_compare_exchange_strong_explicit(&r->ended, &live,
+						    READER_ABANDONED,
+						    memory_order_acq_rel,
+						    memory_order_acquire)) {
+		pthread_detach(thread);
+		log_warn("%s: its reader thread did not stop within %d ms (a "
+			 "read that never returns?); left behind",
+			 name, READER_STOP_WAIT_MS);
+		return;
+	}
+	/* It has ended, or only returns now: detach, not join. */
+	pthread_detach(thread);
+	reader_free(r);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void reader_stop_all(struct reader *const *rs, size_t n)
+{
+	const struct timespec step = { 0, 20000000L };
+	/* By the clock: on a loaded machine a 20-ms sleep takes longer. */
+	const double until = mono_s() + READER_STOP_WAIT_MS / 1000.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (rs[i] && rs[i]->thread_started)
+			ask_to_stop(rs[i]);
+	/*
+	 * Interrupt blocking reads or opens until every thread has ended,
+	 * for READER_STOP_WAIT_MS at most in all, whatever their number: a
+	 * read that no signal interrupts (a hung device) must not hold up a
+	 * stop or a reload.  Such a thread is left behind, detached, with
+	 * its struct (it frees it when it ends); nobody takes what it
+	 * queues, and nothing else it uses is freed under it.
+	 */
+	for (;;) {
+		bool live = false, late = mono_s() >= until;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!rs[i] || !rs[i]->thread_started ||
+			    has_ended(rs[i]))
+				continue;
+			live = true;
+			if (!late)
+				pthread_kill(rs[i]->thread, READER_WAKE_SIGNAL);
+		}
+		if (!live || late)
+			break;
+		nanosleep(&step, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!rs[i])
+			continue;
+		if (rs[i]->thread_started)
+			let_go(rs[i]);
+		else
+			reader_free(rs[i]);
+	}
+}
+
 void reader_stop(struct reader *r)
 {
-	if (!r)
-		return;
-	if (r->thread_started) {
-		pthread_mutex_lock(&r->lock);
-		/* Relaxed: see struct reader. */
-		atomic_store_explicit(&r->stop, true, memory_order_relaxed);
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
-		/* Interrupt a blocking read or open until the thread ends,
-		 * for READER_STOP_WAIT_MS at most: a read that no signal
-		 * interrupts (a hung device) must not hold up a stop or a
-		 * reload.  Such a thread is left behind, detached, with this
-		 * struct (it frees it when it ends); nobody takes what it
-		 * queues. */
-		for (int waited = 0;
-		     atomic_load_explicit(&r->ended, memory_order_acquire) ==
-		     READER_LIVE;
-		     waited += 20) {
-			struct timespec ts = { 0, 20000000L };
-			/* Once abandoned, the thread may free r at once. */
-			const char *name = r->p.source.driver->name;
-			pthread_t thread = r->thread;
-			int live = READER_LIVE;
-
-			if (waited >= READER_STOP_WAIT_MS &&
-			    atomic_compare_exchange_strong_explicit(
-				    &r->ended, &live, READER_ABANDONED,
-				    memory_order_acq_rel, memory_order_acquire)) {
-				pthread_detach(thread);
-				log_warn("%s: its reader thread did not stop "
-					 "within %d ms (a read that never "
-					 "returns?); left behind",
-					 name, READER_STOP_WAIT_MS);
-				return;
-			}
-			pthread_kill(r->thread, READER_WAKE_SIGNAL);
-			nanosleep(&ts, NULL);
-		}
-		/* It has ended, or only returns now: detach, not join. */
-		pthread_detach(r->thread);
-	}
-	reader_free(r);
+	reader_stop_all(&r, 1);
 }
 
 /* The struct, once its thread (if any) is done with it. */

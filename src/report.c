@@ -3,6 +3,7 @@
  * Reporting: rate lines, the summary, metrics and STATUS=.  See
  * include/rngfeed/report.h.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,7 @@ int report_metrics(const struct report *r, const struct report_view *v,
 		.drbg_discards = cs.discards,
 		.crng_ready = v->feeder->crng_ready,
 		.uptime_s = now - r->start,
+		.log_dropped = log_dropped_lines(),
 		.sources = ms,
 	};
 	if (v->egd) {
@@ -215,11 +217,14 @@ int report_metrics(const struct report *r, const struct report_view *v,
 			.min_entropy_estimate = st[n].estimate.h,
 			.full_assessment = st[n].full.h,
 			.full_samples = st[n].full.samples,
+			.full_in_force = st[n].full.learned.h,
 			.estimate_in_force = (int)st[n].in_force,
 			.estimate_made_at =
-				st[n].in_force == IN_FORCE_FULL ? st[n].full.done_at
-				: st[n].in_force == IN_FORCE_NONE ? -1.0
-								  : st[n].estimate.done_at,
+				st[n].in_force == IN_FORCE_FULL ? st[n].full.learned.done_at
+				: st[n].in_force == IN_FORCE_NONE ||
+						st[n].in_force == IN_FORCE_FULL_PENDING
+					? -1.0
+					: st[n].estimate.done_at,
 			/* In use: open and past its start-up test. */
 			.enabled = sourceset_running(v->set, i) &&
 				   st[n].state == READER_RUNNING,
@@ -404,7 +409,10 @@ double report_tick(struct report *r, const struct report_view *v,
 				log_warn("cannot write metrics to %s: %s "
 					 "(said again only if the error "
 					 "changes)",
-					 p->metrics_path, strerror(-e));
+					 p->metrics_path,
+					 e == -EEXIST ? "it is not a regular "
+							"file; left alone"
+						      : strerror(-e));
 			else if (e == 0 && r->metrics_error < 0)
 				log_notice("metrics written to %s again",
 					   p->metrics_path);

@@ -181,6 +181,31 @@ int source_config_set(struct source_config *cfg, const char *key,
 		cfg->min_entropy = h;
 		return 0;
 	}
+	if (strcmp(key, "guest-owned") == 0) {
+		/* Only where it can be true: a driver that may read the
+		 * guest's own hardware (not virtio's host device, not a
+		 * CPU instruction, which is the guest's anyway). */
+		if (!drv->guest_owned) {
+			snprintf(err, err_len,
+				 drv->host_provided
+					 ? "%s: guest-owned: it reads %s, never "
+					   "the guest's own"
+					 : "%s: guest-owned: it is the guest's "
+					   "own already%s",
+				 drv->name,
+				 drv->host_provided ? drv->host_provided : "");
+			return -EINVAL;
+		}
+		r = parse_bool(value);
+		if (r < 0) {
+			snprintf(err, err_len,
+				 "%s: guest-owned must be yes or no, not '%s'",
+				 drv->name, value);
+			return -EINVAL;
+		}
+		cfg->guest_owned = r;
+		return 0;
+	}
 	if (strcmp(key, "enable") == 0) {
 		r = parse_bool(value);
 		if (r < 0) {
@@ -294,10 +319,39 @@ unsigned int source_credit_cap(const struct source_config *cfg)
 	return cap >= SOURCE_CREDIT_MAX ? SOURCE_CREDIT_MAX : (unsigned int)cap;
 }
 
+bool source_host_provided(const struct source_config *cfg,
+			  const char *hw_device)
+{
+	const struct source_driver *drv = cfg->driver;
+
+	if (!cfg->confidential || !drv->host_provided)
+		return false;
+	return !(drv->guest_owned && drv->guest_owned(cfg, hw_device));
+}
+
+void source_configs_trust(struct source_config *cfgs, size_t n,
+			  bool confidential)
+{
+	const struct source_driver *tpm = source_driver_find("tpm");
+	bool tpm_own = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (tpm && cfgs[i].driver == tpm)
+			tpm_own = cfgs[i].guest_owned;
+	for (size_t i = 0; i < n; i++) {
+		cfgs[i].confidential = confidential;
+		cfgs[i].tpm_guest_owned = tpm_own;
+	}
+}
+
 unsigned int source_config_credit(const struct source_config *cfg)
 {
 	unsigned int credit, cap = source_credit_cap(cfg);
 
+	/* The host is the adversary: what it provides earns nothing, also
+	 * with a credit= the user gave (guest-owned=yes says otherwise). */
+	if (source_host_provided(cfg, NULL))
+		return 0;
 	if (cfg->credit >= 0)
 		credit = (unsigned int)cfg->credit;
 	else if (cfg->driver->device_credit)
@@ -342,8 +396,11 @@ int source_config_warning(const struct source_config *cfg, char *buf,
 
 double source_config_min_entropy(const struct source_config *cfg)
 {
-	return cfg->min_entropy > 0 ? cfg->min_entropy
-				    : cfg->driver->min_entropy;
+	if (cfg->min_entropy > 0)
+		return cfg->min_entropy;
+	return cfg->driver->device_min_entropy
+		       ? cfg->driver->device_min_entropy(cfg)
+		       : cfg->driver->min_entropy;
 }
 
 const char *source_config_device(const struct source_config *cfg)
@@ -534,8 +591,10 @@ const char *source_why_failed(struct source *src, int err, char *buf,
 
 int source_opened_credit(struct source *src)
 {
+	/* hwrng and virtio decide by the device they opened (their op);
+	 * the others by what they are. */
 	if (!src->cfg.driver->opened_credit)
-		return -1;
+		return source_host_provided(&src->cfg, NULL) ? 0 : -1;
 	return (int)src->cfg.driver->opened_credit(src->state, &src->cfg);
 }
 
@@ -546,6 +605,13 @@ int source_describe(struct source *src, char *buf, size_t len)
 		return 0;
 	}
 	return src->cfg.driver->describe(src->state, buf, len);
+}
+
+int source_identity(struct source *src, char *buf, size_t len)
+{
+	if (src->cfg.driver->identity)
+		return src->cfg.driver->identity(src->state, buf, len);
+	return source_describe(src, buf, len);
 }
 
 /* ENOENT, ENODEV, ENXIO: the device (or file) is not there (yet). */

@@ -51,6 +51,8 @@ int sourceset_new(struct source_set **out, const struct rngfeed_config *cfg,
 		s->slots[s->n_slots].cfg = cfg->sources[i];
 		s->slots[s->n_slots].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[s->n_slots].held_back_credit = -1;
+		s->slots[s->n_slots].host_provided =
+			source_host_provided(&cfg->sources[i], NULL);
 		s->slots[s->n_slots++].device_credit = -1;
 	}
 	*out = s;
@@ -120,6 +122,16 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	if (r == 0 && source_config_warning(&sl->cfg, why, sizeof(why)) == 1)
 		log_warn("%s: %s", name, why);
 	sl->credit_follows_device = sl->cfg.credit < 0;
+	sl->claimed = false;
+	if (sl->cfg.credit > 0) {
+		/* Above what the driver itself would give this device: a
+		 * claim, which nothing but the full assessment backs. */
+		struct source_config dflt = sl->cfg;
+
+		dflt.credit = -1;
+		sl->claimed = (unsigned int)sl->cfg.credit > source_config_credit(&dflt);
+	}
+	sourceset_trust_slot(s, sl, NULL);
 	if (r == 0) {
 		/* The device's default is looked up once, before the gate
 		 * zeroes what the kernel says of it. */
@@ -128,13 +140,28 @@ static void open_slot(struct source_set *s, struct slot *sl)
 		sl->cfg.credit_from_device = sl->cfg.credit < 0;
 		if (sl->cfg.credit < 0)
 			sl->cfg.credit = sl->device_credit;
-		r = source_open(&sl->opened, &sl->cfg, why, sizeof(why));
+		/* A plugged device's open talks to it: its reader opens it,
+		 * in its own thread. */
+		if (!(sl->cfg.driver->flags & SOURCE_F_PLUGGED))
+			r = source_open(&sl->opened, &sl->cfg, why,
+					sizeof(why));
+	}
+	const char *elsewhere =
+		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
+			? "; the kernel has a hw_random device, but this /dev "
+			  "has no node for it (a container? give it /dev/hwrng, "
+			  "e.g. --device /dev/hwrng)"
+			: "";
+
+	if (r < 0 && !sourceset_waits_for(s, sl, r)) {
+		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
+			"%s: unavailable: %s%s", name, why, elsewhere);
+		return;
 	}
 	if (r < 0) {
-		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
-			"%s: unavailable: %s", name, why);
-		if (!sourceset_waits_for(s, sl, r))
-			return;
+		/* Its reader looks for it; sourceset_start() says on what
+		 * terms it is used once there. */
+		log_info("%s: waiting for it: %s%s", name, why, elsewhere);
 		if (sl->cfg.credit < 0) {
 			sl->cfg.credit_from_device = true;
 			sl->cfg.credit = (int)source_config_credit(&sl->cfg);
@@ -166,6 +193,7 @@ size_t sourceset_open(struct source_set *s)
 		n += sl->wanted;
 	}
 	sourceset_describe_kernel(s);
+	sourceset_trust_kernel(s);
 	return n;
 }
 
@@ -194,7 +222,10 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 					 : (s->p.assess_budget > 0.0 ? s->p.assess_budget
 								     : ASSESSOR_DEFAULT_BUDGET) /
 						   (double)credited,
+			.claimed = sl->claimed,
+			.recall = sl->memory,
 		};
+		bool absent = sl->opened == NULL; /* its reader opens it */
 		int r;
 
 		if (!sl->wanted || sl->reader)
@@ -211,9 +242,10 @@ size_t sourceset_start(struct source_set *s, int notify_fd)
 		}
 		sl->opened = NULL; /* the reader's now */
 		sl->used = true;
-		log_info("%s: using it, credit %u/1024, health-test H %.2f",
+		log_info("%s: using it, credit %u/1024, health-test H %.2f%s",
 			 sl->cfg.driver->name, sourceset_credit(s, i),
-			 source_config_min_entropy(&sl->cfg));
+			 source_config_min_entropy(&sl->cfg),
+			 absent ? ", once it opens" : "");
 		started++;
 	}
 	return started;
@@ -252,12 +284,21 @@ void sourceset_stats(const struct source_set *s, size_t i,
 
 void sourceset_stop(struct source_set *s)
 {
+	struct reader *readers[LEDGER_MAX_SOURCES];
+
+	/* All at once: one bound for all of them, not one each. */
+	for (size_t i = 0; i < s->n_slots; i++) {
+		readers[i] = s->slots[i].reader;
+		if (readers[i]) {
+			sourceset_stats(s, i, &s->slots[i].base);
+			reader_memory(readers[i], &s->slots[i].memory);
+		}
+	}
+	reader_stop_all(readers, s->n_slots);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
 
-		if (sl->reader) {
-			sourceset_stats(s, i, &sl->base);
-			reader_stop(sl->reader);
+		if (readers[i]) {
 			sl->reader = NULL;
 			if (sl->base.state == READER_FINISHED)
 				snprintf(sl->finished, sizeof(sl->finished),
@@ -271,6 +312,14 @@ void sourceset_stop(struct source_set *s)
 	sourceset_release_gate(s);
 }
 
+/* Do @a and @b name the same source (driver and options: the device, and
+ * what selects it; not the credit, the health tests' H or enable)? */
+static bool same_source(const struct source_config *a, const struct source_config *b)
+{
+	return a->driver == b->driver && a->n_options == b->n_options &&
+	       memcmp(a->options, b->options, sizeof(a->options)) == 0;
+}
+
 size_t sourceset_reload(struct source_set *s,
 			const struct rngfeed_config *fresh, int notify_fd)
 {
@@ -281,9 +330,14 @@ size_t sourceset_reload(struct source_set *s,
 	/* The gate was handed back by the stop: a device's default is
 	 * looked up again, as the kernel sees the device now. */
 	for (size_t i = 0; i < s->n_slots && i < fresh->n_sources; i++) {
+		/* What was learned of a source holds for the same one. */
+		if (!same_source(&s->slots[i].cfg, &fresh->sources[i]))
+			s->slots[i].memory = (struct reader_memory){ 0 };
 		s->slots[i].cfg = fresh->sources[i];
 		s->slots[i].cfg.ledger_dir = s->p.ledger_dir;
 		s->slots[i].device_credit = -1;
+		s->slots[i].host_provided =
+			source_host_provided(&fresh->sources[i], NULL);
 	}
 	sourceset_open(s);
 	return sourceset_start(s, notify_fd);
@@ -338,6 +392,18 @@ void sourceset_request(struct source_set *s, bool credited_only)
 			reader_request_block(s->slots[i].reader);
 }
 
+void sourceset_devices_changed(struct source_set *s)
+{
+	/* The hand-over's tick looks at once (sourceset_hwrng.c). */
+	s->next_tick = 0;
+	/* A plugged device (a USB stick's tty) may have come: its reader
+	 * looks at once. */
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].reader &&
+		    (s->slots[i].cfg.driver->flags & SOURCE_F_PLUGGED))
+			reader_device_changed(s->slots[i].reader);
+}
+
 void sourceset_discard(struct source_set *s)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
@@ -383,6 +449,8 @@ unsigned int sourceset_credit(const struct source_set *s, size_t i)
 {
 	const struct source_config *cfg = &s->slots[i].cfg;
 
+	if (s->slots[i].host_provided)
+		return 0;
 	/* Fixed when the slot was opened; a device default is not looked up
 	 * per block (nor after the gate zeroed rng_quality). */
 	return cfg->credit >= 0 ? (unsigned int)cfg->credit
@@ -429,6 +497,17 @@ static int can_open_device(const struct source_config *cfg, char *why,
 
 	if (!(cfg->driver->flags & SOURCE_F_DEVICE) || !dev || dev[0] != '/')
 		return 0;
+	/* A plugged stick is not opened: an open would raise its DTR,
+	 * and its reader may hold it; its permissions say enough. */
+	if (cfg->driver->flags & SOURCE_F_PLUGGED) {
+		int e;
+
+		if (access(dev, R_OK | W_OK) == 0)
+			return 0;
+		e = errno;
+		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		return -e;
+	}
 	fd = open(dev, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -450,6 +529,7 @@ void sourceset_plan(const struct source_set *s, size_t i,
 
 	memset(out, 0, sizeof(*out));
 	out->credit = sourceset_credit(s, i);
+	out->host_provided = s->slots[i].host_provided;
 	out->min_entropy = source_config_min_entropy(cfg);
 	r = cfg->driver->probe(cfg, out->detail, sizeof(out->detail));
 	if (r == 0)
@@ -482,4 +562,8 @@ void sourceset_plan(const struct source_set *s, size_t i,
 	}
 	out->use = true;
 	out->waits = !out->available;
+	if (out->credit > 0 &&
+	    sourceset_handover_elsewhere(s, &s->slots[i], out->held,
+					 sizeof(out->held)))
+		out->credit = 0;
 }

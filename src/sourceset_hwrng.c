@@ -10,25 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "rngfeed/hwrandom.h"
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "rngfeed/hwrng_quality.h"
 #include "rngfeed/log.h"
 #include "rngfeed/sourceset.h"
 #include "sourceset_internal.h"
-
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-bool sourceset_reads_hw_random(const struct source_config *cfg)
-{
-	const char *dev = source_config_device(cfg);
-	struct stat st;
-
-	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
-	       stat(dev, &st) == 0 && S_ISCHR(st.st_mode) &&
-	       major(st.st_rdev) == 10 && minor(st.st_rdev) == 183;
-}
 
 /*
  * The hwrng source on its default path before the kernel made it: with
@@ -37,7 +26,7 @@ bool sourceset_reads_hw_random(const struct source_config *cfg)
  * for it by default (the virtio source is the same device's other door:
  * two readers would split it).
  */
-static bool hw_random_later(const struct source_config *cfg)
+static bool default_node_missing(const struct source_config *cfg)
 {
 	const char *dev = source_config_device(cfg);
 	struct stat st;
@@ -46,6 +35,27 @@ static bool hw_random_later(const struct source_config *cfg)
 	       cfg->driver->default_device &&
 	       strcmp(dev, cfg->driver->default_device) == 0 &&
 	       stat(dev, &st) < 0 && errno == ENOENT;
+}
+
+/*
+ * The node is missing, yet the kernel's hw_random class is there: rng_core
+ * made /dev/hwrng in the kernel's devtmpfs as it loaded, so this /dev is
+ * another one (a container's), where the node will not appear.
+ */
+bool sourceset_hw_random_elsewhere(const struct source_set *s,
+				   const struct source_config *cfg)
+{
+	struct stat st;
+
+	return default_node_missing(cfg) && s->p.sysfs_dir &&
+	       s->p.sysfs_dir[0] && stat(s->p.sysfs_dir, &st) == 0;
+}
+
+static bool hw_random_later(const struct source_set *s,
+			    const struct source_config *cfg)
+{
+	return default_node_missing(cfg) &&
+	       !sourceset_hw_random_elsewhere(s, cfg);
 }
 
 /*
@@ -94,6 +104,8 @@ static void credit_from_gate(struct source_set *s, struct slot *sl)
 		sl->cfg.credit = sl->held_back_credit;
 		sl->held_back_credit = -1;
 	}
+	if (s->gate.device[0])
+		sourceset_trust_slot(s, sl, s->gate.device);
 	if (sl->credit_follows_device && s->gate.device[0]) {
 		sl->cfg.credit = -1;
 		sl->cfg.hw_quality = (int)s->gate.original;
@@ -141,11 +153,18 @@ static void gate_paths(struct source_set *s, const struct slot *sl)
 void sourceset_take_gate(struct source_set *s, struct slot *sl)
 {
 	const char *name = sl->cfg.driver->name;
+	/* In a confidential guest a host-backed device is held at 0 and
+	 * not handed back (hwrng_gate.h). */
+	const struct hwrng_gate_trust trust = {
+		.confidential = sl->cfg.confidential,
+		.tpm_own = sl->cfg.tpm_guest_owned,
+		.all_own = sl->cfg.guest_owned,
+	};
 	char why[HWRNG_GATE_MSG_LEN] = "";
 	int r;
 
 	if (!s->p.gate_hwrng ||
-	    !(sourceset_reads_hw_random(&sl->cfg) || hw_random_later(&sl->cfg)))
+	    !(sourceset_reads_hw_random(&sl->cfg) || hw_random_later(s, &sl->cfg)))
 		return;
 	sl->gated = true;
 	if (hwrng_gate_waiting(&s->gate)) {
@@ -159,8 +178,8 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 	if (hwrandom_current(s->gate_sysfs, s->gate_seen,
 			     sizeof(s->gate_seen)) < 0)
 		s->gate_seen[0] = '\0';
-	r = hwrng_gate_take(&s->gate, s->gate_sysfs, s->p.gate_state,
-			    s->gate_lock_here, why, sizeof(why));
+	r = hwrng_gate_take_with(&s->gate, s->gate_sysfs, s->p.gate_state,
+				 s->gate_lock_here, &trust, why, sizeof(why));
 	if (r < 0)
 		log_warn("%s: the kernel keeps crediting %s itself: %s", name,
 			 source_config_device(&sl->cfg), why);
@@ -172,10 +191,40 @@ void sourceset_take_gate(struct source_set *s, struct slot *sl)
 		sl->cfg.credit = 0;
 	} else if (r == HWRNG_GATE_TAKEN) {
 		credit_from_gate(s, sl);
-		log_info("%s: %s", name, why);
+		log_msg(trust.confidential ? LOG_NOTICE : LOG_INFO, "%s: %s",
+			name, why);
 	} else if (why[0]) {
 		log_info("%s: %s", name, why);
 	}
+}
+
+bool sourceset_handover_elsewhere(const struct source_set *s,
+				  const struct slot *sl, char *why,
+				  size_t why_len)
+{
+	const char *dir = source_config_get(&sl->cfg, "sysfs");
+	char lock[sizeof(s->gate_lock_here)];
+	char cur[HWRANDOM_NAME_LEN];
+
+	if (!s->p.gate_hwrng || !s->p.gate_lock ||
+	    !sourceset_reads_hw_random(&sl->cfg))
+		return false;
+	/* gate_paths()' choice, without writing the set. */
+	if (!dir || strcmp(dir, s->p.sysfs_dir) == 0) {
+		dir = s->p.sysfs_dir;
+		snprintf(lock, sizeof(lock), "%s", s->p.gate_lock);
+	} else {
+		snprintf(lock, sizeof(lock), "%s/rngfeed-hwrng.lock", dir);
+	}
+	if (hwrng_lock_owned_at(lock) <= 0)
+		return false;
+	if (hwrandom_current(dir, cur, sizeof(cur)) < 0)
+		snprintf(cur, sizeof(cur), "hw_random");
+	snprintf(why, why_len,
+		 "credit 0 here: another rngfeed owns the hand-over of %s "
+		 "(lock %s); a run takes it over when that one stops",
+		 cur, lock);
+	return true;
 }
 
 /* A device became current while the gate held none: take it. */
@@ -264,15 +313,11 @@ double sourceset_tick(struct source_set *s, double now, bool told)
 	return told && !hwrng_gate_waiting(&s->gate) ? 3600 : 1.0;
 }
 
-void sourceset_devices_changed(struct source_set *s)
-{
-	s->next_tick = 0;
-}
-
 void sourceset_release_gate(struct source_set *s)
 {
 	bool failed = false, any = false;
-	char msg[300] = "";
+	char msg[HWRNG_GATE_MSG_LEN + 200] = "";
+	int kept;
 
 	for (size_t i = 0; i < s->n_slots; i++) {
 		struct slot *sl = &s->slots[i];
@@ -287,9 +332,12 @@ void sourceset_release_gate(struct source_set *s)
 	if (!any || (!hwrng_gate_held(&s->gate) &&
 		     !hwrng_gate_waiting(&s->gate)))
 		return;
-	hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
+	kept = hwrng_gate_release(&s->gate, failed, msg, sizeof(msg));
+	/* Kept at 0 (failed, or a confidential guest's host-backed
+	 * device): the user must hear how to undo it. */
 	if (msg[0])
-		log_msg(failed ? LOG_WARNING : LOG_INFO, "%s", msg);
+		log_msg(failed ? LOG_WARNING : kept ? LOG_NOTICE : LOG_INFO,
+			"%s", msg);
 }
 
 /*
@@ -311,9 +359,13 @@ bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 		return false;
 	if (s->p.wait_for_source)
 		return true;
+	/* A plugged device is followed: found when it is plugged in. */
+	if ((cfg->driver->flags & SOURCE_F_PLUGGED) &&
+	    source_open_error_is_absent(err))
+		return true;
 	return s->p.gate_hwrng && (err == -ENODEV || err == -ENOENT) &&
 	       strcmp(cfg->driver->name, "hwrng") == 0 &&
-	       (sourceset_reads_hw_random(cfg) || hw_random_later(cfg));
+	       (sourceset_reads_hw_random(cfg) || hw_random_later(s, cfg));
 }
 
 /*
@@ -337,6 +389,14 @@ void sourceset_choose_best_device(struct source_set *s)
 	if (hwrng_selected(s->gate_sysfs) ||
 	    hwrandom_current(s->gate_sysfs, cur, sizeof(cur)) < 0 ||
 	    hwrandom_best(s->gate_sysfs, best, sizeof(best)) != 1)
+		return;
+	/* In a confidential guest, never the host's device in place of a
+	 * TPM that is the guest's own. */
+	if (reader->cfg.confidential &&
+	    hwrandom_host_backed(best, reader->cfg.tpm_guest_owned,
+				 reader->cfg.guest_owned) &&
+	    !hwrandom_host_backed(cur, reader->cfg.tpm_guest_owned,
+				  reader->cfg.guest_owned))
 		return;
 	if (hwrandom_select(s->gate_sysfs, best) == 0)
 		log_notice("hw_random: %s made current instead of %s: a "

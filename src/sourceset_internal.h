@@ -31,6 +31,15 @@ struct slot {
 				      * owns the hand-over (it counts 0
 				      * meanwhile); -1 = none held back */
 	bool used;                   /* a reader was started at some point */
+	bool host_provided;          /* a confidential guest's host provides
+				      * what it reads now: credited 0, its
+				      * configured credit kept for when that
+				      * changes (source_host_provided()) */
+	bool claimed;                /* its credit is above the driver's own
+				      * default: a user's claim */
+	struct reader_memory memory; /* what its last reader's full
+				      * assessments learned (a reload hands it
+				      * to the next one of the same source) */
 	char finished[256];          /* the input it read to its end: data
 				      * read once is credited once, so a
 				      * reload does not read it again */
@@ -54,8 +63,16 @@ struct source_set {
 	struct slot slots[];
 };
 
-/* Is @cfg's device the kernel's hw_random misc device (10:183)? */
-bool sourceset_reads_hw_random(const struct source_config *cfg);
+/* Is @cfg's device the kernel's hw_random misc device (10:183)?  Here,
+ * not in sourceset_hwrng.c: sourceset_trust.c asks too, and the two call
+ * each other no more than any two modules do (tests/test_layering.sh). */
+static inline bool sourceset_reads_hw_random(const struct source_config *cfg)
+{
+	const char *dev = source_config_device(cfg);
+
+	return (cfg->driver->flags & SOURCE_F_DEVICE) && dev &&
+	       hwrandom_is_misc_device(dev);
+}
 /* The later source that reads directly what slot @i reads through
  * /dev/hwrng (s390-trng, tpm), or NULL. */
 const char *sourceset_hw_twin(const struct source_set *s, size_t i);
@@ -63,11 +80,31 @@ const char *sourceset_hw_twin(const struct source_set *s, size_t i);
 void sourceset_describe_kernel(struct source_set *s);
 /* Slot @sl is opened (or waits): take the hand-over for its device. */
 void sourceset_take_gate(struct source_set *s, struct slot *sl);
+
+/* For --list: the sentence saying another instance owns the hand-over
+ * @sl would take (its run credits the device 0 until that one stops), or
+ * false when none does. */
+bool sourceset_handover_elsewhere(const struct source_set *s,
+				  const struct slot *sl, char *why,
+				  size_t why_len);
 /* The readers stopped: give the hand-over back. */
 void sourceset_release_gate(struct source_set *s);
+/* The hwrng source's /dev/hwrng is missing from this /dev while the
+ * kernel has its hw_random class: a container's /dev, where it will not
+ * appear (so nothing waits for it). */
+bool sourceset_hw_random_elsewhere(const struct source_set *s,
+				   const struct source_config *cfg);
 /* Is an unusable source kept, its reader looking for it? */
 bool sourceset_waits_for(const struct source_set *s, const struct slot *sl,
 			 int err);
+/* Slot @sl reads the hw_random device @hw_device now (NULL: whatever it
+ * reads): is it the host's, in a confidential guest?  Sets
+ * sl->host_provided and says so when that changed. */
+void sourceset_trust_slot(struct source_set *s, struct slot *sl,
+			  const char *hw_device);
+/* In a confidential guest, the kernel crediting a host-backed device
+ * that no source reads (so no hand-over): said at start. */
+void sourceset_trust_kernel(const struct source_set *s);
 /* Before the slots open: the best hw_random device current. */
 void sourceset_choose_best_device(struct source_set *s);
 

@@ -124,6 +124,18 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+ssize_t text_trim(char *buf, size_t n)
+{
+	buf[n] = '\0';
+	/* Text has no NUL bytes; one would make the string shorter than
+	 * the length returned (an empty name of length 5, say). */
+	if (memchr(buf, '\0', n))
+		return -EILSEQ;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return (ssize_t)n;
+}
+
 ssize_t read_text_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
@@ -141,14 +153,7 @@ ssize_t read_text_file(const char *path, char *buf, size_t len)
 	close(fd);
 	if (r < 0)
 		return r;
-	buf[n] = '\0';
-	/* Text has no NUL bytes; one would make the string shorter than
-	 * the length returned (an empty name of length 5, say). */
-	if (memchr(buf, '\0', (size_t)n))
-		return -EILSEQ;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return n;
+	return text_trim(buf, (size_t)n);
 }
 
 const char *unit_dir_path(char *buf, size_t len, const char *env,

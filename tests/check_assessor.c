@@ -9,10 +9,18 @@
  *    blocks, over exactly those 65,000 samples, and its credit is at most
  *    the truth's;
  *  - bit samples (IID, P(1) = 0.6: 0.737 bits a bit) over 520,000 bits;
- *  - a reset voids the result; a later assessment needs a quarter of the
- *    window new; freeing while one runs neither waits nor crashes;
- *  - assessor_limit(): nothing before an estimate, the on-line estimate's
- *    quarter before the first full one, the lower of both after.
+ *  - a later assessment needs a quarter of the window new; a reset (the
+ *    same source restarts) keeps what was learned, a forget (another
+ *    source) drops it; freeing while one runs neither waits nor crashes;
+ *  - issue 33's rule (assessor_learn()): an assessment over at least as
+ *    many samples replaces what was learned, a smaller one (or one that
+ *    ran across a restart) only lowers it; with grow (a claimed credit)
+ *    the second assessment comes when the window holds four times the
+ *    first's samples, whatever the budget; a reload's recall is taken;
+ *  - assessor_limit(): nothing before an estimate, before the first full
+ *    assessment the on-line estimate's quarter, or nothing for a claimed
+ *    credit; the lower of the on-line estimate and what was learned
+ *    after.
  * Waits for the thread with generous bounds (TEST_TIME_SCALE), never times
  * an assertion.
  */
@@ -185,11 +193,26 @@ START_TEST(test_bits_and_reset)
 	add(a, block);
 	wait_for(a, 2, &r);
 	ck_assert_uint_eq(r.assessments, 2);
-	assessor_reset(a);
+	ck_assert_uint_gt(r.learned.samples, 0);
+	/* The same source restarts: what was learned stays. */
+	{
+		const struct assessor_learned before = r.learned;
+
+		assessor_reset(a);
+		get(a, &r);
+		ck_assert_uint_eq(r.assessments, 2);
+		ck_assert_uint_eq(r.learned.samples, before.samples);
+		ck_assert_uint_eq(r.learned.credit, before.credit);
+		ck_assert(!r.first_due);
+	}
+	/* Another source: nothing. */
+	assessor_forget(a);
 	get(a, &r);
 	ck_assert(r.h < 0.0);
 	ck_assert_uint_eq(r.assessments, 0);
 	ck_assert_uint_eq(r.credit, ONLINE_NO_LIMIT);
+	ck_assert_uint_eq(r.learned.samples, 0);
+	ck_assert_uint_eq(r.learned.credit, ONLINE_NO_LIMIT);
 	/* Freed while an assessment runs: returns at once, the thread ends
 	 * on its own (ASan and valgrind runs see no error). */
 	for (unsigned k = 0; k < ASSESSOR_FIRST_BLOCKS; k++) {
@@ -231,32 +254,138 @@ END_TEST
 
 START_TEST(test_limit)
 {
+	const struct assessor_learned none = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
 	struct online_estimate_result q = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
-	struct assessor_result f = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	struct assessor_result f = { .h = -1.0, .credit = ONLINE_NO_LIMIT, .learned = none };
 	enum estimate_in_force which;
 
-	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 0);
+	ck_assert_uint_eq(assessor_limit(&q, &f, false, &which), 0);
+	ck_assert_int_eq(which, IN_FORCE_NONE);
+	ck_assert_uint_eq(assessor_limit(&q, &f, true, &which), 0);
 	ck_assert_int_eq(which, IN_FORCE_NONE);
 	q = (struct online_estimate_result){ .h = 5.65, .credit = 723, .estimates = 1 };
-	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 723 / 4);
+	ck_assert_uint_eq(assessor_limit(&q, &f, false, &which), 723 / 4);
 	ck_assert_int_eq(which, IN_FORCE_QUICK_SHARE);
 	ck_assert_str_eq(estimate_in_force_name(which), "quick/4");
-	f = (struct assessor_result){ .h = 1.72, .credit = 206, .assessments = 1 };
-	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 206);
+	/* A claimed credit: nothing before the first full assessment. */
+	ck_assert_uint_eq(assessor_limit(&q, &f, true, &which), 0);
+	ck_assert_int_eq(which, IN_FORCE_FULL_PENDING);
+	ck_assert_str_eq(estimate_in_force_name(which), "full pending");
+	/* The limit is what was learned, not the latest assessment. */
+	f = (struct assessor_result){ .h = 2.5, .credit = 300, .assessments = 2,
+				      .learned = { .h = 1.72, .credit = 206, .samples = 1000000 } };
+	ck_assert_uint_eq(assessor_limit(&q, &f, false, &which), 206);
 	ck_assert_int_eq(which, IN_FORCE_FULL);
+	ck_assert_uint_eq(assessor_limit(&q, &f, true, &which), 206);
 	q.credit = 100;
-	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 100);
+	ck_assert_uint_eq(assessor_limit(&q, &f, true, &which), 100);
 	ck_assert_int_eq(which, IN_FORCE_QUICK);
 	/* A failed assessment: nothing. */
-	f = (struct assessor_result){ .h = -1.0, .credit = 0, .error = -ENOMEM };
-	ck_assert_uint_eq(assessor_limit(&q, &f, &which), 0);
+	f = (struct assessor_result){ .h = -1.0, .credit = 0, .error = -ENOMEM,
+				      .learned = { .h = 1.72, .credit = 206, .samples = 1000000 } };
+	ck_assert_uint_eq(assessor_limit(&q, &f, false, &which), 0);
+}
+END_TEST
+
+/* Issue 33's rule, on numbers. */
+START_TEST(test_learn)
+{
+	struct assessor_learned l = { .h = -1.0, .credit = ONLINE_NO_LIMIT };
+	const struct assessor_learned small_high = { .h = 2.4, .credit = 290, .samples = 65000 },
+				      big = { .h = 1.6, .credit = 204, .samples = 1000000 },
+				      big_higher = { .h = 1.7, .credit = 217, .samples = 1000000 },
+				      small_low = { .h = 0.5, .credit = 60, .samples = 65000 };
+
+	/* The first is taken, whatever its size, and also when it ran
+	 * across a restart (all there is). */
+	assessor_learn(&l, &small_high, true);
+	ck_assert_uint_eq(l.credit, 290);
+	ck_assert_uint_eq(l.samples, 65000);
+	/* A larger one replaces it: lower here. */
+	assessor_learn(&l, &big, false);
+	ck_assert_uint_eq(l.credit, 204);
+	ck_assert_uint_eq(l.samples, 1000000);
+	/* A smaller one never raises (the 65,000-sample assessment after a
+	 * disable)... */
+	assessor_learn(&l, &small_high, false);
+	ck_assert_uint_eq(l.credit, 204);
+	ck_assert_uint_eq(l.samples, 1000000);
+	/* ...nor does a large one that ran across a restart. */
+	assessor_learn(&l, &big_higher, true);
+	ck_assert_uint_eq(l.credit, 204);
+	/* One as large may raise. */
+	assessor_learn(&l, &big_higher, false);
+	ck_assert_uint_eq(l.credit, 217);
+	ck_assert(fabs(l.h - 1.7) < 1e-9);
+	/* A smaller one may lower, and what it set holds until one as large
+	 * as the largest says otherwise. */
+	assessor_learn(&l, &small_low, false);
+	ck_assert_uint_eq(l.credit, 60);
+	ck_assert(fabs(l.h - 0.5) < 1e-9);
+	ck_assert_uint_eq(l.samples, 1000000);
+	assessor_learn(&l, &small_high, false);
+	ck_assert_uint_eq(l.credit, 60);
+	assessor_learn(&l, &big, false);
+	ck_assert_uint_eq(l.credit, 204);
+}
+END_TEST
+
+/* grow: the second assessment when the window holds four times the
+ * first's samples, whatever the budget; a recall is taken as learned. */
+START_TEST(test_growth_and_recall)
+{
+	const struct assessor_params p = { .sample_bits = 8,
+					   .window_samples = 4 * ASSESSOR_MIN_SAMPLES,
+					   .budget = 0.0001, .grow = true };
+	struct assessor_params q = p;
+	struct online_estimate_result quick = { .h = 5.6, .credit = 716, .estimates = 1 };
+	enum estimate_in_force which;
+	struct assessor *a;
+	struct assessor_result r;
+	uint8_t block[B];
+
+	follow_init(7);
+	ck_assert_int_eq(assessor_new(&p, &a), 0);
+	for (unsigned k = 0; k < ASSESSOR_FIRST_BLOCKS; k++) {
+		follow_block(block);
+		add(a, block);
+	}
+	wait_for(a, 1, &r);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_uint_eq(r.learned.samples, ASSESSOR_MIN_SAMPLES);
+	/* The budget (0.01 % of a core) would wait 10,000 times the first's
+	 * CPU time: only the growth rule can make the second one. */
+	for (unsigned k = ASSESSOR_FIRST_BLOCKS; k < 4 * ASSESSOR_FIRST_BLOCKS; k++) {
+		follow_block(block);
+		add(a, block);
+	}
+	wait_for(a, 2, &r);
+	ck_assert_uint_eq(r.assessments, 2);
+	ck_assert_uint_eq(r.samples, 4 * ASSESSOR_MIN_SAMPLES);
+	ck_assert_uint_eq(r.learned.samples, 4 * ASSESSOR_MIN_SAMPLES);
+	/* A whole window: its credit without the 15/16. */
+	ck_assert_uint_eq(r.learned.credit, (unsigned)floor(1024 * r.learned.h / 8));
+	ck_assert_uint_eq(assessor_limit(&quick, &r, true, &which), r.learned.credit);
+	ck_assert_int_eq(which, IN_FORCE_FULL);
+	ck_assert_ptr_null(assessor_free(a));
+
+	/* The next reader of the same source (a reload). */
+	q.recall = r.learned;
+	ck_assert_int_eq(assessor_new(&q, &a), 0);
+	get(a, &r);
+	ck_assert_uint_eq(r.assessments, 0);
+	ck_assert_uint_eq(r.learned.samples, 4 * ASSESSOR_MIN_SAMPLES);
+	ck_assert_uint_eq(r.learned.credit, q.recall.credit);
+	ck_assert_uint_eq(assessor_limit(&quick, &r, true, &which), q.recall.credit);
+	ck_assert(!r.first_due);
+	ck_assert_ptr_null(assessor_free(a));
 }
 END_TEST
 
 int main(void)
 {
 	return td_run(td_suite("assessor", "assessor", NULL, NULL, 600,
-			       TD_TESTS(test_args, test_limit,
+			       TD_TESTS(test_args, test_limit, test_learn,
 					test_follow_first_assessment,
-					test_bits_and_reset)));
+					test_bits_and_reset, test_growth_and_recall)));
 }

@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests for the file ledger (file_ledger.h) and the file source read
- * through it: entries by (dev, ino) survive a reload of the ledger,
- * record() only moves an entry it expected, a ledger that is not one is
- * refused, the oldest entries go beyond the limit, a ledger from another
- * machine keeps its entries and its files that came with the image are
- * not read; the file source goes on where the ledger says, whatever path
- * names the file, and reads a changed file as new input.  Each test uses
- * its own directory under $TMPDIR.
+ * through it (issue 33: content, not names):
+ *  - a key is claimed once: again it is seen, also from another handle
+ *    and after a reopen; released, it can be claimed again;
+ *  - the table doubles when a bucket fills (every key kept, a handle
+ *    opened before follows it), and at its size limit says full without
+ *    recording;
+ *  - damage: a bucket whose checksum fails holds every key (never
+ *    claimed), a header that is not this version's or a table cut short
+ *    is refused;
+ *  - the file source: a file read through one path is not read again
+ *    through a symlink, a hard link or a copy; an edit of one byte reads
+ *    one block, a cut and a new tail read the new blocks; a reader killed
+ *    mid-file leaves its claims (nothing read twice); a ledger of the
+ *    earlier kind counts what it lists as read; a ledger from another
+ *    machine keeps what it lists and its image's files are not read;
+ *  - two readers at once on one content take turns: each block once.
+ * Each test uses its own directory under $TMPDIR.
  */
 #include <check.h>
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +36,8 @@
 #include "rngfeed/hwrng_record.h"
 #include "rngfeed/source.h"
 #include "test_doubles.h"
+
+#define B FILE_LEDGER_BLOCK
 
 static char dir[256];
 
@@ -44,274 +57,390 @@ static void remove_dir(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void path_of(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
-START_TEST(test_record_lookup)
+static void write_bytes(const char *path, const void *data, size_t len, const char *mode)
 {
-	struct file_ledger_mark m = { .dev = 7, .ino = 42, .offset = 1000,
-				      .hashed = 900 }, got = { 0 }, now = { 0 };
+	FILE *f = fopen(path, mode);
 
-	make_dir();
-	memset(m.hash, 0xab, sizeof(m.hash));
-	ck_assert_int_eq(file_ledger_lookup(dir, 7, 42, &got, NULL), 0);
-	ck_assert_int_eq(file_ledger_record(dir, &m, 0, NULL), 1);
-	ck_assert_int_eq(file_ledger_lookup(dir, 7, 42, &got, NULL), 1);
-	ck_assert(memcmp(&got, &m, sizeof(m)) == 0); /* check.h's mem macro trips scan-build */
-	ck_assert_int_eq(file_ledger_lookup(dir, 7, 43, &got, NULL), 0);
-	/* Only from where it was: another reader's stale mark is refused
-	 * and told where the entry is. */
-	m.offset = 500;
-	m.hashed = 500;
-	ck_assert_int_eq(file_ledger_record(dir, &m, 0, &now), 0);
-	ck_assert_uint_eq(now.offset, 1000);
-	ck_assert_int_eq(file_ledger_record(dir, &m, 1000, NULL), 1);
-	ck_assert_int_eq(file_ledger_lookup(dir, 7, 42, &got, NULL), 1);
-	ck_assert_uint_eq(got.offset, 500);
-	/* hashed beyond offset is no mark. */
-	m.hashed = 600;
-	ck_assert_int_eq(file_ledger_record(dir, &m, 500, NULL), -EINVAL);
-	remove_dir();
-}
-END_TEST
-
-START_TEST(test_bad_ledger)
-{
-	char path[300];
-	struct file_ledger_mark got;
-
-	make_dir();
-	path_of(path, sizeof(path), FILE_LEDGER_NAME);
-	write_file(path, "not a ledger\n");
-	ck_assert_int_eq(file_ledger_lookup(dir, 1, 2, &got, NULL), -EBADMSG);
-	write_file(path, "rngfeed-file-ledger 1 machine=- since=0\n1 2 3\n");
-	ck_assert_int_eq(file_ledger_lookup(dir, 1, 2, &got, NULL), -EBADMSG);
-	remove_dir();
-}
-END_TEST
-
-START_TEST(test_oldest_dropped)
-{
-	struct file_ledger_mark m = { .dev = 1 }, got;
-	char path[300], line[200];
-	FILE *f;
-
-	make_dir();
-	/* Written directly, with increasing TOUCHED times: inode 0 oldest. */
-	path_of(path, sizeof(path), FILE_LEDGER_NAME);
-	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "rngfeed-file-ledger 1 machine=- since=0\n");
-	for (unsigned int i = 0; i < FILE_LEDGER_MAX_ENTRIES; i++) {
-		snprintf(line, sizeof(line), "1 %u 10 10 %064d %u\n", i, 0,
-			 1000 + i);
-		fputs(line, f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	write_bytes(path, text, strlen(text), "w");
+}
+
+/* @n bytes of a fixed-seed stream: no two blocks alike. */
+static uint8_t *stream(uint64_t seed, size_t n)
+{
+	uint8_t *p = malloc(n);
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(td_xorshift64(&seed) >> 56);
+	return p;
+}
+
+static void key_of(uint64_t i, uint8_t key[FILE_LEDGER_KEY_LEN])
+{
+	ck_assert_int_eq(file_ledger_key(&i, sizeof(i), key), 0);
+}
+
+/* ---- the ledger ------------------------------------------------------------ */
+
+START_TEST(test_claim_release)
+{
+	uint8_t keys[4][FILE_LEDGER_KEY_LEN], v[4];
+	struct file_ledger *a, *b;
+
+	make_dir();
+	for (uint64_t i = 0; i < 3; i++)
+		key_of(i, keys[i]);
+	memcpy(keys[3], keys[0], FILE_LEDGER_KEY_LEN); /* twice in one claim */
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &a), 0);
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &b), 0);
+	ck_assert_int_eq(file_ledger_claim(a, (const uint8_t(*)[16])keys, 4, v), 0);
+	ck_assert_int_eq(v[0], FILE_LEDGER_CLAIMED);
+	ck_assert_int_eq(v[1], FILE_LEDGER_CLAIMED);
+	ck_assert_int_eq(v[2], FILE_LEDGER_CLAIMED);
+	ck_assert_int_eq(v[3], FILE_LEDGER_SEEN);
+	/* Another handle (another reader or instance) sees them. */
+	ck_assert_int_eq(file_ledger_claim(b, (const uint8_t(*)[16])keys, 3, v), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(v[i], FILE_LEDGER_SEEN);
+	/* Given back, one can be claimed again, once. */
+	ck_assert_int_eq(file_ledger_release(a, (const uint8_t(*)[16])keys + 1, 1), 0);
+	ck_assert_int_eq(file_ledger_claim(b, (const uint8_t(*)[16])keys, 3, v), 0);
+	ck_assert_int_eq(v[0], FILE_LEDGER_SEEN);
+	ck_assert_int_eq(v[1], FILE_LEDGER_CLAIMED);
+	ck_assert_int_eq(v[2], FILE_LEDGER_SEEN);
+	file_ledger_close(a);
+	file_ledger_close(b);
+	/* Kept on disk. */
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &a), 0);
+	ck_assert_int_eq(file_ledger_claim(a, (const uint8_t(*)[16])keys, 3, v), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(v[i], FILE_LEDGER_SEEN);
+	file_ledger_close(a);
+	remove_dir();
+}
+END_TEST
+
+/* Claim keys [from, to) in batches; count each verdict. */
+static void claim_range(struct file_ledger *l, uint64_t from, uint64_t to, unsigned counts[3])
+{
+	static uint8_t keys[1000][FILE_LEDGER_KEY_LEN];
+	uint8_t v[1000];
+
+	for (uint64_t i = from; i < to;) {
+		size_t n = 0;
+
+		for (; n < 1000 && i < to; n++, i++)
+			key_of(i, keys[n]);
+		ck_assert_int_eq(file_ledger_claim(l, (const uint8_t(*)[16])keys, n, v), 0);
+		for (size_t k = 0; k < n; k++)
+			counts[v[k]]++;
 	}
-	fclose(f);
-	m.ino = 999999;
-	m.offset = 5;
-	ck_assert_int_eq(file_ledger_record(dir, &m, 0, NULL), 1);
-	ck_assert_int_eq(file_ledger_lookup(dir, 1, 999999, &got, NULL), 1);
-	ck_assert_int_eq(file_ledger_lookup(dir, 1, 0, &got, NULL), 0);
-	ck_assert_int_eq(file_ledger_lookup(dir, 1, 1, &got, NULL), 1);
+}
+
+START_TEST(test_grow_and_full)
+{
+	char table[300];
+	struct file_ledger *a, *b;
+	struct stat sb;
+	unsigned c[3] = { 0 };
+
+	make_dir();
+	path_of(table, sizeof(table), FILE_LEDGER_NAME);
+	ck_assert_int_eq(file_ledger_open(dir, 8, &a), 0);
+	ck_assert_int_eq(file_ledger_open(dir, 8, &b), 0);
+	ck_assert_int_eq(stat(table, &sb), 0);
+	ck_assert_int_eq(sb.st_size, FILE_LEDGER_BUCKET_BYTES * (1 + (1u << FILE_LEDGER_INITIAL_SHIFT)));
+	/* 16 buckets of 255: 10,000 keys need at least two doublings. */
+	claim_range(a, 0, 10000, c);
+	ck_assert_uint_eq(c[FILE_LEDGER_CLAIMED], 10000);
+	ck_assert_int_eq(stat(table, &sb), 0);
+	ck_assert_int_ge(sb.st_size, FILE_LEDGER_BUCKET_BYTES * (1 + 64));
+	/* b was opened before: it follows the new table. */
+	memset(c, 0, sizeof(c));
+	claim_range(b, 0, 10000, c);
+	ck_assert_uint_eq(c[FILE_LEDGER_SEEN], 10000);
+	file_ledger_close(b);
+	/* At 2^8 buckets (65,280 keys at most): full before 70,000, and a
+	 * key it could not hold is not recorded. */
+	memset(c, 0, sizeof(c));
+	claim_range(a, 10000, 70000, c);
+	ck_assert_uint_gt(c[FILE_LEDGER_FULL], 0);
+	ck_assert_uint_eq(c[FILE_LEDGER_SEEN], 0);
+	ck_assert_int_eq(stat(table, &sb), 0);
+	ck_assert_int_eq(sb.st_size, FILE_LEDGER_BUCKET_BYTES * (1 + 256));
+	{
+		unsigned again[3] = { 0 };
+
+		claim_range(a, 10000, 70000, again);
+		ck_assert_uint_eq(again[FILE_LEDGER_FULL], c[FILE_LEDGER_FULL]);
+		ck_assert_uint_eq(again[FILE_LEDGER_SEEN], c[FILE_LEDGER_CLAIMED]);
+	}
+	file_ledger_close(a);
+	remove_dir();
+}
+END_TEST
+
+START_TEST(test_damage)
+{
+	char table[300];
+	uint8_t keys[64][FILE_LEDGER_KEY_LEN], v[64], junk[FILE_LEDGER_BUCKET_BYTES];
+	struct file_ledger *a;
+	unsigned claimed = 0, seen = 0;
+	int fd;
+
+	make_dir();
+	path_of(table, sizeof(table), FILE_LEDGER_NAME);
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &a), 0);
+	for (uint64_t i = 0; i < 64; i++)
+		key_of(i, keys[i]);
+	ck_assert_int_eq(file_ledger_claim(a, (const uint8_t(*)[16])keys, 32, v), 0);
+	/* Bucket 0 overwritten (a torn write, a stray program). */
+	memset(junk, 0x5a, sizeof(junk));
+	fd = open(table, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), FILE_LEDGER_BUCKET_BYTES),
+			 (ssize_t)sizeof(junk));
+	close(fd);
+	/* Its keys, read or not, are never claimed again; the others are
+	 * as they were. */
+	ck_assert_int_eq(file_ledger_claim(a, (const uint8_t(*)[16])keys, 64, v), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		const unsigned bucket = keys[i][0] & 15u;
+
+		if (bucket == 0)
+			ck_assert_int_eq(v[i], FILE_LEDGER_SEEN);
+		else
+			ck_assert_int_eq(v[i], i < 32 ? FILE_LEDGER_SEEN : FILE_LEDGER_CLAIMED);
+		claimed += v[i] == FILE_LEDGER_CLAIMED;
+		seen += v[i] == FILE_LEDGER_SEEN;
+	}
+	ck_assert_uint_gt(seen, 32); /* bucket 0 held some of the new ones */
+	ck_assert_uint_gt(claimed, 0);
+	file_ledger_close(a);
+
+	/* A table cut short: refused. */
+	ck_assert_int_eq(truncate(table, FILE_LEDGER_BUCKET_BYTES * 5), 0);
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &a), -EBADMSG);
+	/* Not a ledger at all (another program's file): refused, kept. */
+	write_file(table, "rngfeed-file-ledger 1 machine=- since=0\n");
+	ck_assert_int_eq(file_ledger_open(dir, FILE_LEDGER_MAX_SHIFT, &a), -EBADMSG);
+	ck_assert_int_eq(file_ledger_adopt(dir, "/nonexistent", NULL), -EBADMSG);
+	{
+		struct stat sb;
+
+		ck_assert_int_eq(stat(table, &sb), 0);
+		ck_assert_int_eq(sb.st_size, 40);
+	}
 	remove_dir();
 }
 END_TEST
 
 /* ---- the file source through the ledger -------------------------------- */
 
-static struct source *open_file(const char *path, char *desc, size_t len)
+static struct source *open_file(const char *path)
 {
 	struct source_config cfg;
 	struct source *src = NULL;
 	char err[256];
 
 	source_config_init(&cfg, source_driver_find("file"));
-	ck_assert_int_eq(source_config_set(&cfg, "device", path, err,
-					   sizeof(err)), 0);
-	ck_assert_int_eq(source_config_set(&cfg, "credit", "512", err,
-					   sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "device", path, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg, "credit", "512", err, sizeof(err)), 0);
 	cfg.ledger_dir = dir;
 	ck_assert_int_eq(source_open(&src, &cfg, err, sizeof(err)), 0);
-	if (desc)
-		source_describe(src, desc, len);
 	return src;
 }
 
-/* Read up to @want bytes; the count read. */
-static size_t read_some(struct source *src, size_t want, char *buf)
+/* Read @path through the ledger to its end (or @max blocks), as the
+ * reader does: the whole blocks read, each checked to be the file's block
+ * at some offset of @data (NULL: not checked). */
+static unsigned read_blocks(const char *path, const uint8_t *data, size_t size, unsigned max,
+			    char *desc, size_t desc_len)
 {
+	struct source *src = open_file(path);
 	atomic_bool stop = false;
-	ssize_t n = source_read(src, buf, want, &stop);
+	uint8_t buf[B];
+	unsigned n = 0;
 
-	ck_assert_int_ge(n, 0);
-	return (size_t)n;
+	while (n < max) {
+		ssize_t got = source_read(src, buf, B, &stop);
+
+		ck_assert_int_ge(got, 0);
+		if (got < B)
+			break;
+		if (data) {
+			bool found = false;
+
+			for (size_t at = 0; !found && at + B <= size; at += B)
+				found = memcmp(data + at, buf, B) == 0;
+			ck_assert_msg(found, "block %u is not one of the file's", n);
+		}
+		n++;
+	}
+	if (desc)
+		source_describe(src, desc, desc_len);
+	source_close(src);
+	return n;
 }
 
-START_TEST(test_source_resumes_by_inode)
+START_TEST(test_paths_and_copies)
 {
-	char real[300], sym[300], hard[300], buf[64], desc[400];
-	struct source *src;
+	char real[300], sym[300], hard[300], copy[300], desc[400];
+	uint8_t *data = stream(1, 10 * B + 123);
 
 	make_dir();
 	path_of(real, sizeof(real), "seed");
 	path_of(sym, sizeof(sym), "link");
 	path_of(hard, sizeof(hard), "hard");
-	write_file(real, "0123456789abcdefghijklmnopqrstuvwxyz");
+	path_of(copy, sizeof(copy), "copy");
+	write_bytes(real, data, 10 * B + 123, "w");
+	write_bytes(copy, data, 10 * B + 123, "w");
 	ck_assert_int_eq(symlink(real, sym), 0);
 	ck_assert_int_eq(link(real, hard), 0);
 
-	src = open_file(real, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 10, buf), 10);
-	ck_assert_mem_eq(buf, "0123456789", 10);
-	source_close(src); /* a reload */
-
-	src = open_file(sym, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 6, buf), 6);
-	ck_assert_mem_eq(buf, "abcdef", 6);
-	source_describe(src, desc, sizeof(desc));
-	ck_assert_msg(strstr(desc, "from byte 10 (the file ledger)"), "%s", desc);
-	source_close(src);
-
-	src = open_file(hard, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 20);
-	ck_assert_mem_eq(buf, "ghijklmnopqrstuvwxyz", 20);
-	ck_assert_uint_eq(read_some(src, 64, buf), 0);
-	source_close(src);
-
-	/* Read to its end: nothing more, by any name. */
-	src = open_file(real, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 0);
-	source_close(src);
+	ck_assert_uint_eq(read_blocks(real, data, 10 * B, 4, NULL, 0), 4);
+	/* The rest, through another name; then nothing by any name. */
+	ck_assert_uint_eq(read_blocks(sym, data, 10 * B, 100, desc, sizeof(desc)), 6);
+	ck_assert_msg(strstr(desc, "4 blocks read before skipped"), "%s", desc);
+	ck_assert_uint_eq(read_blocks(hard, NULL, 0, 100, NULL, 0), 0);
+	ck_assert_uint_eq(read_blocks(real, NULL, 0, 100, NULL, 0), 0);
+	ck_assert_uint_eq(read_blocks(copy, NULL, 0, 100, desc, sizeof(desc)), 0);
+	ck_assert_msg(strstr(desc, "10 blocks read before skipped"), "%s", desc);
+	/* Appended to a whole block: the new block only (the old part-block
+	 * was never used). */
+	write_bytes(real, data, B, "a");
+	ck_assert_uint_eq(read_blocks(real, NULL, 0, 100, NULL, 0), 1);
+	free(data);
 	remove_dir();
 }
 END_TEST
 
-/* The same file after its device number changed (a btrfs subvolume, a
- * network file system after a reboot): found by its inode and prefix. */
-START_TEST(test_device_number_changed)
+START_TEST(test_edits)
 {
-	char path[300], buf[64], ledger[300], line[300];
-	struct source *src;
-	struct stat sb;
-	FILE *f;
-
-	make_dir();
-	path_of(path, sizeof(path), "seed");
-	write_file(path, "0123456789abcdefghij");
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 10, buf), 10);
-	source_close(src);
-	/* Rewrite the entry's device number. */
-	ck_assert_int_eq(stat(path, &sb), 0);
-	path_of(ledger, sizeof(ledger), FILE_LEDGER_NAME);
-	f = fopen(ledger, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
-	fclose(f);
-	{
-		char *rest = strchr(line, ' ');
-		char text[400];
-
-		ck_assert_ptr_nonnull(rest);
-		snprintf(text, sizeof(text),
-			 "rngfeed-file-ledger 1 machine=- since=0\n%llu%s",
-			 (unsigned long long)sb.st_dev + 1, rest);
-		write_file(ledger, text);
-	}
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 10);
-	ck_assert_mem_eq(buf, "abcdefghij", 10);
-	source_close(src);
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 0);
-	source_close(src);
-	remove_dir();
-}
-END_TEST
-
-START_TEST(test_source_changed_is_new)
-{
-	char path[300], buf[64], desc[400];
-	struct source *src;
+	char path[300];
+	uint8_t *data = stream(2, 20 * B), *tail = stream(3, 5 * B);
 	int fd;
 
 	make_dir();
 	path_of(path, sizeof(path), "seed");
-	write_file(path, "AAAAAAAAAAAAAAAAAAAA");
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 20);
-	source_close(src);
-	/* Rewritten in place: the same inode, other bytes. */
+	write_bytes(path, data, 20 * B, "w");
+	ck_assert_uint_eq(read_blocks(path, data, 20 * B, 100, NULL, 0), 20);
+	/* One byte changed in place: one block. */
 	fd = open(path, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "B", 1, 3), 1);
+	ck_assert_int_eq(pwrite(fd, "X", 1, 7 * B + 11), 1);
 	close(fd);
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 20);
-	ck_assert_mem_eq(buf, "AAABAAAAAAAAAAAAAAAA", 20);
-	source_describe(src, desc, sizeof(desc));
-	ck_assert_msg(strstr(desc, "changed since the file ledger's record"),
-		      "%s", desc);
-	source_close(src);
+	data[7 * B + 11] = 'X';
+	ck_assert_uint_eq(read_blocks(path, data, 20 * B, 100, NULL, 0), 1);
+	/* Cut in the middle of block 12, a new tail of 5 blocks: the block
+	 * at the cut and the new ones after it (12 .. 16; 17 is a part). */
+	ck_assert_int_eq(truncate(path, 12 * B + 100), 0);
+	write_bytes(path, tail, 5 * B, "a");
+	ck_assert_uint_eq(read_blocks(path, NULL, 0, 100, NULL, 0), 5);
+	/* The old content of those blocks, back (a restored backup): read
+	 * before, nothing. */
+	write_bytes(path, data, 20 * B, "w");
+	ck_assert_uint_eq(read_blocks(path, NULL, 0, 100, NULL, 0), 0);
+	free(data);
+	free(tail);
 	remove_dir();
 }
 END_TEST
 
 /*
- * A reader that dies (no close) leaves its claim, up to 256 KiB ahead and
- * past the end of a small file: after it, nothing of the file is read
- * again, now or at the next open (the claim is not taken for a changed
- * file), and bytes appended later are read.
+ * A reader that dies (no close) leaves its claims (a window of up to
+ * 128 blocks ahead): nothing it claimed is read again, now or later; what
+ * was beyond its window is.
  */
 START_TEST(test_crash_leaves_claim)
 {
-	char path[300], buf[64];
-	struct source *src;
+	char path[300];
+	uint8_t *data = stream(4, 200 * B);
 	pid_t pid;
 	int status;
 
 	make_dir();
 	path_of(path, sizeof(path), "seed");
-	write_file(path, "0123456789abcdefghij");
+	write_bytes(path, data, 200 * B, "w");
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		src = open_file(path, NULL, 0);
-		if (read_some(src, 10, buf) != 10)
+		struct source *src = open_file(path);
+		atomic_bool stop = false;
+		uint8_t buf[B];
+
+		if (source_read(src, buf, B, &stop) != B)
 			_exit(1);
 		raise(SIGKILL); /* a crash: no close, no exit handlers */
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	for (int i = 0; i < 2; i++) {
-		src = open_file(path, NULL, 0);
-		ck_assert_uint_eq(read_some(src, 64, buf), 0);
-		source_close(src);
-	}
-	{
-		FILE *f = fopen(path, "a");
+	ck_assert_uint_eq(read_blocks(path, data, 200 * B, 1000, NULL, 0), 200 - 128);
+	ck_assert_uint_eq(read_blocks(path, NULL, 0, 1000, NULL, 0), 0);
+	free(data);
+	remove_dir();
+}
+END_TEST
 
-		ck_assert_ptr_nonnull(f);
-		fputs("KLMNO", f);
-		fclose(f);
+/* A reader that stops (closes) gives its unread claims back. */
+START_TEST(test_stop_gives_back)
+{
+	char path[300];
+	uint8_t *data = stream(5, 50 * B);
+
+	make_dir();
+	path_of(path, sizeof(path), "seed");
+	write_bytes(path, data, 50 * B, "w");
+	ck_assert_uint_eq(read_blocks(path, data, 50 * B, 3, NULL, 0), 3);
+	ck_assert_uint_eq(read_blocks(path, data, 50 * B, 1000, NULL, 0), 47);
+	free(data);
+	remove_dir();
+}
+END_TEST
+
+/* A ledger of the earlier kind (device, inode, how far read): the blocks
+ * it lists as read are recorded, not read, whatever name shows them
+ * next. */
+START_TEST(test_legacy_ledger)
+{
+	char path[300], copy[300], legacy[300], text[300];
+	uint8_t *data = stream(6, 10 * B);
+	struct stat sb;
+
+	make_dir();
+	path_of(path, sizeof(path), "seed");
+	path_of(copy, sizeof(copy), "copy");
+	path_of(legacy, sizeof(legacy), FILE_LEDGER_LEGACY_NAME);
+	write_bytes(path, data, 10 * B, "w");
+	write_bytes(copy, data, 10 * B, "w");
+	ck_assert_int_eq(stat(path, &sb), 0);
+	snprintf(text, sizeof(text),
+		 "rngfeed-file-ledger 1 machine=- since=0\n"
+		 "%llu %llu %u 0 %064u 1\n",
+		 (unsigned long long)sb.st_dev + 7, (unsigned long long)sb.st_ino, 4u * B + 10, 0u);
+	write_file(legacy, text);
+	ck_assert_uint_eq(read_blocks(path, data, 10 * B, 100, NULL, 0), 6);
+	ck_assert_uint_eq(read_blocks(copy, NULL, 0, 100, NULL, 0), 0);
+	/* One that is not readable: nothing credited (refused). */
+	write_file(legacy, "rngfeed-file-ledger 1 machine=- since=0\ngarbage\n");
+	{
+		uint64_t off;
+
+		ck_assert_int_eq(file_ledger_legacy_offset(dir, sb.st_dev, sb.st_ino, &off), -EBADMSG);
 	}
-	src = open_file(path, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 5);
-	ck_assert_mem_eq(buf, "KLMNO", 5);
-	source_close(src);
+	free(data);
 	remove_dir();
 }
 END_TEST
@@ -321,9 +450,9 @@ END_TEST
  * not read; one made after is. */
 START_TEST(test_copied_image)
 {
-	char id_a[300], id_b[300], listed[300], baked[300], fresh[300];
-	char buf[64], other[40];
-	struct source *src;
+	char id_a[300], id_b[300], listed[300], baked[300], fresh[300], desc[400];
+	char other[40];
+	uint8_t *a = stream(7, 4 * B), *b = stream(8, 4 * B), *c = stream(9, 4 * B);
 
 	make_dir();
 	path_of(id_a, sizeof(id_a), "machine-a");
@@ -333,13 +462,11 @@ START_TEST(test_copied_image)
 	path_of(listed, sizeof(listed), "listed");
 	path_of(baked, sizeof(baked), "baked");
 	path_of(fresh, sizeof(fresh), "fresh");
-	write_file(listed, "listed-listed-listed");
-	write_file(baked, "baked-baked-baked");
+	write_bytes(listed, a, 4 * B, "w");
+	write_bytes(baked, b, 4 * B, "w");
 
 	ck_assert_int_eq(file_ledger_adopt(dir, id_a, other), 0);
-	src = open_file(listed, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 20);
-	source_close(src);
+	ck_assert_uint_eq(read_blocks(listed, a, 4 * B, 100, NULL, 0), 4);
 	ck_assert_int_eq(file_ledger_adopt(dir, id_a, other), 0);
 
 	/* The clone boots: another machine id, later than the files. */
@@ -347,17 +474,52 @@ START_TEST(test_copied_image)
 	ck_assert_int_eq(file_ledger_adopt(dir, id_b, other), 1);
 	ck_assert_str_eq(other, "0123456789abcdef0123456789abcdef");
 	ck_assert_int_eq(file_ledger_adopt(dir, id_b, other), 0);
-	write_file(fresh, "fresh-fresh");
+	write_bytes(fresh, c, 4 * B, "w");
 
-	src = open_file(listed, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 0);
-	source_close(src);
-	src = open_file(baked, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 0);
-	source_close(src);
-	src = open_file(fresh, NULL, 0);
-	ck_assert_uint_eq(read_some(src, 64, buf), 11);
-	source_close(src);
+	ck_assert_uint_eq(read_blocks(listed, NULL, 0, 100, NULL, 0), 0);
+	ck_assert_uint_eq(read_blocks(baked, NULL, 0, 100, desc, sizeof(desc)), 0);
+	ck_assert_msg(strstr(desc, "came with a copied image"), "%s", desc);
+	ck_assert_uint_eq(read_blocks(fresh, c, 4 * B, 100, NULL, 0), 4);
+	free(a);
+	free(b);
+	free(c);
+	remove_dir();
+}
+END_TEST
+
+/* Two readers at once (two threads, two handles: as two instances) on
+ * one content through two names: every block read once in all. */
+struct racer {
+	char path[300];
+	const uint8_t *data;
+	unsigned got;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	r->got = read_blocks(r->path, r->data, 600 * B, 100000, NULL, 0);
+	return NULL;
+}
+
+START_TEST(test_two_readers)
+{
+	uint8_t *data = stream(10, 600 * B);
+	struct racer x = { .data = data }, y = { .data = data };
+	pthread_t tx, ty;
+
+	make_dir();
+	path_of(x.path, sizeof(x.path), "one");
+	path_of(y.path, sizeof(y.path), "two");
+	write_bytes(x.path, data, 600 * B, "w");
+	write_bytes(y.path, data, 600 * B, "w");
+	ck_assert_int_eq(pthread_create(&tx, NULL, race, &x), 0);
+	ck_assert_int_eq(pthread_create(&ty, NULL, race, &y), 0);
+	pthread_join(tx, NULL);
+	pthread_join(ty, NULL);
+	ck_assert_uint_eq(x.got + y.got, 600);
+	free(data);
 	remove_dir();
 }
 END_TEST
@@ -415,18 +577,21 @@ static Suite *file_ledger_suite(void)
 	Suite *s = suite_create("file_ledger");
 	TCase *tc = tcase_create("ledger");
 
-	tcase_add_test(tc, test_record_lookup);
-	tcase_add_test(tc, test_bad_ledger);
-	tcase_add_test(tc, test_oldest_dropped);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_claim_release);
+	tcase_add_test(tc, test_grow_and_full);
+	tcase_add_test(tc, test_damage);
 	tcase_add_test(tc, test_unit_directories);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("source");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_source_resumes_by_inode);
-	tcase_add_test(tc, test_source_changed_is_new);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_paths_and_copies);
+	tcase_add_test(tc, test_edits);
 	tcase_add_test(tc, test_crash_leaves_claim);
-	tcase_add_test(tc, test_device_number_changed);
+	tcase_add_test(tc, test_stop_gives_back);
+	tcase_add_test(tc, test_legacy_ledger);
 	tcase_add_test(tc, test_copied_image);
+	tcase_add_test(tc, test_two_readers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,11 +9,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rngfeed/hwrng_gate.h"
+#include "rngfeed/hwrng_lock.h"
 #include "test_doubles.h"
 
 static char dir[64], state[128], lock[128];
@@ -141,6 +144,38 @@ START_TEST(release_failed_keeps_zero_and_marks_record)
 	ASSERT_QUALITY("0\n");
 	ck_assert_int_eq(access(state, F_OK), 0);
 	ASSERT_WHY_HAS("failed its health tests");
+}
+END_TEST
+
+/* A hand-back that cannot be done (the attribute fails, or does not
+ * answer within its bound: sysfs_io.h) keeps the record, as a crash does,
+ * for ExecStopPost='s --restore-hwrng-quality. */
+START_TEST(release_that_cannot_hand_back_keeps_record)
+{
+	struct hwrng_gate g;
+	struct rlimit lim;
+	char buf[256];
+
+	put("rng_quality", "1000\n");
+	ck_assert_int_eq(take(&g), 1);
+	/* No write to the fixture can be done now (EFBIG). */
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &lim), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE,
+				   &(struct rlimit){ 0, lim.rlim_max }), 0);
+	release(&g, false);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	ck_assert(!hwrng_gate_held(&g));
+	ASSERT_WHY_HAS("putting back rng_quality 1000 of virtio_rng.0");
+	ASSERT_WHY_HAS("its record stays");
+	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
+				     "quality=1000\n"));
+	/* An attribute keeps its value when a write fails; the fixture's
+	 * truncate emptied it. */
+	put("rng_quality", "0\n");
+	ck_assert_int_eq(restore(), 0);
+	ASSERT_QUALITY("1000\n");
+	ck_assert_int_eq(access(state, F_OK), -1);
 }
 END_TEST
 
@@ -436,8 +471,11 @@ START_TEST(second_instance_waits_and_takes_nothing)
 	ck_assert(hwrng_gate_waiting(&b));
 	ASSERT_WHY_HAS("another rngfeed owns");
 	ck_assert_int_eq(access(state_b, F_OK), -1);
+	/* --list's look sees the owner, and a waiter is no owner. */
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 1);
 	/* B stops first: A's 0 stays, A's records stay. */
 	release(&b, false);
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 1);
 	ASSERT_QUALITY("0\n");
 	ck_assert_ptr_nonnull(strstr(td_slurp(state, buf, sizeof(buf)),
 				     "quality=1024"));
@@ -447,6 +485,7 @@ START_TEST(second_instance_waits_and_takes_nothing)
 	ASSERT_QUALITY("1024\n");
 	ck_assert_int_eq(access(lock, F_OK), -1);
 	ck_assert_int_eq(access(state, F_OK), -1);
+	ck_assert_int_eq(hwrng_lock_owned_at(lock), 0);
 }
 END_TEST
 
@@ -807,6 +846,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, take_sets_zero_and_records);
 	tcase_add_test(tc, release_puts_back_and_removes_record);
 	tcase_add_test(tc, release_failed_keeps_zero_and_marks_record);
+	tcase_add_test(tc, release_that_cannot_hand_back_keeps_record);
 	tcase_add_test(tc, restore_after_crash);
 	tcase_add_test(tc, restore_without_record_does_nothing);
 	tcase_add_test(tc, restore_other_device_leaves_it);

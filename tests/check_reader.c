@@ -5,7 +5,9 @@
  * regular-file-like source that is read once (READER_FINISHED); a source
  * that is not there yet looked at again within about a second; a source
  * opened by the caller (before a privilege drop) used first and tested
- * again, not reopened, after a health-test failure.
+ * again, not reopened, after a health-test failure; what the full
+ * assessment of a claimed credit learned kept through a disable and a
+ * reopen of the same device, dropped when another device is behind it.
  *
  * Every wait is a poll with a generous deadline: nothing here asserts how
  * fast a loaded machine is, only what happens and what never does.
@@ -45,6 +47,7 @@ static struct {
 	atomic_bool finite;         /* eof driver: a regular file's end */
 	atomic_bool block_reads;    /* block in read(2) on an empty pipe */
 	atomic_bool deaf;       /* deaf_read: never returns while set */
+	atomic_int device;      /* named_stuck: the device behind it */
 	int pipe_fd[2];
 } ctl;
 
@@ -159,6 +162,22 @@ static bool eof_finite(void *state)
 	return atomic_load(&ctl.finite);
 }
 
+/* What is behind an open instance: the device ctl.device names. */
+static int named_describe(void *state, char *buf, size_t len)
+{
+	(void)state;
+	snprintf(buf, len, DEVICE " (device %d)", atomic_load(&ctl.device));
+	return 0;
+}
+
+/* stuck_read with a read error when asked: data good or stuck. */
+static ssize_t named_read(void *state, void *buf, size_t len)
+{
+	int err = atomic_exchange(&ctl.read_error, 0);
+
+	return err ? err : stuck_read(state, buf, len);
+}
+
 #define DOUBLE(id, openf, readf, ...)                                      \
 	static const struct source_driver id = {                           \
 		.name = #id, .description = "test double",                 \
@@ -173,6 +192,14 @@ DOUBLE(stuck, d_open, stuck_read);
 DOUBLE(eof, d_open, eof_read, .finite = eof_finite);
 DOUBLE(absent, absent_open, good_read);
 DOUBLE(deaf, d_open, deaf_read);
+DOUBLE(named, d_open, named_read, .describe = named_describe);
+/* A USB stick: opened by its reader, followed when it comes and goes. */
+static const struct source_driver plugged = {
+	.name = "plugged", .description = "test double",
+	.default_credit = 0, .sample_bits = 8, .min_entropy = 6.0,
+	.flags = SOURCE_F_DEVICE | SOURCE_F_PLUGGED, .default_device = DEVICE,
+	.open = absent_open, .read = good_read, .close = d_close,
+};
 
 static void reset_ctl(void)
 {
@@ -187,6 +214,7 @@ static void reset_ctl(void)
 	atomic_store(&ctl.finite, false);
 	atomic_store(&ctl.block_reads, false);
 	atomic_store(&ctl.deaf, false);
+	atomic_store(&ctl.device, 1);
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -541,6 +569,77 @@ START_TEST(test_disabled_retests_same_source)
 }
 END_TEST
 
+/* Take blocks until the full assessment learned something; every credit
+ * taken before it is 0 (a claimed credit). */
+static struct reader_stats until_learned(struct reader *r)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_stats st;
+
+	reader_get_stats(r, &st);
+	while (st.full.learned.samples == 0) {
+		ck_assert_uint_eq(reader_estimate_credit(r), 0);
+		ck_assert(take_one(r, block));
+		reader_get_stats(r, &st);
+		ck_assert_uint_le(st.blocks_passed, 200);
+	}
+	return st;
+}
+
+/*
+ * Issue 33: a claimed credit is 0 until the first full assessment; what
+ * it learned stays through a disable and a reopen of the same device, so
+ * the first block after each is credited at once; when another device is
+ * behind the source (a hw_random device that changed), it is forgotten.
+ */
+START_TEST(test_memory_follows_device)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader_stats st;
+	struct reader *r = NULL;
+	uint64_t learned;
+
+	reset_ctl();
+	atomic_store(&ctl.good_data, true);
+	params_for(&p, &named, 0.05, -1);
+	p.claimed = true;
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	learned = until_learned(r).full.learned.samples;
+	ck_assert_uint_ge(learned, 26 * MONITOR_BLOCK_BYTES);
+	ck_assert(TD_WAIT_UNTIL((reader_request_block(r), reader_take(r, block)) &&
+				reader_estimate_credit(r) > 0));
+
+	/* Disabled (stuck data), then tested again on good data. */
+	atomic_store(&ctl.good_data, false);
+	reader_request_block(r);
+	ASSERT_STATE(r, READER_DISABLED);
+	atomic_store(&ctl.good_data, true);
+	ck_assert(take_one(r, block));
+	reader_get_stats(r, &st);
+	ck_assert_uint_ge(st.disables, 1);
+	ck_assert_uint_eq(st.full.learned.samples, learned);
+	ck_assert_uint_gt(reader_estimate_credit(r), 0);
+
+	/* A read error: reopened, the same device. */
+	atomic_store(&ctl.read_error, -EIO);
+	reader_request_block(r);
+	ck_assert(wait_count(&ctl.opens, 2));
+	ck_assert(take_one(r, block));
+	reader_get_stats(r, &st);
+	ck_assert_uint_eq(st.full.learned.samples, learned);
+
+	/* Reopened on another device: assessed afresh. */
+	atomic_store(&ctl.device, 2);
+	atomic_store(&ctl.read_error, -EIO);
+	reader_request_block(r);
+	ck_assert(wait_count(&ctl.opens, 3));
+	ck_assert(TD_WAIT_UNTIL((reader_get_stats(r, &st), st.full.learned.samples == 0)));
+	until_learned(r);
+	reader_stop(r);
+}
+END_TEST
+
 /* ---- a source opened by the caller --------------------------------------- */
 
 static struct source *open_first(const struct source_driver *d)
@@ -688,6 +787,77 @@ START_TEST(test_absent_rechecked_each_second)
 }
 END_TEST
 
+/*
+ * A uevent (reader_device_changed()) makes a reader that waits for its
+ * device look at once: with the clock's look 30 s away, the device is
+ * found long before it.  Fails on the code before (only the clock).
+ */
+START_TEST(test_absent_found_on_uevent)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader *r = NULL;
+	double t0, waited;
+
+	reset_ctl();
+	params_for(&p, &absent, 30.0, -1);
+	p.absent_recheck_s = 30.0;
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(wait_count(&ctl.open_attempts, 1));
+	ASSERT_STATE(r, READER_BACKOFF);
+	t0 = td_now();
+	atomic_store(&ctl.present, true);
+	reader_device_changed(r);
+	ck_assert(take_one(r, block));
+	waited = td_now() - t0;
+	ck_assert_msg(waited < 20.0, "found after %.1f s", waited);
+	reader_stop(r);
+}
+END_TEST
+
+/*
+ * A plugged device whose read finds it gone (-ENODEV: unplugged) is
+ * looked for as one that is not there: at the next uevent, not after the
+ * 30 s back-off; when it is back it is opened and tested from the start.
+ * Fails on the code before (the back-off, which no uevent cuts short).
+ */
+START_TEST(test_plugged_gone_looked_for)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	struct reader_params p;
+	struct reader_stats st;
+	struct reader *r = NULL;
+	double t0, waited;
+
+	reset_ctl();
+	atomic_store(&ctl.present, true);
+	params_for(&p, &plugged, 30.0, -1);
+	p.absent_recheck_s = 30.0;
+	ck_assert_int_eq(reader_start(&r, &p), 0);
+	ck_assert(take_one(r, block));
+	/* Unplugged: the read says so, the path is gone. */
+	atomic_store(&ctl.present, false);
+	atomic_store(&ctl.read_error, -ENODEV);
+	reader_request_block(r);
+	ck_assert(wait_count(&ctl.closes, 1));
+	ASSERT_STATE(r, READER_BACKOFF);
+	reader_get_stats(r, &st);
+	ck_assert_msg(strstr(st.reason, "No such device"), "reason: %s",
+		      st.reason);
+	/* Plugged in again. */
+	t0 = td_now();
+	atomic_store(&ctl.present, true);
+	reader_device_changed(r);
+	ck_assert(wait_count(&ctl.opens, 2));
+	waited = td_now() - t0;
+	ck_assert_msg(waited < 20.0, "back after %.1f s", waited);
+	ck_assert(take_one(r, block));
+	reader_get_stats(r, &st);
+	ck_assert_uint_ge(st.errors, 1);
+	reader_stop(r);
+}
+END_TEST
+
 int main(void)
 {
 	if (reader_setup_signals() < 0)
@@ -700,8 +870,11 @@ int main(void)
 			 test_stop_deaf_read_bounded, test_notify_on_change,
 			 test_read_error_reopens, test_eof_not_finite_reopens,
 			 test_finite_finishes_once,
-			 test_disabled_retests_same_source, test_opened_is_used,
+			 test_disabled_retests_same_source, test_memory_follows_device,
+			 test_opened_is_used,
 			 test_opened_disabled_not_reopened,
 			 test_reopen_refused_says_user,
-			 test_absent_rechecked_each_second)));
+			 test_absent_rechecked_each_second,
+			 test_absent_found_on_uevent,
+			 test_plugged_gone_looked_for)));
 }

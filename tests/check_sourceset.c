@@ -6,7 +6,9 @@
  * stats kept over stop and reload, discard, a source that is not usable
  * (skipped, or waited for with wait_for_source), two sources on one
  * device, and the hw_random gate left alone for a device that is not the
- * kernel's hw_random (10:183).  The sysfs directory is a fixture in a
+ * kernel's hw_random (10:183); a claimed credit (above the driver's
+ * default) is 0 until the first full assessment, and what that assessment
+ * learned survives a reload of the same source, not of another.  The sysfs directory is a fixture in a
  * temporary directory, checked unchanged afterwards.
  *
  * Every wait is a poll with a generous deadline: nothing here asserts how
@@ -395,6 +397,69 @@ START_TEST(test_stats_stop_reload)
 }
 END_TEST
 
+/* Take blocks of slot 0 until its full assessment learned something: the
+ * credits taken before it all 0 (a claimed credit). */
+static struct reader_stats until_learned(void)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	unsigned int idx, credit;
+	struct reader_stats st = slot_stats(0);
+
+	while (st.full.learned.samples == 0) {
+		ck_assert(take_one(false, block, &idx, &credit));
+		st = slot_stats(0);
+		if (st.full.learned.samples == 0)
+			ck_assert_uint_eq(credit, 0);
+		ck_assert_uint_le(st.blocks_passed, 200);
+	}
+	return st;
+}
+
+/* Issue 33: what the assessment learned survives a reload of the same
+ * source (the first block after it is credited at once), not one of
+ * another source (nothing until its own first assessment). */
+START_TEST(test_memory_over_reload)
+{
+	static uint8_t block[MONITOR_BLOCK_BYTES];
+	char path_a[128], path_b[128], err[200];
+	unsigned int idx, credit;
+	struct rngfeed_config fresh;
+	struct reader_stats st;
+	uint64_t learned;
+
+	snprintf(path_a, sizeof(path_a), "%s/a", dir);
+	snprintf(path_b, sizeof(path_b), "%s/b", dir);
+	add(&dev_a);
+	ck_assert_int_eq(source_config_set(&cfg.sources[0], "device", path_a, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_config_set(&cfg.sources[0], "credit", "700", err, sizeof(err)), 0);
+	ASSERT_SET_STARTED(1);
+	st = until_learned();
+	learned = st.full.learned.samples;
+	ck_assert_uint_ge(learned, 26 * MONITOR_BLOCK_BYTES);
+	ck_assert(TD_WAIT_UNTIL((sourceset_request(set, false),
+				 sourceset_take(set, block, &idx, &credit) && credit > 0)));
+
+	/* The same source again: what was learned holds from the start. */
+	fresh = cfg;
+	fresh.retry_delay = 0.05;
+	fresh.retry_max = 0.2;
+	fresh.max_failures = 3;
+	ck_assert_uint_eq(sourceset_reload(set, &fresh, evfd), 1);
+	ck_assert_uint_eq(slot_stats(0).full.learned.samples, learned);
+	ck_assert(take_one(false, block, &idx, &credit));
+	ck_assert_uint_gt(credit, 0);
+	ck_assert_uint_le(credit, 700);
+
+	/* Another device: nothing learned, nothing credited until its own
+	 * first assessment. */
+	ck_assert_int_eq(source_config_set(&fresh.sources[0], "device", path_b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sourceset_reload(set, &fresh, evfd), 1);
+	ck_assert_uint_eq(slot_stats(0).full.learned.samples, 0);
+	st = until_learned();
+	ck_assert_uint_ge(st.full.learned.samples, 26 * MONITOR_BLOCK_BYTES);
+}
+END_TEST
+
 START_TEST(test_discard_waiting)
 {
 	static uint8_t block[MONITOR_BLOCK_BYTES];
@@ -611,6 +676,7 @@ int main(void)
 			 TD_TESTS(test_open_start_round_robin,
 				  test_request_credited_only,
 				  test_credit_coming, test_stats_stop_reload,
+				  test_memory_over_reload,
 				  test_discard_waiting, test_unusable_skipped,
 				  test_wait_for_source,
 				  test_disabled_not_opened,

@@ -31,6 +31,12 @@
  *     vanish   -ENODEV after=N bytes; then open fails with -ENODEV for
  *              down=S seconds; then it works again, for good
  *
+ * hang1, hang2, hang3: one driver three times (a source is one driver, and a
+ *   stop with several stuck readers needs several): splitmix64 bytes for
+ *   after=N bytes (default 0), then a read that no signal ends (a hung
+ *   device's): it sleeps for ever, EINTR or not.  mark=PATH: a file made
+ *   as the read begins to hang (for a test to wait on).
+ *
  * The instruction function of a struct cpu_rng takes no context, so the
  * fake's settings are file-level; one instance of each fake per process
  * (the daemon opens a source once at a time) is all this supports.  The
@@ -38,12 +44,14 @@
  * does not depend on luck: the blocks are the same on every run.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rngfeed/cpu_rng.h"
 #include "rngfeed/sources.h"
@@ -376,6 +384,83 @@ static int fakedev_describe(void *state, char *buf, size_t len)
 
 FAULT_DRIVER(fakedev, "a device with injected I/O faults");
 
+/* ---- hang1, hang2, hang3 ----------------------------------------------- */
+
+struct hang {
+	unsigned long long after, done;
+	uint64_t x;
+	char mark[256];
+};
+
+static const char *const hang_keys[] = { "after", "mark", NULL };
+
+static int hang_open(const struct source_config *cfg, void **state,
+		     char *why, size_t why_len)
+{
+	struct hang *h;
+	long long n;
+
+	if (get_ll(cfg, "after", 0, 1ll << 40, 0, &n, why, why_len) < 0)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->after = (unsigned long long)n;
+	h->x = 0x4a96ull;
+	snprintf(h->mark, sizeof(h->mark), "%s",
+		 source_config_get(cfg, "mark") ?: "");
+	*state = h;
+	return 0;
+}
+
+static ssize_t hang_read(void *state, void *buf, size_t len)
+{
+	struct hang *h = state;
+	uint8_t *p = buf;
+
+	if (h->done >= h->after) {
+		int fd = h->mark[0] ? open(h->mark, O_WRONLY | O_CREAT | O_CLOEXEC,
+					   0644)
+				    : -1;
+
+		if (fd >= 0)
+			close(fd);
+		for (;;)
+			pause(); /* the wake signal's handler returns here */
+	}
+	if (len > h->after - h->done)
+		len = (size_t)(h->after - h->done);
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)splitmix64(&h->x);
+	h->done += len;
+	return (ssize_t)len;
+}
+
+static int hang_describe(void *state, char *buf, size_t len)
+{
+	const struct hang *h = state;
+
+	snprintf(buf, len, "a read that never returns after %llu bytes",
+		 h->after);
+	return 0;
+}
+
+#define hang1_keys hang_keys
+#define hang1_open hang_open
+#define hang1_read hang_read
+#define hang1_describe hang_describe
+#define hang2_keys hang_keys
+#define hang2_open hang_open
+#define hang2_read hang_read
+#define hang2_describe hang_describe
+#define hang3_keys hang_keys
+#define hang3_open hang_open
+#define hang3_read hang_read
+#define hang3_describe hang_describe
+FAULT_DRIVER(hang1, "a read that never returns");
+FAULT_DRIVER(hang2, "a read that never returns");
+FAULT_DRIVER(hang3, "a read that never returns");
+
 const struct source_driver *const source_drivers[] = {
 	&source_hwrng,
 	&source_rdseed,
@@ -385,5 +470,8 @@ const struct source_driver *const source_drivers[] = {
 	&source_file,
 	&source_fakecpu,
 	&source_fakedev,
+	&source_hang1,
+	&source_hang2,
+	&source_hang3,
 	NULL,
 };

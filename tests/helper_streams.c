@@ -16,7 +16,9 @@
  * probability p, a fixed function of earlier ones, else uniform, so its
  * true min-entropy given the past is -log2(p + (1 - p) / 256):
  * follow (p = 0.3: a fixed permutation of the previous byte, without a
- * fixed point), fib (p = 0.5:
+ * fixed point), follow50 (p = 0.5: the next value in one fixed cycle
+ * through all 256, so no lag sees it: issue 33's first-order stream, on
+ * which the quick estimators say over 7 bits), fib (p = 0.5:
  * b[i-1] + b[i-2]), sums (p = 0.5: b[i-1] + b[i-3] + b[i-7]), period16
  * (p = 0.5: a fixed 16-byte pattern's byte at i mod 16), period1000
  * (p = 0.5: b[i-1000], beyond every predictor's reach); and prng (a seeded
@@ -85,7 +87,7 @@ static const struct {
 	const char *kind;
 	double p;
 } dependent[] = {
-	{ "follow", 0.3 }, { "fib", 0.5 }, { "sums", 0.5 }, { "period16", 0.5 },
+	{ "follow", 0.3 }, { "follow50", 0.5 }, { "fib", 0.5 }, { "sums", 0.5 }, { "period16", 0.5 },
 	{ "period1000", 0.5 },
 };
 
@@ -100,10 +102,13 @@ static double dependent_p(const char *kind)
 /* The dependent byte at pos of kind, from the bytes before it (hist[j]:
  * the byte j + 1 back, 0 before the start) and the fixed tables. */
 static unsigned dependent_byte(const char *kind, unsigned long long pos, const uint8_t *hist,
-			       const uint8_t perm[256], const uint8_t pattern[16])
+			       const uint8_t perm[256], const uint8_t cycle[256],
+			       const uint8_t pattern[16])
 {
 	if (strcmp(kind, "follow") == 0)
 		return perm[hist[0]];
+	if (strcmp(kind, "follow50") == 0)
+		return cycle[hist[0]];
 	if (strcmp(kind, "fib") == 0)
 		return (hist[0] + hist[1]) & 0xffu;
 	if (strcmp(kind, "sums") == 0)
@@ -131,7 +136,7 @@ static double true_h(const char *kind)
 
 int main(int argc, char **argv)
 {
-	uint8_t alphabet[128], perm[256], pattern[16];
+	uint8_t alphabet[128], perm[256], cycle[256], pattern[16];
 	static uint8_t hist[1000];	/* hist[j]: the byte j + 1 back */
 	bool used[256] = { false };
 	unsigned prev = 0, n = 0;
@@ -179,13 +184,25 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < 16; i++)
 		pattern[i] = (uint8_t)byte();
+	/* One cycle through all 256 values: each maps to the next in a
+	 * shuffled order (no short cycle for a lag predictor to find).
+	 * From a copy of the state: the other kinds' bytes stay as they
+	 * were. */
+	{
+		uint64_t copy = state;
+		uint8_t order[256];
+
+		td_shuffle256(order, &copy);
+		for (unsigned i = 0; i < 256; i++)
+			cycle[order[i]] = order[(i + 1) & 255];
+	}
 	for (unsigned long long pos = 0; pos < bytes; pos++) {
 		unsigned v = 0;
 
 		if (dependent_p(kind) >= 0) {
 			const unsigned p100 = (unsigned)(dependent_p(kind) * 100 + 0.5);
 
-			v = bit(p100, 100) ? dependent_byte(kind, pos, hist, perm, pattern) : byte();
+			v = bit(p100, 100) ? dependent_byte(kind, pos, hist, perm, cycle, pattern) : byte();
 			memmove(hist + 1, hist, sizeof(hist) - 1);
 			hist[0] = (uint8_t)v;
 		} else if (strcmp(kind, "prng") == 0) {

@@ -258,6 +258,48 @@ if [ ! -s "$tmp/readme.conf" ]; then
 elif ! "$RNGFEED" -c "$tmp/readme.conf" --list >/dev/null 2>"$tmp/readme.conf.err"; then
 	fail "the README's configuration example does not parse: $(cat "$tmp/readme.conf.err")"
 fi
+# The README's exposure figure is what systemd-analyze says of the unit, for
+# the systemd version it names (another version scores differently).
+claim=$(grep -oE 'systemd-analyze security[^`]*`[^:]*: [0-9.]+' README.md | head -n1)
+claim_ver=$(sed -nE 's/.*systemd ([0-9]+): .*/\1/p' <<<"$claim")
+claim_score=$(sed -nE 's/.*: ([0-9.]+)$/\1/p' <<<"$claim")
+if [ -z "$claim_score" ]; then
+	echo "SKIP: the README gives no systemd-analyze security figure"
+elif ! command -v systemd-analyze >/dev/null; then
+	echo "SKIP: the README's exposure figure: no systemd-analyze here"
+elif [ -n "$claim_ver" ] &&
+	[ "$(systemd-analyze --version | sed -nE '1s/^systemd ([0-9]+).*/\1/p')" != "$claim_ver" ]; then
+	echo "SKIP: the README's exposure figure is for systemd $claim_ver; this is $(systemd-analyze --version | head -n1)"
+else
+	score=$(systemd-analyze security --offline=yes systemd/rngfeed.service 2>&1 |
+		sed -n 's/.*Overall exposure level for rngfeed.service: \([0-9.]*\).*/\1/p')
+	[ "$score" = "$claim_score" ] ||
+		fail "the README gives the unit $claim_score${claim_ver:+ for systemd $claim_ver}; $(systemd-analyze --version | head -n1 | cut -d' ' -f1-2) says ${score:-nothing}"
+	[ -n "$claim_ver" ] ||
+		fail "the README's systemd-analyze security figure names no systemd version (scores differ between versions)"
+fi
+# A unit in systemd/ that make install leaves out is never presented as if
+# it were installed: each README paragraph naming it says so.
+for u in systemd/*.service systemd/*.socket systemd/*.timer; do
+	[ -e "$u" ] || continue
+	grep -qF "$u" Makefile && continue
+	awk -v u="$u" 'BEGIN { RS = "" } index($0, u) && !/not installed/' README.md docs/*.md | grep -q . &&
+		fail "$u is not installed by make install, but a paragraph names it without saying so"
+done
+# A dracut command to copy names its kernels: a bare "dracut -f" builds for
+# uname -r, which in a chroot or container is the host's (it fails there).
+bare=$(grep -nE 'dracut -f( |`|$)' README.md docs/*.md initramfs/default |
+	grep -vE -- '--regenerate-all|--kver|A bare `dracut -f`')
+[ -z "$bare" ] || fail "a dracut -f without --kver or --regenerate-all: $bare"
+# docs/performance.md: on a machine whose CPUID hides RDSEED, a row that
+# measured rdseed says it was forced; times of day are no user document's.
+if grep -qE '^Machine:.*no RDSEED' docs/performance.md; then
+	bad=$(grep -nE '^\|.*rdseed' docs/performance.md | grep -vE 'not measured|force=yes')
+	[ -z "$bad" ] || fail "docs/performance.md's machine has no RDSEED, yet these rows measured it without force=yes: $bad"
+fi
+tod=$(grep -nE '\b(at|of|to) [0-2][0-9]:[0-5][0-9]\b|\b[0-2][0-9]:[0-5][0-9] run\b' README.md docs/*.md)
+[ -z "$tod" ] || fail "times of day in user documents:
+$tod"
 # -D: the code opens the sources before the switch (daemon.c's stage order).
 sed 's/\\-/-/g' man/rngfeed.8 | tr '\n' ' ' | grep -qiE 'opened[^.]*after the switch|before any source is opened' &&
 	fail "rngfeed(8) says sources are opened after the privilege drop; they are opened before"

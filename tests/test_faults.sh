@@ -16,7 +16,8 @@
 #     credit_bits is 0, or, where the source also gave good data,
 #     20000 x k for k blocks that all passed (k <= blocks_passed);
 #   - the source is disabled or errors, and is tried again (a second open);
-#   - the healthy source keeps feeding: fed_bytes grows from 5 s to the end;
+#   - the healthy source keeps feeding: fed_bytes grows from its first
+#     full assessment (its claimed credit is 0 until then) to the end;
 #   - no spin: CPU time (utime + stime from /proc/PID/stat) is under
 #     CPU_MAX_PCT of the wall time.  A healthy daemon here reads a few
 #     2,500-byte blocks a second and tests each in microseconds: it uses
@@ -47,6 +48,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
+TTYRNG=tests/helper_ttyrng
 . tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
@@ -63,7 +65,7 @@ fi
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 # Every row is measured through the LD_PRELOAD shim (not under ASan).
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM"; do
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$TTYRNG"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
@@ -106,7 +108,7 @@ bg() { # run a command in the background, remember its PID
 # daemon DIR BINARY SOURCE [ARGS...]: start it with the common options,
 # under the shim (env execs the daemon: $! is the daemon's PID).
 daemon() {
-	local dir=$1 bin=$2 src=$3 credit=1024
+	local dir=$1 bin=$2 src=$3 credit=${CASE_CREDIT:-1024}
 	shift 3
 	[ "$src" = file ] && credit=$FILE_CREDIT
 	date +%s.%N >"$dir/start"
@@ -128,8 +130,10 @@ wait_log() {
 	return 1
 }
 
-# finish DIR SECONDS: keep the 5-s metrics, stop the daemon at SECONDS,
-# record CPU time, exit code and how long SIGTERM took.
+# finish DIR SECONDS: keep the 5-s metrics (m0) and those once the healthy
+# source's first full assessment is in force (m1), stop the daemon at
+# SECONDS (4 s after m1 at least), record CPU time, exit code and how long
+# SIGTERM took.
 finish() {
 	local dir=$1 end=$2 pid wall cpu how rc took
 	pid=$(cat "$dir/pid")
@@ -141,7 +145,21 @@ finish() {
 			'BEGIN { exit !(n < s + e - 2) }'; do
 		sleep 0.1
 	done
+	# The 5-s metrics, for the checks of what a case did by then.
+	cp "$dir/metrics" "$dir/m0" 2>/dev/null
+	# The healthy source's claimed credit (1024) is 0 until its first
+	# full assessment, and its reader waits for it after 26 blocks: with
+	# ~30 cases at once on a loaded machine that comes after 5 s (load
+	# 17 on 2 cores: 5-8 s).  Its feeding is judged from then on: wait
+	# for it (bounded), keep those metrics and run 4 s more.
+	local until_s=$((SECONDS + 120))
+	while [ "$(metric "$dir/metrics" rngfeed_source_full_assessment_samples "$HEALTHY")" = 0 ] &&
+		[ $SECONDS -lt $until_s ] && [ -r "/proc/$pid/stat" ]; do
+		sleep 0.2
+	done
 	cp "$dir/metrics" "$dir/m1" 2>/dev/null
+	end=$(awk -v s="$(cat "$dir/start")" -v e="$end" -v n="$(now)" \
+		'BEGIN { t = n - s + 4; printf "%.2f", (t > e ? t : e) }')
 	at "$dir" "$end"
 	if [ ! -r "/proc/$pid/stat" ]; then
 		echo "crashed" >"$dir/result"
@@ -197,9 +215,11 @@ fake_vanish_case() {
 	FAKE_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') fake_case "$@"
 }
 
-# tpm_case NAME MODE [SECONDS [ARGS...]]: the real daemon on helper_faketpm.
+# tpm_case NAME MODE [SECONDS [ARGS...]]: the real daemon on helper_faketpm
+# (SECONDS "-": the case's own staggered $RUN_S).
 tpm_case() {
 	local dir=$tmp/$1 mode=$2 secs=${3:-$RUN_S}
+	[ "$secs" != - ] || secs=$RUN_S
 	shift 2
 	shift $(($# > 0))
 	bg "$FAKETPM" "$dir/sock" "$mode"
@@ -242,6 +262,26 @@ fifo_eof_case() {
 	finish "$dir" $RUN_S
 }
 
+# serial_case NAME PROFILE [STICK-ARGS...]: the real daemon on a stick
+# that helper_ttyrng plays on a pty, at the profile's cap (1024 x H / 8:
+# 768 for onerng's H = 6, 512 for truerng's H = 4).
+serial_case() {
+	local dir=$tmp/$1 profile=$2 credit=768
+	shift 2
+	[ "$profile" = truerng ] && credit=512
+	bg "$TTYRNG" "$dir/tty" "$profile" log="$dir/emu.log" "$@" >"$dir/emu.out"
+	for _ in $(seq 100); do [ -L "$dir/tty" ] && break; sleep 0.05; done
+	CASE_CREDIT=$credit daemon "$dir" "$RNGFEED" serial \
+		-O serial:device="$dir/tty" -O serial:profile="$profile"
+	finish "$dir" "${SERIAL_RUN_S:-$RUN_S}"
+}
+
+# Unplugged in the daemon's third block (a pty holds 20,480 bytes it has
+# not read yet: 27,000 sent is 6,520 read), back 2 s later: 5 s longer.
+serial_vanish_case() {
+	SERIAL_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') serial_case "$@"
+}
+
 # ---- the catalogue -------------------------------------------------------------
 # NAME|fault|how it runs.  Checks per case are in check_case below.
 CASES=(
@@ -266,6 +306,7 @@ CASES=(
 	"dev_eio|I/O: EIO after 12345 bytes|fake_case dev_eio fakedev fault=eio after=12345"
 	"dev_eof|I/O: EOF after 12345 bytes|fake_case dev_eof fakedev fault=eof after=12345"
 	"dev_vanish|I/O: ENODEV after 5000 bytes, gone 2 s|fake_vanish_case dev_vanish fakedev fault=vanish after=5000 down=2"
+	"dev_hang|I/O: a read that never returns, after 12345 bytes|fake_case dev_hang hang1 after=12345"
 	"fifo_eof|I/O: FIFO writer closes, returns|fifo_eof_case fifo_eof returns"
 	"fifo_eof_ever|I/O: FIFO writer closes for good|fifo_eof_case fifo_eof_ever never"
 	"fifo_vanish|I/O: FIFO removed, recreated|fifo_vanish_case fifo_vanish"
@@ -279,7 +320,12 @@ CASES=(
 	"tpm_badtag|TPM: wrong tag (TPM 1.2 answer)|tpm_case tpm_badtag badtag"
 	"tpm_long|TPM: 8 bytes more than the header|tpm_case tpm_long long"
 	"tpm_stray|TPM: 8 stray bytes between answers|tpm_case tpm_stray stray"
+	"tpm_host|Trust: the host's TPM in a confidential guest (credit=1024 given, the healthy source at 0)|tpm_case tpm_host good - --confidential-guest=yes -O $HEALTHY:credit=0"
 	"tpm_good|control: a good TPM|tpm_case tpm_good good"
+	"ser_stuck|serial: a stuck stick (OneRNG, constant 0xa5)|serial_case ser_stuck onerng stuck=a5"
+	"ser_whitened|serial: a whitened stream taken for raw (TrueRNG v3 knocked as a Pro)|serial_case ser_whitened truerng model=v3"
+	"ser_liar|serial: a OneRNG that keeps its whitener on (cmd1 ignored)|serial_case ser_liar onerng whiten"
+	"ser_vanish|serial: unplugged mid-read, back 2 s later|serial_vanish_case ser_vanish onerng vanish=27000 back=2"
 )
 
 # ONLY=REGEX runs only the cases whose name matches (for debugging).
@@ -329,14 +375,16 @@ detected_by() {
 
 check_case() {
 	local name=$1 label=$2 src dir=$tmp/$1 m1 m2 rc took cpu wall res
-	local credit passed failed disables errors opens enabled fed1 fed2 hb1 hb2
+	local credit passed failed disables errors opens enabled fed1 fed2 hb1 hb2 a1 p1 cr1
 	local want_log credit_rule retry_rule detected c_src c_ok shim_credit shim_pid
 	local bound
 	row_fail=
 	case $name in
 	cpu_* ) src=fakecpu ;;
+	dev_hang ) src=hang1 ;;
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
+	ser_* ) src=serial ;;
 	* ) src="file" ;;
 	esac
 	m1=$dir/m1 m2=$dir/m2
@@ -352,6 +400,9 @@ check_case() {
 	fed2=$(metric "$m2" rngfeed_fed_bytes_total)
 	hb1=$(metric "$m1" rngfeed_source_blocks_passed_total $HEALTHY)
 	hb2=$(metric "$m2" rngfeed_source_blocks_passed_total $HEALTHY)
+	a1=$(metric "$m1" rngfeed_source_full_assessment_samples $src)
+	p1=$(metric "$m1" rngfeed_source_blocks_passed_total $src)
+	cr1=$(metric "$m1" rngfeed_source_credit_bits_total $src)
 	# Attempts: an open, or the same open source tested again after a
 	# health-test failure.
 	opens=$(grep -cE "rngfeed: $src: (opened .*start-up test|start-up test again)" "$dir/log")
@@ -360,7 +411,9 @@ check_case() {
 	shim_pid=$(shim "$dir" pid)
 
 	# What each fault must show.  credit_rule: zero = nothing credited;
-	# passed = credit is 20000 x k, k blocks that all passed; retry_rule:
+	# passed = credit is 20000 x k, k blocks that all passed; uncredited =
+	# blocks passed, nothing credited (a confidential guest's host);
+	# retry_rule:
 	# disable / error = disabled or errored, then opened again; once =
 	# errored and retrying (the reopen waits for a writer that never
 	# comes); quiet = no failed block, no error, no disable.
@@ -391,6 +444,10 @@ check_case() {
 		credit_rule=passed retry_rule=error ;;
 	dev_vanish) want_log="read failed: No such device"
 		credit_rule=passed retry_rule=error ;;
+	dev_hang) # Seen at the stop, which leaves its thread behind (and
+		# takes nothing it holds).
+		want_log="$src: its reader thread did not stop within [0-9]+ ms.*left behind"
+		credit_rule=passed retry_rule=quiet ;;
 	fifo_eof) want_log="$src: end of input after 1000 bytes of a block"
 		credit_rule=passed retry_rule=error ;;
 	fifo_eof_ever) want_log="$src: end of input after 1000 bytes of a block"
@@ -415,6 +472,18 @@ check_case() {
 		credit_rule=zero retry_rule=error ;;
 	tpm_long) want_log="read failed: Protocol error.*size field says 76 bytes, 84 received"
 		credit_rule=zero retry_rule=error ;;
+	tpm_host) # Tested and mixed in, credited nothing: the shim's bound
+		# is 0 (the healthy source runs at credit 0 here).
+		want_log="tpm: credit 0: host-provided, not trusted in a confidential guest"
+		credit_rule=uncredited retry_rule=quiet ;;
+	ser_stuck) want_log="$src: block failed [A-Za-z].*discarded"
+		credit_rule=zero retry_rule=disable ;;
+	ser_whitened) want_log="read failed: .*out of sequence: not the raw binary mode"
+		credit_rule=zero retry_rule=error ;;
+	ser_liar) want_log="$src: opened .*Version"
+		credit_rule=passed retry_rule=quiet ;;
+	ser_vanish) want_log="read failed: the device went away"
+		credit_rule=passed retry_rule=gone ;;
 	tpm_stray) # Idle when they come, or with a command pending.
 		want_log="read failed: Protocol error.*(bytes arrived that no command asked for|tag 0x5a5a)"
 		credit_rule=passed retry_rule=error ;;
@@ -447,6 +516,9 @@ check_case() {
 	fi
 	if [ -z "$credit" ] || [ -z "$passed" ]; then
 		problem "no credit/passed metrics for $src"
+	elif [ $credit_rule = uncredited ]; then
+		[ "$credit" -eq 0 ] || problem "$credit bits credited from what the host provides"
+		[ "$passed" -gt 0 ] || problem "no block passed (its data is tested and mixed in)"
 	elif [ $credit_rule = zero ]; then
 		[ "$credit" -eq 0 ] || problem "$credit bits credited from faulty data"
 		[ "$passed" -eq 0 ] || problem "$passed faulty blocks passed"
@@ -460,14 +532,25 @@ check_case() {
 		# few blocks passed (up to 2 may wait in the queue at exit).
 		[ "$credit" -le $((passed * BLOCK_BITS * c_src / 1024)) ] ||
 			problem "credit $credit above passed $passed x 20000 x $c_src/1024"
-		[ "$passed" -lt 3 ] || [ "$credit" -gt 0 ] ||
-			problem "nothing credited from $passed passed blocks"
+		# A claimed credit is 0 until the source's first full
+		# assessment: blocks that passed once one was in force (at
+		# the first metrics kept) are credited.
+		[ "${a1:-0}" -eq 0 ] || [ $((passed - ${p1:-0})) -lt 3 ] ||
+			[ "$credit" -gt "${cr1:-0}" ] ||
+			problem "nothing credited from $((passed - ${p1:-0})) blocks passed after its first full assessment"
 		[ "$passed" -gt 0 ] || problem "no block passed (good data was there)"
 	fi
 
 	# The global bound, from outside: what the kernel was credited
 	# (shim) is backed by tested blocks of both sources.
 	bound=$(((${passed:-0} * c_src + ${hb2:-0} * c_ok) * BLOCK_BITS / 1024))
+	# What the host provides: 0 whatever the log or the metrics say (both
+	# are the daemon's own word); the kernel must have been fed, so the
+	# 0 is measured, not a run that fed nothing.
+	if [ $credit_rule = uncredited ]; then
+		bound=0
+		[ "${fed2:-0}" -gt 0 ] || problem "nothing fed to the kernel"
+	fi
 	if [ -z "$shim_credit" ]; then
 		problem "no shim record"
 	elif [ "$res" = exited ] && [ "$shim_pid" != "$(cat "$dir/pid")" ]; then
@@ -490,6 +573,11 @@ check_case() {
 	once)
 		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
 		grep -q "$src: .*retrying in" "$dir/log" || problem "no 'retrying' line" ;;
+	gone) # A plugged device looked for at once, not after a back-off.
+		[ "${errors:-0}" -ge 1 ] || problem "no error counted"
+		grep -q "$src: .*looking for it again every" "$dir/log" ||
+			problem "no 'looking for it again' line"
+		[ "$opens" -ge 2 ] || problem "not opened again ($opens opens)" ;;
 	quiet)
 		[ "${failed:-1}" -eq 0 ] && [ "${errors:-1}" -eq 0 ] &&
 			[ "${disables:-1}" -eq 0 ] ||
@@ -519,7 +607,7 @@ check_case() {
 	cpu_under)
 		# Nothing during the underflow, data afterwards.
 		local r1
-		r1=$(metric "$m1" rngfeed_source_raw_bytes_total $src)
+		r1=$(metric "$dir/m0" rngfeed_source_raw_bytes_total $src)
 		[ "${r1:-1}" -eq 0 ] || problem "$r1 raw bytes during the underflow"
 		detected="underflow: no data for 6 s, back-off (no error)" ;;
 	cpu_under_ever)
@@ -527,6 +615,23 @@ check_case() {
 	dev_short | dev_eintr | dev_eagain)
 		detected="(not a fault: retried in source_read)" ;;
 	tpm_good) detected="(nothing to detect)" ;;
+	tpm_host) detected="credit 0: host-provided (confidential guest)" ;;
+	ser_*) # Its path, a temporary one, is no part of the row.
+		detected=$(sed -E 's/ \(\/tmp\/[^ ]*\/tty \(.*\)\)//' <<<"$detected") ;;&
+	ser_liar)
+		# The stick said yes to cmd1 and kept whitening: its output
+		# passes every test, so the health tests cannot tell; what it
+		# is credited stays within the profile's ceiling for each
+		# tested block (the shim's bound below), and the estimates.
+		grep -q 'cmd 1 ignored' "$dir/emu.log" ||
+			problem "the stick did not ignore cmd1"
+		detected="(not detectable from the stream: its whitened output passes; credited at most the ceiling per tested block)" ;;
+	ser_vanish)
+		# Back: opened and told again after the return.
+		[ "$(grep -c '^cmd O' "$dir/emu.log")" -ge 2 ] ||
+			problem "not told again after its return"
+		[ "$passed" -ge 2 ] || problem "only $passed blocks passed"
+		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
 	dev_vanish | fifo_vanish | fifo_eof)
 		# It came back: more blocks passed than before it went (fakedev
 		# gives 2 whole blocks before it vanishes, early enough that a
@@ -548,7 +653,7 @@ check_case() {
 	esac
 	[ "$enabled" = 1 ] && srcstate+="; running at end" || srcstate+="; off at end"
 	daemonstate="exit ${rc:-?} in ${took:-?} s, CPU ${cpu:-?} %, fed ${fed1:-?}->${fed2:-?} B"
-	[ "$credit_rule" = passed ] && credit="$credit (${passed} blocks passed)"
+	case $credit_rule in passed | uncredited) credit="$credit (${passed} blocks passed)" ;; esac
 	table_row "$label" "$dir/log" 15 "$label" "${detected:-?}" "$credit" \
 		"${shim_credit:-?} <= $bound" "$srcstate" "$daemonstate"
 }

@@ -1,28 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The file ledger (issue 25, items 1-3): a credited regular file is read
-# through a ledger kept in the state directory and keyed by (device,
-# inode), so time does not credit the same bytes twice.  Credit is
-# measured from outside the process: bench/shim.so (LD_PRELOAD) counts the
-# bits of every RNDADDENTROPY the kernel accepted.  Each case bounds the
-# credit by the file's own bits (whole blocks x 20,000 x credit / 1024):
+# The file ledger (issue 25, items 1-3; issue 33 keys it by content): a
+# credited regular file is read through a ledger kept in the state
+# directory, block by block, so time does not credit the same bytes twice.
+# Credit is measured from outside the process: bench/shim.so (LD_PRELOAD)
+# counts the bits of every RNDADDENTROPY the kernel accepted.  Each case
+# bounds the credit by the file's own bits (whole blocks x 20,000 x
+# credit / 1024); a claimed credit is 0 until the file's first full
+# assessment (26 blocks in), so the files that must be credited have 40:
 #   storm    a 500,000-byte file at min-entropy=8, credit=1024, SIGHUP
 #            every 0.25 s for 6 s (--bench-fill 7): the old code reopened
 #            it at byte 0 on every reload; also at most the file's size
 #            read (the summary's raw bytes);
 #   paths    a 25,000-byte file read to its end, then named by a symlink,
 #            its real path and a hard link, a SIGHUP (config file reload)
-#            each: the same inode, not read again;
+#            each: the same content, not read again;
 #   restart  the same 25,000-byte file over three runs sharing the state
 #            directory: credited once in all (the old code: every run);
-#   changed  the file rewritten in place (same inode, other bytes): new
-#            input, credited again (the ledger's hash of the prefix);
+#   changed  a 100,000-byte file read, then rewritten in place (same
+#            inode, other bytes): new input, credited again;
 #   appended bytes appended to a file read to its end: only they are read;
 #   two      two instances at once on one file and state directory: they
 #            share it (at most its bytes read, its bits credited in all);
 #   user     -D nobody: the readers run as nobody and write the ledger
-#            (given to that user at start), and a later run finds the
-#            file read.
+#            (given to that user at start), credit a 100,000-byte file,
+#            and a later run finds the file read.
 # Each run uses a private state directory (STATE_DIRECTORY, as systemd's
 # StateDirectory= sets it; the old code ignores it, so the same commands
 # show its behaviour).  Exit 0 pass, 1 fail, 77 skip.
@@ -79,6 +81,15 @@ wait_lines() { # FILE RE COUNT
 
 bound() { # BYTES CREDIT
 	echo $(($1 / BLOCK * 20000 * $2 / 1024))
+}
+
+# Until NAME's log says its file was read to its end (its first full
+# assessment came after 26 blocks: credit after), then SIGTERM; prints the
+# bits the shim counted.
+until_finished() { # NAME
+	wait_lines "$tmp/$1.err" "file: finished: " 1 || fail "$1: never finished"
+	kill -TERM "$pid" 2>/dev/null
+	credited "$1"
 }
 
 # ---- storm ---------------------------------------------------------------
@@ -138,7 +149,7 @@ for run in 1 2 3; do
 	total=$((total + c))
 done
 if [ "$total" -le "$b" ] &&
-	grep -q "finished: end of $tmp/seed from byte 25000 (the file ledger) after 0 bytes" "$tmp/restart3.err"; then
+	grep -q "finished: end of $tmp/seed (10 blocks read before skipped: the file ledger) after 0 bytes" "$tmp/restart3.err"; then
 	ok "restart: three runs credited $total bits in all <= $b; the third began at its end"
 else
 	fail "restart: three runs credited $total bits > $b (or no ledger line): $(grep finished "$tmp"/restart*.err)"
@@ -146,15 +157,20 @@ fi
 
 # ---- changed -------------------------------------------------------------
 # Same inode, other bytes: new input.
-head -c 25000 /dev/urandom | dd of="$tmp/seed" conv=notrunc status=none
-start changed -c /dev/null -n file -O "file:device=$tmp/seed" \
-	-O "file:credit=$CREDIT" --bench-fill 2
-c=$(credited changed)
-if [ -n "$c" ] && [ "$c" -gt 0 ] && [ "$c" -le "$b" ] &&
-	grep -q "changed since the file ledger's record: new input" "$tmp/changed.err"; then
-	ok "changed: rewritten in place, read as new input: credited $c bits (<= $b)"
+head -c 100000 /dev/urandom >"$tmp/big"
+start changed1 -c /dev/null -n file -O "file:device=$tmp/big" \
+	-O "file:credit=$CREDIT" --bench-fill $((600 * SCALE))
+c1=$(until_finished changed1)
+head -c 100000 /dev/urandom | dd of="$tmp/big" conv=notrunc status=none
+start changed -c /dev/null -n file -O "file:device=$tmp/big" \
+	-O "file:credit=$CREDIT" --bench-fill $((600 * SCALE))
+c=$(until_finished changed)
+b3=$(bound 100000 $CREDIT)
+if [ -n "$c1" ] && [ -n "$c" ] && [ "$c" -gt 0 ] && [ "$c" -le "$b3" ] &&
+	grep -q "finished: end of $tmp/big after 100000 bytes" "$tmp/changed.err"; then
+	ok "changed: rewritten in place, read as new input: credited $c bits (<= $b3; first $c1)"
 else
-	fail "changed: credited '$c' bits: $(grep finished "$tmp/changed.err")"
+	fail "changed: credited '$c' bits (first '$c1'): $(grep finished "$tmp/changed.err")"
 fi
 
 # ---- appended ------------------------------------------------------------
@@ -164,7 +180,7 @@ start appended -c /dev/null -n file -O "file:device=$tmp/seed" \
 c=$(credited appended)
 b2=$(bound 5000 $CREDIT)
 if [ -n "$c" ] && [ "$c" -le "$b2" ] &&
-	grep -q "finished: end of $tmp/seed from byte 25000 (the file ledger) after 5000 bytes" "$tmp/appended.err"; then
+	grep -q "finished: end of $tmp/seed (10 blocks read before skipped: the file ledger) after 5000 bytes" "$tmp/appended.err"; then
 	ok "appended: only the 5,000 new bytes read: credited $c bits <= $b2"
 else
 	fail "appended: credited '$c' bits (bound $b2): $(grep finished "$tmp/appended.err")"
@@ -202,18 +218,19 @@ if id nobody >/dev/null 2>&1; then
 	chmod 755 "$tmp"
 	mkdir "$tmp/shim" && chmod 777 "$tmp/shim" # not sticky: the shim renames over its own first record, made as root
 	shimdir=$tmp/shim
-	head -c 25000 /dev/urandom >"$tmp/user"
+	head -c 100000 /dev/urandom >"$tmp/user"
 	chmod 644 "$tmp/user"
 	start user -c /dev/null -n file -O "file:device=$tmp/user" \
-		-O "file:credit=$CREDIT" -D nobody --bench-fill 2
-	c=$(credited user)
+		-O "file:credit=$CREDIT" -D nobody --bench-fill $((600 * SCALE))
+	c=$(until_finished user)
 	start user2 -c /dev/null -n file -O "file:device=$tmp/user" \
 		-O "file:credit=$CREDIT" --bench-fill 2
 	c2=$(credited user2)
-	if [ -n "$c" ] && [ "$c" -gt 0 ] && [ "$c" -le "$b" ] && [ "${c2:-x}" = 0 ] &&
-		grep -q "finished: end of $tmp/user after 25000 bytes" "$tmp/user.err" &&
-		grep -q "finished: end of $tmp/user from byte 25000 (the file ledger) after 0 bytes" "$tmp/user2.err"; then
-		ok "user: read as nobody (-D), credited $c bits <= $b; the next run found it read (0 bits)"
+	b3=$(bound 100000 $CREDIT)
+	if [ -n "$c" ] && [ "$c" -gt 0 ] && [ "$c" -le "$b3" ] && [ "${c2:-x}" = 0 ] &&
+		grep -q "finished: end of $tmp/user after 100000 bytes" "$tmp/user.err" &&
+		grep -q "finished: end of $tmp/user (40 blocks read before skipped: the file ledger) after 0 bytes" "$tmp/user2.err"; then
+		ok "user: read as nobody (-D), credited $c bits <= $b3; the next run found it read (0 bits)"
 	else
 		fail "user: credited '$c' as nobody, then '$c2': $(grep -hE 'finished|ledger|failed' "$tmp/user.err" "$tmp/user2.err")"
 	fi

@@ -9,6 +9,7 @@
 #     between: the second takes the hand-over over);
 #   - the second says at the default verbosity that another owns it;
 #   - after both, rng_quality reads what it read before.
+# --list says the credit is 0, and why, while another instance owns it.
 # Fails on the code before the lock: B adopts A's live record or credits
 # the device, and A's stop writes the original back under a running B.
 # Runs twice: on a fixture hw_random directory (-O hwrng:sysfs=DIR, the
@@ -131,6 +132,11 @@ one_case() {
 	grep -q "another rngfeed owns the hand-over of $cur" "$tmp/log.b" ||
 		fail "$case: B did not say another instance owns the hand-over"
 	grep -q 'earlier run' "$tmp/log.b" && fail "$case: B adopted A's live record"
+	# --list agrees with B's run: credit 0 while A owns it, and why.
+	list=$("$RNGFEED" -c /dev/null --list -n hwrng "${sysargs[@]}" 2>&1 | grep '^hwrng ')
+	[ "$(awk '{print $3}' <<<"$list")" = 0 ] &&
+		grep -q "credit 0 here: another rngfeed owns the hand-over of $cur" <<<"$list" ||
+		fail "$case: with A running, --list says: $list"
 	[ "$(quality)" = 0 ] || fail "$case: with both running rng_quality reads $(quality)"
 	if [ "$first" = a ]; then
 		stop_watching a "$sig" 0
@@ -154,6 +160,9 @@ one_case() {
 		fi
 	fi
 	[ "$(quality)" = "$orig" ] || fail "$case: after both rng_quality reads $(quality), not $orig"
+	list=$("$RNGFEED" -c /dev/null --list -n hwrng "${sysargs[@]}" 2>&1 | grep '^hwrng ')
+	[ "$(awk '{print $3}' <<<"$list")" -gt 0 ] && ! grep -q 'another rngfeed' <<<"$list" ||
+		fail "$case: with none running, --list says: $list"
 	[ ! -s "$LOCK" ] || fail "$case: the lock still holds a record: $(cat "$LOCK")"
 	echo "ok: $case: 0 while either ran, $orig after both"
 }

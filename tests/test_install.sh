@@ -1,13 +1,14 @@
 #!/bin/bash
-# "make install" into a DESTDIR: prints what it installed, checks the five
+# "make install" into a DESTDIR: prints what it installed, checks the
 # files, their modes and that nothing else was installed; checks that a
 # second install keeps an edited /etc/rngfeed.conf, that SBINDIR, MANDIR,
-# SYSCONFDIR and SYSTEMDUNITDIR are honoured (PREFIX and SYSCONFDIR in the
-# unit's ExecStart= and the binary's default configuration path too), that
-# ENVFILE moves the options file the unit and the initramfs tools read
-# (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
+# SYSCONFDIR, SYSTEMDUNITDIR and UDEVRULESDIR are honoured (PREFIX and
+# SYSCONFDIR in the unit's ExecStart= and the binary's default configuration
+# path too), that ENVFILE moves the options file the unit and the initramfs
+# tools read (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
 # removes the program, the pages and the unit (and, like dpkg's "remove",
-# leaves the administrator's configuration alone).
+# leaves the administrator's configuration alone), and that the initramfs
+# hook and dracut module read the switch under SYSCONFDIR.
 #
 # Needs no root: everything goes into temporary directories.
 set -u
@@ -42,9 +43,12 @@ mk() {
 	"${as_owner[@]}" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"
 }
 
-# Where the Makefile puts the unit unless told otherwise.
+# Where the Makefile puts the unit and the udev rule unless told otherwise.
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null)
 [ -n "$unitdir" ] || unitdir=/lib/systemd/system
+udevdir=$(pkg-config --variable=udevdir udev 2>/dev/null)
+[ -n "$udevdir" ] || udevdir=/lib/udev
+rule=$udevdir/rules.d/60-rngfeed.rules
 
 # path mode, for: expect DESTDIR PATH... (each "path:mode")
 expect() {
@@ -97,10 +101,10 @@ initramfs_files=(/usr/share/initramfs-tools/hooks/rngfeed
        /usr/lib/dracut/modules.d/90rngfeed/initramfs-stop)
 files=(/usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8
        /usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service"
-       /etc/rngfeed.conf /etc/default/rngfeed "${initramfs_files[@]}")
+       /etc/rngfeed.conf /etc/default/rngfeed "$rule" "${initramfs_files[@]}")
 expect "$d" /usr/sbin/rngfeed:755 /usr/share/man/man8/rngfeed.8:644 \
 	/usr/share/man/man5/rngfeed.conf.5:644 "$unitdir/rngfeed.service:644" \
-	/etc/rngfeed.conf:644 /etc/default/rngfeed:644 \
+	/etc/rngfeed.conf:644 /etc/default/rngfeed:644 "$rule:644" \
 	/usr/share/initramfs-tools/hooks/rngfeed:755 \
 	/usr/share/initramfs-tools/scripts/init-top/rngfeed:755 \
 	/usr/share/initramfs-tools/scripts/init-bottom/rngfeed:755 \
@@ -124,6 +128,7 @@ done
 cmp -s man/rngfeed.8 "$d/usr/share/man/man8/rngfeed.8" || fail "installed rngfeed.8 differs"
 cmp -s systemd/rngfeed.service "$d$unitdir/rngfeed.service" || fail "installed unit differs"
 cmp -s systemd/rngfeed.conf "$d/etc/rngfeed.conf" || fail "installed rngfeed.conf differs"
+cmp -s udev/60-rngfeed.rules "$d$rule" || fail "installed udev rule differs"
 if ! "$d/usr/sbin/rngfeed" --version >"$tmp/version" 2>&1; then
 	fail "the installed rngfeed --version failed: $(cat "$tmp/version")"
 else
@@ -148,7 +153,8 @@ if ! mk uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/log" 2>&1; then
 	sed 's/^/    /' "$tmp/log"
 fi
 for f in /usr/sbin/rngfeed /usr/share/man/man8/rngfeed.8 \
-	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "${initramfs_files[@]}"; do
+	/usr/share/man/man5/rngfeed.conf.5 "$unitdir/rngfeed.service" "$rule" \
+	"${initramfs_files[@]}"; do
 	[ ! -e "$d$f" ] || fail "make uninstall left $f"
 done
 cmp -s "$tmp/edited.conf" "$d/etc/rngfeed.conf" ||
@@ -159,8 +165,9 @@ listing "$d" | sed 's/^/    /'
 # --- 4. the directory variables are honoured ------------------------------------
 d=$tmp/custom
 if ! mk install DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
-	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >"$tmp/log" 2>&1; then
-	fail "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR failed:"
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system \
+	UDEVRULESDIR=/opt/rf/udev >"$tmp/log" 2>&1; then
+	fail "make install with SBINDIR, MANDIR, SYSCONFDIR, SYSTEMDUNITDIR, UDEVRULESDIR failed:"
 	sed 's/^/    /' "$tmp/log"
 fi
 expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
@@ -168,12 +175,14 @@ expect "$d" /opt/rf/bin/rngfeed:755 /opt/rf/man/man8/rngfeed.8:644 \
 	/opt/rf/etc/rngfeed.conf:644
 only "$d" /opt/rf/bin/rngfeed /opt/rf/man/man8/rngfeed.8 /opt/rf/man/man5/rngfeed.conf.5 \
 	/usr/lib/systemd/system/rngfeed.service /opt/rf/etc/rngfeed.conf \
-	/opt/rf/etc/default/rngfeed "${initramfs_files[@]}"
+	/opt/rf/etc/default/rngfeed /opt/rf/udev/60-rngfeed.rules "${initramfs_files[@]}"
+expect "$d" /opt/rf/udev/60-rngfeed.rules:644
 grep -q '^sbin=/opt/rf/bin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" &&
 	grep -q '^conf=/opt/rf/etc/rngfeed.conf$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
 	fail "the initramfs-tools hook does not name SBINDIR's binary and SYSCONFDIR's configuration"
 mk uninstall DESTDIR="$d" PREFIX=/opt/rf SBINDIR=/opt/rf/bin MANDIR=/opt/rf/man \
-	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system >/dev/null 2>&1
+	SYSCONFDIR=/opt/rf/etc SYSTEMDUNITDIR=/usr/lib/systemd/system \
+	UDEVRULESDIR=/opt/rf/udev >/dev/null 2>&1
 left=$(cd "$d" && find . ! -type d ! -path ./opt/rf/etc/rngfeed.conf \
 	! -path ./opt/rf/etc/default/rngfeed)
 [ -z "$left" ] || fail "make uninstall with custom directories left: $(echo $left)"
@@ -208,7 +217,57 @@ if [ -x ./rngfeed ]; then
 	[ "$tree" = "default /etc/rngfeed.conf" ] || fail "the tree's ./rngfeed now says '$tree'"
 fi
 
-# --- 6. ENVFILE: the options file where the RPM keeps it -----------------------
+# --- 6. SYSCONFDIR reaches the initramfs: the switch is read where it went --------
+# With SYSCONFDIR=/opt/etc the switch is /opt/etc/default/rngfeed, and the
+# hook and the module must read that file (they read /etc/default/rngfeed:
+# with the switch on, dracut's image held no rngfeed file).
+named=$(grep -lE '(^|[^[:alnum:]_./-])/etc/default/rngfeed' -r "$d" 2>/dev/null)
+[ -z "$named" ] || fail "SYSCONFDIR=/opt/etc: installed files still read /etc/default/rngfeed: ${named//$d/}"
+for f in /usr/share/initramfs-tools/hooks/rngfeed /usr/lib/dracut/modules.d/90rngfeed/module-setup.sh; do
+	grep -q '\. /opt/etc/default/rngfeed' "$d$f" ||
+		fail "SYSCONFDIR=/opt/etc: $f does not read /opt/etc/default/rngfeed"
+done
+grep -q '^# /opt/etc/default/rngfeed:' "$d/opt/etc/default/rngfeed" ||
+	fail "SYSCONFDIR=/opt/etc: the switch's file does not name itself: $(head -n1 "$d/opt/etc/default/rngfeed")"
+# And what they do with it: installed with every directory in this test's
+# own tree (no DESTDIR), the dracut module's check() and the initramfs-tools
+# hook (its hook-functions replaced by ones that record the copies) follow
+# that switch: off, nothing; on, the binary.
+s=$tmp/sysconf
+if ! mk install-initramfs SBINDIR="$s/sbin" SYSCONFDIR="$s/etc" \
+	INITRAMFSTOOLSDIR="$s/itools" DRACUTMODULESDIR="$s/dracut" >"$tmp/log" 2>&1; then
+	fail "make install-initramfs into $s failed:"
+	sed 's/^/    /' "$tmp/log"
+else
+	mkdir -p "$s/sbin" "$s/img"
+	printf '#!/bin/sh\n' >"$s/sbin/rngfeed" && chmod 0755 "$s/sbin/rngfeed"
+	cat >"$s/hook-functions" <<-'EOF'
+		copy_exec() { echo "copy_exec $*" >>"$DESTDIR/calls"; }
+		copy_file() { echo "copy_file $*" >>"$DESTDIR/calls"; }
+		manual_add_modules() { :; }
+	EOF
+	sed "s|/usr/share/initramfs-tools/hook-functions|$s/hook-functions|" \
+		"$s/itools/hooks/rngfeed" >"$s/hook"
+	for sw in no yes; do
+		sed -i "s/^RNGFEED_INITRAMFS=.*/RNGFEED_INITRAMFS=$sw/" "$s/etc/default/rngfeed"
+		rm -f "$s/img/calls"
+		DESTDIR=$s/img sh "$s/hook" >/dev/null 2>&1
+		# dracut's check(): 0 = include, 255 = only if asked for.
+		bash -c '. "$1"; require_binaries() { [ -x "$1" ]; }; check' _ \
+			"$s/dracut/90rngfeed/module-setup.sh" >/dev/null 2>&1
+		rc=$?
+		copied=$(grep -c "^copy_exec $s/sbin/rngfeed" "$s/img/calls" 2>/dev/null)
+		if [ $sw = yes ] && { [ "${copied:-0}" -ne 1 ] || [ $rc -ne 0 ]; }; then
+			fail "switch on in $s/etc/default/rngfeed: the hook copied the binary ${copied:-0} times, dracut's check() returned $rc (want 1 and 0)"
+		elif [ $sw = no ] && { [ "${copied:-0}" -ne 0 ] || [ $rc -ne 255 ]; }; then
+			fail "switch off in $s/etc/default/rngfeed: the hook copied the binary ${copied:-0} times, dracut's check() returned $rc (want 0 and 255)"
+		else
+			echo "SYSCONFDIR=\$tmp/etc, switch $sw: hook copies the binary ${copied:-0} time(s), dracut check() $rc"
+		fi
+	done
+fi
+
+# --- 7. ENVFILE: the options file where the RPM keeps it -----------------------
 # The unit reads it (EnvironmentFile=-) and passes $RNGFEED_OPTIONS; the
 # initramfs tools read RNGFEED_INITRAMFS from the same file.
 d=$tmp/envfile

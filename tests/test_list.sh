@@ -63,6 +63,9 @@ compare() { # NAME ARGS...
 		case "$run" in
 		yes | wait)
 			line="rngfeed: $src: using it, credit $credit/1024, health-test H $h"
+			# A source --list says the run waits for is used once
+			# it opens, and the run says so.
+			[ "$run" = wait ] && line+=", once it opens"
 			if [ "$used" != "$line" ] && $beside &&
 				grep -q "^rngfeed: $src: another rngfeed owns the hand-over" "$tmp/log" &&
 				[ "$used" = "rngfeed: $src: using it, credit 0/1024, health-test H $h" ]; then

@@ -20,7 +20,13 @@
 #     plain file and for one a running instance holds (that instance is
 #     left running);
 #   - bad flags: unknown options and sources, missing values, numbers out
-#     of range or not numbers, malformed -O.
+#     of range or not numbers, malformed -O;
+#   - `-p LINK`: a PID file path that is a symbolic link is refused as bad
+#     usage (it exited 1, "Too many levels of symbolic links"), the link
+#     left alone;
+#   - `--metrics FIFO`, with the daemon and with --list: refused within
+#     2 s, the FIFO left a FIFO (the daemon replaced it with a regular
+#     file; --list blocked reading it until killed).
 # Run from the top of the tree (root: the running instance feeds the
 # kernel): RNGFEED=./rngfeed bash tests/test_misuse.sh
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
@@ -42,8 +48,10 @@ RNGFEED=$tmp/bin/rngfeed
 
 mkfifo "$tmp/fifo"
 printf '[source rdrand]\nmin-entropy = 1e-300\n' >"$tmp/tiny-h.conf"
-mkdir "$tmp/plain" "$tmp/held"
+mkdir "$tmp/plain" "$tmp/held" "$tmp/link"
 echo 12345 >"$tmp/plain/other.pid"
+ln -s target.pid "$tmp/link/rngfeed.pid"
+mkfifo "$tmp/mfifo"
 
 # NAME|what|want exit|rngfeed arguments after -f (word-split; no blanks in them)
 CASES=(
@@ -70,6 +78,9 @@ CASES=(
 	"f_optkey|-O rdrand:nokey=1|2|-c /dev/null -n rdrand -O rdrand:nokey=1"
 	"f_credit|-O rdrand:credit=2000|2|-c /dev/null -n rdrand -O rdrand:credit=2000"
 	"f_config|-c /nonexistent.conf|2|-c /nonexistent.conf -n rdrand"
+	"pid_link|-p LINK (a symbolic link)|2|-c /dev/null -n rdrand -p $tmp/link/rngfeed.pid"
+	"metrics_fifo|--metrics FIFO|2|-c /dev/null -n rdrand --metrics $tmp/mfifo"
+	"metrics_list|--metrics FIFO --list|2|-c /dev/null --list --metrics $tmp/mfifo"
 )
 
 # The running instance whose PID file pid_held must leave alone.
@@ -118,6 +129,13 @@ for c in "${CASES[@]}"; do
 	out_fifo)
 		awk -v t="$took" -v s="$SCALE" 'BEGIN { exit !(t < 2 * s) }' ||
 			problem "took $took s (want < $((2 * SCALE)))" ;;
+	metrics_fifo | metrics_list)
+		awk -v t="$took" -v s="$SCALE" 'BEGIN { exit !(t < 2 * s) }' ||
+			problem "took $took s (want < $((2 * SCALE)))"
+		[ -p "$tmp/mfifo" ] || problem "the FIFO is no longer a FIFO" ;;
+	pid_link)
+		[ -L "$tmp/link/rngfeed.pid" ] || problem "the link is gone"
+		[ ! -e "$tmp/link/target.pid" ] || problem "its target was written" ;;
 	pid_plain)
 		[ "$(cat "$tmp/plain/other.pid" 2>/dev/null)" = 12345 ] ||
 			problem "other.pid is $( [ -e "$tmp/plain/other.pid" ] && echo "now '$(cat "$tmp/plain/other.pid")'" || echo gone)" ;;

@@ -76,6 +76,7 @@ $dracut/rngfeed-initrd.service
 $dracut/rngfeed-start.sh
 $dracut/rngfeed-stop.sh
 /usr/lib/systemd/system-preset/80-rngfeed.preset
+/usr/lib/udev/rules.d/60-rngfeed.rules
 $unitdir/rngfeed.service
 $unitdir/rngfeed.service.d
 $unitdir/rngfeed.service.d/fips.conf

@@ -28,6 +28,33 @@ if command -v systemd-analyze >/dev/null; then
 	[ -n "$score" ] || fail "no exposure score: $out"
 	awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || fail "exposure $score > 2.0"
 	echo "unit exposure: $score"
+	# The assessment thread lowers its own priority (setpriority(2),
+	# src/assessor.c): the unit's system call filter, read in order as
+	# systemd reads it (the first line an allow list, "~" takes away, a
+	# plain line adds back), must end with setpriority allowed (with
+	# ~@resources alone it was refused, and nice stayed 0).
+	in_group() { # SET NAME: is NAME SET or in it (groups expanded)?
+		local item
+		[ "$1" = "$2" ] && return 0
+		[ "${1#@}" != "$1" ] || return 1
+		while read -r item; do
+			case $item in '' | '#'* | "$1") continue ;; esac
+			in_group "$item" "$2" && return 0
+		done < <(systemd-analyze syscall-filter "$1" 2>/dev/null)
+		return 1
+	}
+	if grep -q 'setpriority(' src/assessor.c; then
+		allowed=0
+		while read -r f; do
+			# "~" denies every name on its line.
+			for set in ${f#\~}; do
+				in_group "$set" setpriority || continue
+				if [ "${f#\~}" != "$f" ]; then allowed=0; else allowed=1; fi
+			done
+		done < <(sed -n 's/^SystemCallFilter=//p' systemd/rngfeed.service)
+		[ $allowed = 1 ] || fail "the unit's SystemCallFilter= refuses setpriority, which the assessment thread calls"
+		echo "unit: SystemCallFilter= allows the assessment thread's setpriority"
+	fi
 	# verify resolves ExecStart= and ExecReload= in a root holding what
 	# "make install" puts there, plus the host's kill(1) that every
 	# system has.  Documentation= is checked by test_man.sh.

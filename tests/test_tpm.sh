@@ -119,14 +119,23 @@ else
 	"$RNGFEED" -f -n tpm -O tpm:device="$dev" -O tpm:credit=1024 \
 		--metrics "$metrics" >"$tmp/daemon.out" 2>&1 &
 	daemon_pid=$!
+	metric() {
+		sed -nE "s/^$1 ([0-9]+)\$/\\1/p" "$metrics" 2>/dev/null
+	}
+	# A claimed credit (1024, above the driver's 64) is 0 until the
+	# source's first full assessment, which comes after 26 blocks and
+	# late on a loaded machine: wait for the first feed (the metrics are
+	# written every 5 s), bounded, then stop and read the last ones.
+	until_s=$((SECONDS + 120))
 	sleep 4
+	while fed=$(metric rngfeed_fed_bytes_total); [ "${fed:-0}" = 0 ] && [ $SECONDS -lt $until_s ] &&
+		kill -0 "$daemon_pid" 2>/dev/null; do
+		sleep 0.5
+	done
 	kill "$daemon_pid" 2>/dev/null
 	wait "$daemon_pid"
 	rc=$?
 	daemon_pid=
-	metric() {
-		sed -nE "s/^$1 ([0-9]+)\$/\\1/p" "$metrics" 2>/dev/null
-	}
 	blocks=$(metric 'rngfeed_source_blocks_passed_total\{source="tpm"\}')
 	fed=$(metric rngfeed_fed_bytes_total)
 	if [ "${blocks:-0}" -gt 0 ] && [ "${fed:-0}" -gt 0 ]; then

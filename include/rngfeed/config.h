@@ -66,6 +66,8 @@ struct rngfeed_config {
 	double stats_interval;      /* -t: seconds between rate lines */
 	bool wait_for_source;       /* no usable source at start: keep trying */
 	bool dumpable;              /* allow core dumps and same-user ptrace */
+	bool allow_unlocked_memory; /* DRBG state in swappable memory if
+				     * it cannot be locked */
 	double ready_timeout;       /* READY=1 at the latest this long after
 				     * start, credited or not */
 	/* --egd-server (issue 17): "" = no server */
@@ -80,6 +82,8 @@ struct rngfeed_config {
 				     * 0 = for ever */
 	double assess_budget;       /* full assessments: % of one core */
 	long long assess_samples;   /* ...on each source's last N samples */
+	int confidential_guest;     /* -1 auto (detect), 1 yes, 0 no:
+				     * confidential.h */
 	/* Where user and egd-owner were set, for main.c's check of the
 	 * names: "FILE:LINE", or "" for the command line. */
 	char user_from[CONFIG_PATH_LEN + 16];

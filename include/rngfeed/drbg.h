@@ -4,7 +4,8 @@
  * (security strength 256, seedlen 384 bits, ctr_len 128), with or without
  * the derivation function (10.3.2).  libgcrypt supplies only the AES block
  * cipher; the state (Key, V) and every cipher handle keyed from it live in
- * libgcrypt secure memory (locked, excluded from core dumps).
+ * libgcrypt secure memory (locked in RAM: never swapped; libgcrypt does
+ * not keep it out of core dumps, the process's not-dumpable flag does).
  *
  * Errors are negative errno values; each means one thing, for every call:
  *   -EINVAL   NULL handle, NULL buffer with a non-zero length, bad params,
@@ -22,6 +23,8 @@
  *   -ESTALE   generate needs a reseed first: reseed_interval generate
  *             requests have been served since the last (re)seed (10.2.1.5)
  *   -ENOMEM   out of (secure) memory (16 KiB pool; a DRBG takes ~5.5 KiB)
+ *   -ENOLCK   drbg_new(): the secure pool is not locked in RAM (see
+ *             drbg_library_init())
  *   -ENOTSUP  libgcrypt too old or AES-256 unavailable
  *   -EIO      libgcrypt failed inside an operation; the state has been
  *             wiped and the DRBG is uninstantiated (catastrophic error)
@@ -66,11 +69,23 @@ struct drbg_params {
 /* Initialise libgcrypt with 16 KiB of secure memory, once; later calls
  * return the first result.  Call it before dropping privileges (mlock).
  * If the application finished libgcrypt's initialisation itself, this
- * only checks the version.  0, -ENOTSUP. */
+ * only checks the version.  0, -ENOTSUP, or -ENOLCK: the pool could not
+ * be locked in RAM (mlock(2): no CAP_IPC_LOCK, and RLIMIT_MEMLOCK below
+ * DRBG_SECMEM_BYTES), and nobody accepted that (below). */
 int drbg_library_init(void);
 
+/* The pool's size: what mlock(2) must be allowed to lock. */
+#define DRBG_SECMEM_BYTES (16u * 1024u)
+
+/* drbg_library_init(), and with @accept_unlocked a pool that could not
+ * be locked is accepted from now on, by every later call too (the DRBG
+ * state can then be written to swap).  0 (locked), 1 (not locked,
+ * accepted), -ENOLCK (not locked, not accepted), -ENOTSUP. */
+int drbg_library_init_memory(bool accept_unlocked);
+
 /* Allocate an uninstantiated DRBG; p NULL means DRBG_PARAMS_DEFAULT.
- * Calls drbg_library_init().  0, -EINVAL, -ENOMEM, -ENOTSUP, -EIO. */
+ * Calls drbg_library_init().  0, -EINVAL, -ENOMEM, -ENOLCK, -ENOTSUP,
+ * -EIO. */
 int drbg_new(struct drbg **out, const struct drbg_params *p);
 
 /* 10.2.1.3: instantiate from entropy ‖ nonce ‖ personalization (df) or

@@ -8,6 +8,7 @@
 #ifndef RNGFEED_HWRANDOM_H
 #define RNGFEED_HWRANDOM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HWRANDOM_SYSFS_DIR "/sys/class/misc/hw_random"
@@ -42,6 +43,19 @@ int hwrandom_listed(const char *sysfs_dir, const char *name);
  * not the current one, 0 when it is, -ENODEV (no device) or -errno.
  */
 int hwrandom_best(const char *sysfs_dir, char *name, size_t len);
+
+/*
+ * In a confidential guest (confidential.h), is the hw_random device @name
+ * the host's?  Yes for every device but the CPU's own generator behind a
+ * kernel driver (s390-trng) and, when @tpm_own (the tpm source's
+ * guest-owned=yes: an SVSM vTPM in an SEV-SNP guest), a TPM's tpm-rng-N;
+ * with @all_own (the hwrng source's guest-owned=yes) every device but
+ * virtio_rng.N, which always is the host's.  So is no name.
+ */
+bool hwrandom_host_backed(const char *name, bool tpm_own, bool all_own);
+
+/* Is @path the kernel's hw_random misc device (a character device 10:183)? */
+bool hwrandom_is_misc_device(const char *path);
 
 /* Make @name the current device (write rng_current).  0 or -errno. */
 int hwrandom_select(const char *sysfs_dir, const char *name);

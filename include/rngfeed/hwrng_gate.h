@@ -58,6 +58,25 @@ struct hwrng_gate_parked {
 };
 #define HWRNG_GATE_MAX_PARKED 4
 
+/*
+ * Trust (confidential.h).  In a confidential guest the host is the
+ * adversary, and the kernel's own credit for a device the host backs
+ * (hwrandom_host_backed(): virtio_rng.N, a TPM it emulates) is credit
+ * for what the adversary may know: such a device is held at 0 for the
+ * whole run, also when it becomes current again or registers again, and
+ * is not handed back when rngfeed stops.  Its record says state=host, so
+ * that neither ExecStopPost= (hwrng_gate_restore()) nor another instance
+ * that stops hands it back; a later run adopts the record and applies
+ * its own rule (held again in a confidential guest, handed back at its
+ * stop if it is not one).
+ */
+struct hwrng_gate_trust {
+	bool confidential;
+	bool tpm_own;   /* a TPM's tpm-rng-N is the guest's own */
+	bool all_own;   /* every device but virtio_rng.N is (hwrng's
+			 * guest-owned=yes) */
+};
+
 /* Public so it can live inside another struct; touch it only through
  * the functions below. */
 struct hwrng_gate {
@@ -83,6 +102,7 @@ struct hwrng_gate {
 	char overruled[64];    /* the TPM made not current once */
 	char declined[64];     /* current device found at 0 with no record:
 				* not taken, not asked again until a change */
+	struct hwrng_gate_trust trust; /* what it holds back (above) */
 };
 
 /* hwrng_gate_take()'s and hwrng_gate_tick()'s answers (or -errno). */
@@ -131,6 +151,12 @@ void hwrng_gate_init(struct hwrng_gate *g);
 int hwrng_gate_take(struct hwrng_gate *g, const char *sysfs_dir,
 		    const char *state_path, const char *lock_path, char *why,
 		    size_t why_len);
+/* The same with @trust (NULL: not a confidential guest), which the gate
+ * keeps for every device it takes after (hwrng_gate_tick()). */
+int hwrng_gate_take_with(struct hwrng_gate *g, const char *sysfs_dir,
+			 const char *state_path, const char *lock_path,
+			 const struct hwrng_gate_trust *trust, char *why,
+			 size_t why_len);
 
 /* Is the gate held (owned, rng_quality 0 by this instance)? */
 bool hwrng_gate_held(const struct hwrng_gate *g);
@@ -155,11 +181,16 @@ bool hwrng_gate_waiting(const struct hwrng_gate *g);
  * A reboot or a new registration of the device starts from the
  * kernel's default again.
  *
+ * In a confidential guest a host-backed device is not handed back either
+ * (hwrng_gate_trust above): @msg says why and how to hand it back by
+ * hand; the record stays, marked host.
+ *
  * @msg (for the caller to log) is always set when the gate was held.
- * Safe to call when not held (then @msg is empty).
+ * Safe to call when not held (then @msg is empty).  Returns 1 when a
+ * device was kept at 0 (failed, or host-backed), else 0.
  */
-void hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
-			size_t msg_len);
+int hwrng_gate_release(struct hwrng_gate *g, bool failed, char *msg,
+		       size_t msg_len);
 
 /*
  * The daemon's housekeeping tick (on uevents, at most twice a second):
@@ -183,7 +214,8 @@ int hwrng_gate_tick(struct hwrng_gate *g, char *msg, size_t msg_len);
  * marked failed, the device is still current and its rng_quality reads 0;
  * then remove the record.  Nothing is done while another instance owns or
  * waits for the lock at @lock_path (the record is theirs).  A failed
- * record is left in place (with a message).  Returns 0 (@msg says what
+ * record, or one of a confidential guest's host-backed device, is left
+ * in place (with a message).  Returns 0 (@msg says what
  * was done, or is empty when there was no record), or -errno with @msg.
  */
 int hwrng_gate_restore(const char *sysfs_dir, const char *state_path,

@@ -52,6 +52,10 @@ int hwrng_lock_try_own(struct hwrng_lock *l);
  * -errno. */
 int hwrng_lock_wait(struct hwrng_lock *l);
 
+/* Without opening a lock of one's own (--list): does an instance own the
+ * hand-over whose lock file is @path?  1 yes, 0 no (or no file), -errno. */
+int hwrng_lock_owned_at(const char *path);
+
 /* Does another instance wait to take over?  1 yes, 0 no, -errno. */
 int hwrng_lock_others_wait(const struct hwrng_lock *l);
 

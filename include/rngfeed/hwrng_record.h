@@ -6,7 +6,9 @@
  *   device=virtio_rng.0
  *   quality=1024
  *   selected=0
- *   state=held            (or "failed": not to be handed back)
+ *   state=held            (or "failed", or "host": not to be handed
+ *                         back; "host": a confidential guest's
+ *                         host-backed device, confidential.h)
  *
  * It is kept in two places: the instance's runtime directory (the unit's
  * ExecStopPost= reads it) and the machine-wide lock file (hwrng_lock.h),
@@ -25,6 +27,8 @@ struct hwrng_record {
 	unsigned int quality; /* 1..1024: 0 is never recorded */
 	bool selected;        /* rng_selected read 1 */
 	bool failed;
+	bool host;            /* held as host-provided in a confidential
+			       * guest: not handed back either */
 };
 
 /* The text of @rec in @buf: its length, or -ENAMETOOLONG. */

@@ -32,7 +32,10 @@ struct metrics_source {
 	double min_entropy_estimate; /* on-line, bits per sample; < 0: none yet */
 	double full_assessment;  /* the latest full one; < 0: none yet */
 	uint64_t full_samples;   /* ...over this many samples */
-	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full */
+	double full_in_force;    /* what the full ones learned (the limit
+				  * in force, assessor.h); < 0: nothing */
+	int estimate_in_force;   /* 0 none, 1 quick/4, 2 quick, 3 full,
+				  * 4 full pending (claimed, none yet) */
 	double estimate_made_at; /* CLOCK_MONOTONIC s; < 0: none */
 	bool enabled;            /* configured on and not disabled */
 };
@@ -61,17 +64,24 @@ struct metrics_snapshot {
 	uint64_t drbg_discards;
 	bool crng_ready;
 	double uptime_s;
+	uint64_t log_dropped;  /* log lines the log stream did not take */
 	size_t n_sources;
 	const struct metrics_source *sources;
 	const struct metrics_egd *egd;  /* NULL: no EGD server */
 };
 
-/* Write @m to @path atomically.  0 or -errno. */
+/* Write @m to @path atomically.  0 or -errno; -EEXIST: @path is there
+ * but not a regular file (a FIFO, a link...), and is left alone. */
 int metrics_write(const char *path, const struct metrics_snapshot *m);
+
+/* Can @path be the metrics file: a regular file, or nothing yet?  0, or
+ * -EINVAL with a one-line reason in @why (a usage error).  Never waits. */
+int metrics_check_path(const char *path, char *why, size_t why_len);
 
 /* One source's gauge @name ("rngfeed_source_...") as a running rngfeed
  * last wrote it to @path (--list shows a running source's estimate):
- * 0 with *@value, -ENOENT if the file has no such line, or -errno. */
+ * 0 with *@value, -ENOENT if the file has no such line, -EINVAL if it is
+ * not a regular file (never read, never waited on), or -errno. */
 int metrics_read_source(const char *path, const char *name, const char *source,
 			double *value);
 

@@ -31,7 +31,12 @@ void pidfile_release(const char *path, int fd, pid_t pid);
  * before any thread exists.  Returns the socket to tell it by, or -errno.
  */
 int pidfile_keeper_start(const char *path, int fd, pid_t pid);
-/* Tell the keeper to remove the file, wait for it (at most 1 s), close. */
+/* Tell the keeper to remove the file, look for its answer for
+ * PIDFILE_KEEPER_WAIT_MS at most (in sleeps of PIDFILE_KEEPER_STEP_MS,
+ * never a wait on the keeper), close.  A stop within its second needs it
+ * short; a keeper answers within a millisecond when it runs. */
+#define PIDFILE_KEEPER_WAIT_MS 200
+#define PIDFILE_KEEPER_STEP_MS 2
 void pidfile_keeper_release(int sock);
 
 /* The daemon's PID file: the locked fd, and the keeper's socket. */

@@ -27,4 +27,8 @@ int privs_lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
 int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	       size_t why_len);
 
+/* Why mlock(2) may have failed here, as a clause for a message: whether
+ * this process has CAP_IPC_LOCK, and its locked-memory limit. */
+void privs_describe_memlock(char *why, size_t why_len);
+
 #endif

@@ -21,8 +21,12 @@
  * - a source that is not there yet (open fails with ENOENT, ENODEV or
  *   ENXIO) is
  *   looked at again every READER_ABSENT_RECHECK_S seconds (or
- *   retry_initial_s, when shorter), without doubling: a device that
- *   appears is used within about a second.  Said once, not every second.
+ *   retry_initial_s, when shorter), without doubling, and at once on a
+ *   uevent (reader_device_changed()): a device that appears is used
+ *   within about a second.  Said once, not every second.
+ * - a plugged device (SOURCE_F_PLUGGED) whose read finds it gone
+ *   (-ENODEV: unplugged) is closed and looked for the same way, not
+ *   after the back-off; when it is back, its start-up test runs again.
  * - end of input of a source whose end is final (a regular file, see
  *   source_is_finite()): READER_FINISHED, logged once; the source is closed
  *   and never reopened, so nothing is read, or credited, twice.  A partial
@@ -59,12 +63,28 @@ enum reader_state {
 			  * read again; the thread has ended */
 };
 
+/*
+ * What the full assessments of a source learned and what it was learned
+ * of (source_identity() of what was open), handed from one reader of a
+ * source to the next (a reload) by reader_memory() and
+ * reader_params.recall.  A reader that opens something else than what its
+ * memory was learned of forgets it.
+ */
+struct reader_memory {
+	struct assessor_learned learned;  /* samples 0: nothing */
+	char identity[160];
+};
+
 struct reader_params {
 	unsigned int idx;            /* index in the ledger */
 	struct source_config source;
 	struct monitor_params monitor;
 	double retry_initial_s;      /* first back-off */
 	double retry_max_s;          /* cap of the doubling */
+	/* How often a source that is not there is looked for; 0:
+	 * READER_ABSENT_RECHECK_S (tests set it long, to see that a
+	 * uevent, not the clock, found the device). */
+	double absent_recheck_s;
 	int notify_fd;               /* eventfd: a block or a state change */
 	/*
 	 * Optional: a source already opened from source.config (for example
@@ -87,6 +107,14 @@ struct reader_params {
 	 * (an uncredited source). */
 	size_t assess_samples;
 	double assess_budget;
+	/* The credit is above the driver's own default (a user's claim):
+	 * nothing is credited before its first full assessment, and the
+	 * reader waits for that one before it hands over more
+	 * (assessor_limit(); not in bulk mode, where nothing is credited). */
+	bool claimed;
+	/* What an earlier reader of the same source learned (a reload);
+	 * zeroed: nothing. */
+	struct reader_memory recall;
 };
 
 struct reader_stats {
@@ -127,6 +155,9 @@ int reader_take_derived(struct reader *r, uint8_t block[MONITOR_BLOCK_BYTES],
 			uint8_t seed[DRBG_SEEDLEN], bool *derived);
 /* Drop (and wipe) the tested blocks waiting to be taken. */
 void reader_discard(struct reader *r);
+/* A uevent came: a reader waiting for its device to appear (or to come
+ * back) looks at once instead of at its next second. */
+void reader_device_changed(struct reader *r);
 /* The credit (per 1024 raw bits) the estimates allow now: the on-line
  * estimate and the full assessment, assessor_limit() (0 before the first
  * block passed).  Cheaper than reader_get_stats(), for each take. */
@@ -136,9 +167,17 @@ unsigned int reader_estimate_credit(struct reader *r);
  * source_opened_credit()); SOURCE_CREDIT_MAX when it sets no limit. */
 unsigned int reader_opened_credit(struct reader *r);
 void reader_get_stats(struct reader *r, struct reader_stats *out);
+/* What its full assessments learned, for the next reader of the same
+ * source. */
+void reader_memory(struct reader *r, struct reader_memory *out);
 const struct reader_params *reader_params(const struct reader *r);
-/* Stop and join the thread, wipe and free; NULL is ok. */
+/* Stop the thread, wipe and free; NULL is ok.  A thread that has not
+ * ended within a bound (a read that never returns) is left behind with
+ * the struct, which it frees when it ends; nothing of it is used again. */
 void reader_stop(struct reader *r);
+/* reader_stop() for @n readers at once, within one bound for them all
+ * (NULL entries are skipped). */
+void reader_stop_all(struct reader *const *rs, size_t n);
 
 /* Install the no-op READER_WAKE_SIGNAL handler (once, before threads). */
 int reader_setup_signals(void);

@@ -26,6 +26,16 @@
 /* Driver flags. */
 #define SOURCE_F_DEVICE    0x1u /* reads a path given by the "device" option */
 #define SOURCE_F_NEEDS_DEVICE 0x2u /* ...and has no default path */
+/*
+ * A plugged device that comes and goes (a USB serial TRNG).  Its open
+ * talks to the device (commands, mode changes, answers that take time),
+ * so the source set never opens it in the main thread: its reader does,
+ * in its own thread.  While it is away (open: ENOENT, ENODEV, ENXIO) the
+ * reader looks for it every second and at each uevent, without
+ * --wait-for-source; a read that finds it gone (-ENODEV) looks for it
+ * again the same way, not after the doubling back-off.
+ */
+#define SOURCE_F_PLUGGED   0x4u
 
 /* Limits of one "key=value" option (-O name:key=value), NUL included. */
 #define SOURCE_OPTION_KEY_LEN 32
@@ -44,13 +54,17 @@
 /*
  * What the user configured for one source.  credit < 0 means the driver's
  * default.  "device" and the driver-specific options are kept as text for
- * source_config_get(); credit and enable are parsed.
+ * source_config_get(); credit, enable and guest-owned are parsed.
  */
 struct source_config {
 	const struct source_driver *driver;
 	bool enabled;
 	int credit;
 	double min_entropy; /* health-test H per sample; 0 = driver's */
+	/* guest-owned=yes: what it reads is the guest's own hardware,
+	 * not the host's (drivers with a guest_owned op: hwrng, tpm,
+	 * egd); see source_host_provided(). */
+	bool guest_owned;
 	/*
 	 * Not an option: the kernel's rng_quality (0..1024) of the current
 	 * hw_random device as it was before rngfeed gated it (set it to 0 to
@@ -76,6 +90,15 @@ struct source_config {
 	 * re-derives it from what was actually opened (opened_credit).
 	 */
 	bool credit_from_device;
+	/*
+	 * Not options: this runs in a confidential guest (confidential.h),
+	 * where what the host provides earns 0 (source_host_provided()),
+	 * and whether the tpm source is configured as the guest's own
+	 * (guest-owned=yes), which holds for its tpm-rng-N through hwrng
+	 * too: one device, one rule.  Set with source_configs_trust().
+	 */
+	bool confidential;
+	bool tpm_guest_owned;
 	unsigned int n_options;
 	/* n_options entries "key\0value\0", back to back, in the order
 	 * first set; read them with source_config_get(). */
@@ -97,6 +120,11 @@ struct source_config {
  *        instruction returning a constant).
  * close: release the state; wipes any buffer that held raw data.
  * describe (optional): one line naming what is behind an open instance.
+ * identity (optional): what describe says, without what changes between
+ *        two opens of the same input (the file source's count of blocks
+ *        read before):
+ *        two opens with the same identity read the same generator, and
+ *        what its full assessment learned carries over (reader.h).
  * why_failed (optional): the driver's own words for the fault its last
  *        read returned ("the server closed the connection"), said instead
  *        of the errno's text; 0, or -ENOENT when it has none.
@@ -133,17 +161,34 @@ struct source_driver {
 	ssize_t (*read)(void *state, void *buf, size_t len);
 	void (*close)(void *state);
 	int (*describe)(void *state, char *buf, size_t len);
+	int (*identity)(void *state, char *buf, size_t len);
 	int (*why_failed)(void *state, char *buf, size_t len);
 	bool (*finite)(void *state);
 	/* optional: the default credit for the device behind @cfg now, when
 	 * it depends on the device (hwrng: a TPM is a DRBG, not noise). */
 	unsigned int (*device_credit)(const struct source_config *cfg);
+	/* optional: the health tests' H per sample for @cfg, when it
+	 * depends on the device or an option (serial: the profile's);
+	 * min_entropy above otherwise. */
+	double (*device_min_entropy)(const struct source_config *cfg);
 	unsigned int (*opened_credit)(void *state,
 				      const struct source_config *cfg);
 	int (*check_option)(const char *key, const char *value, char *err,
 			    size_t err_len);
 	int (*config_warning)(const struct source_config *cfg, char *buf,
 			      size_t len);
+	/*
+	 * Trust (confidential.h): what the host may provide in a VM, said
+	 * as data like credit_reason ("the host's virtio-rng device"), or
+	 * NULL for what only the guest's own hardware gives (a CPU
+	 * instruction).  In a confidential guest such a source is credited
+	 * 0, unless guest_owned (optional) says that what @cfg reads (the
+	 * hw_random device @hw_device; NULL = the current one) is the
+	 * guest's own after all.
+	 */
+	const char *host_provided;
+	bool (*guest_owned)(const struct source_config *cfg,
+			    const char *hw_device);
 };
 
 /* The driver table, in the order --list shows them; NULL-terminated. */
@@ -210,6 +255,21 @@ double source_min_entropy_floor(unsigned int sample_bits);
 int source_config_validate(const struct source_config *cfg, char *err,
 			   size_t err_len);
 
+/*
+ * Trust: in a confidential guest (@cfg->confidential), is what @cfg
+ * reads provided by the host (the driver's host_provided, not taken back
+ * by its guest_owned for @hw_device: NULL = the current hw_random
+ * device)?  Such a source is credited 0 whatever its credit=
+ * (source_config_credit(), source_opened_credit()); its tested data may
+ * still go in uncredited.  Always false outside a confidential guest.
+ */
+bool source_host_provided(const struct source_config *cfg,
+			  const char *hw_device);
+/* Set the trust of every source in @cfgs (n of them): @confidential, and
+ * the tpm source's guest-owned for all. */
+void source_configs_trust(struct source_config *cfgs, size_t n,
+			  bool confidential);
+
 /* The driver's start-up warning for @cfg, if any: 1 with @buf set, or 0. */
 int source_config_warning(const struct source_config *cfg, char *buf,
 			  size_t len);
@@ -254,6 +314,9 @@ ssize_t source_read(struct source *src, void *buf, size_t len,
 void source_close(struct source *src);
 const struct source_config *source_get_config(const struct source *src);
 int source_describe(struct source *src, char *buf, size_t len);
+/* What is behind @src for the assessor's memory: the driver's identity
+ * op, else source_describe(). */
+int source_identity(struct source *src, char *buf, size_t len);
 /* Why the last read failed with @err: the driver's words (in @buf), else
  * the errno's text. */
 const char *source_why_failed(struct source *src, int err, char *buf,
@@ -261,7 +324,8 @@ const char *source_why_failed(struct source *src, int err, char *buf,
 /* Is end of input final for @src (driver's finite op)?  false if unknown. */
 bool source_is_finite(struct source *src);
 /* The driver's default credit for what @src actually opened (its
- * opened_credit op), or -1 when the driver has none. */
+ * opened_credit op; 0 for a host-provided source in a confidential
+ * guest), or -1 when the driver has none. */
 int source_opened_credit(struct source *src);
 
 /*

@@ -16,6 +16,7 @@ extern const struct source_driver source_tpm;
 extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;
 extern const struct source_driver source_egd;
+extern const struct source_driver source_serial;
 
 /*
  * The default credit of the hw_random device @name (NULL: the current

@@ -74,8 +74,9 @@ size_t sourceset_reload(struct source_set *s,
  * sourceset_devices_changed() on each.  Seconds until it wants to look
  * again by itself. */
 double sourceset_tick(struct source_set *s, double now, bool told);
-/* A uevent arrived (a driver bound or unbound, perhaps a hw_random one):
- * the next tick looks at once. */
+/* A uevent arrived (a driver bound or unbound, perhaps a hw_random one,
+ * or a USB stick's tty): the next tick looks at once, and so do the
+ * readers of plugged devices that wait for theirs. */
 void sourceset_devices_changed(struct source_set *s);
 
 /* A tested block from the next reader that has one, round robin: true
@@ -128,9 +129,14 @@ struct sourceset_plan {
 	bool waits;           /* not available, but --wait-for-source keeps
 			       * trying it */
 	unsigned int credit;  /* effective, bits per 1024 */
+	bool host_provided;   /* credit 0: what it reads is the host's, in
+			       * a confidential guest (source.h) */
 	double min_entropy;   /* its health tests' H per sample */
 	char detail[SOURCE_WHY_LEN];  /* the probe's sentence */
 	char why_not[SOURCE_WHY_LEN]; /* "" when used */
+	char held[SOURCE_WHY_LEN];    /* used, but credited 0 while another
+				       * instance owns the hw_random
+				       * hand-over ("" otherwise) */
 };
 void sourceset_plan(const struct source_set *s, size_t i,
 		    struct sourceset_plan *out);

@@ -24,10 +24,12 @@ int parse_bool(const char *s);
 
 /* Write all of @len bytes, retrying on EINTR and short writes; -errno. */
 int write_all(int fd, const void *buf, size_t len);
-/* Read a small text file (sysfs) into @buf, NUL-terminated, trailing
- * newline stripped; returns the length or -errno (-EILSEQ for a NUL byte
- * in the text). */
+/* Read a small text file into @buf, NUL-terminated, trailing newline
+ * stripped; returns the length or -errno (-EILSEQ for a NUL byte in the
+ * text).  sysfs attributes: sysfs_read_text() (sysfs_io.h). */
 ssize_t read_text_file(const char *path, char *buf, size_t len);
+/* The same for the @n bytes read into @buf (at least @n + 1 long). */
+ssize_t text_trim(char *buf, size_t n);
 
 /* The first entry of systemd's directory variable @env (RUNTIME_DIRECTORY,
  * STATE_DIRECTORY: a colon-separated list of absolute paths), with "/@name"

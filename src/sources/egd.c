@@ -610,6 +610,13 @@ static int egd_config_warning(const struct source_config *cfg, char *buf,
 	return 1;
 }
 
+static bool egd_guest_owned(const struct source_config *cfg,
+			    const char *hw_device)
+{
+	(void)hw_device;
+	return cfg->guest_owned;
+}
+
 const struct source_driver source_egd = {
 	.name = "egd",
 	.description = "EGD protocol server (device=unix:PATH or tcp:HOST:PORT)",
@@ -638,4 +645,11 @@ const struct source_driver source_egd = {
 	.why_failed = egd_why_failed,
 	.check_option = egd_check_option,
 	.config_warning = egd_config_warning,
+	/* QEMU's rng-egd backend speaks EGD on the host; a guest cannot
+	 * tell who serves a socket's bytes. */
+	.host_provided = "an EGD server: the client cannot tell who serves "
+			 "it (QEMU's rng-egd is the host's); guest-owned=yes "
+			 "for a server inside the guest that reads the "
+			 "guest's own hardware",
+	.guest_owned = egd_guest_owned,
 };

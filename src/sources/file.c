@@ -4,9 +4,10 @@
  * generator in.  Nothing is known about what is in it, so it is credited
  * nothing unless the user says otherwise.  A regular file is read once: at
  * its end the source is finished (see file_finite()), and, when it is
- * credited, it is read through the file ledger (file_ledger.h): a reopen
- * (SIGHUP, a restart, another path to the same inode) goes on where the
- * last read stopped, never from byte 0.
+ * credited, it is read through the file ledger (file_ledger.h), block by
+ * block: a block whose content the ledger holds (read before, through
+ * any path, mount or device) is skipped, a new one is claimed in the
+ * ledger before it is read.
  *
  * A FIFO's open waits for a writer, which may start much later in boot:
  * it is opened O_NONBLOCK (open never waits, whoever calls it), and the
@@ -17,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gcrypt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,14 +26,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rngfeed/drbg.h"
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/sources.h"
 
-/* Bytes claimed in the ledger ahead of the reads: one durable write per
- * this many bytes.  What a crash leaves claimed and unread is lost, never
- * read twice. */
-#define FILE_LEDGER_AHEAD (256u * 1024u)
+/* Blocks claimed in the ledger at once, ahead of the reads: one durable
+ * write per 320,000 bytes.  What a crash leaves claimed and unread is
+ * lost, never read twice. */
+#define FILE_AHEAD_BLOCKS 128u
+/* Blocks read before that one read skips at most (32 MiB: about 0.1 s of
+ * hashing), then -EAGAIN, so that a stop is seen whatever the file's
+ * size. */
+#define FILE_SKIP_SLICE (32u * 1024u * 1024u / FILE_LEDGER_BLOCK)
 
 struct file_state {
 	int fd;
@@ -41,19 +44,28 @@ struct file_state {
 	bool fresh;   /* a FIFO no writer has written to yet (O_NONBLOCK) */
 	char path[256];
 
-	/* The ledger, for a credited regular file (ledger_dir != NULL). */
+	/* The ledger, for a credited regular file (ledger_dir != NULL);
+	 * opened at the first read, in the reader's thread.  Its own copy
+	 * of the path, as a reader left behind at a stop may close this
+	 * after the source set that named it is gone. */
 	const char *ledger_dir;
-	bool resumed;           /* the ledger was consulted (first read) */
-	enum { RESUME_LOOKUP, RESUME_CHECK, RESUME_SKIP } phase;
-	struct file_ledger_mark found; /* the ledger's entry, while resuming */
-	uint64_t hash_at;       /* resuming: the hash covers [0, hash_at) */
-	gcry_md_hd_t md;        /* SHA-256 of bytes [0, pos) */
-	struct file_ledger_mark id; /* dev and ino */
-	uint64_t pos;           /* bytes of the file read or skipped */
-	uint64_t claimed;       /* the ledger lets us read up to here */
-	uint64_t ledger_at;     /* the ledger's offset as we last saw it */
-	uint64_t began;         /* where this open began to read */
-	const char *note;       /* why it began there, for describe */
+	char ledger_path[256];
+	struct file_ledger *ledger;
+	bool begun;             /* the first read set it up */
+	bool ended;             /* its end (and any part-block) returned */
+	dev_t dev;
+	ino_t ino;
+	uint64_t pos;           /* the next block's offset */
+	uint64_t legacy_end;    /* read up to here under the earlier ledger */
+	uint64_t skipped;       /* blocks read before: not read again */
+	/* The claimed window: blocks [win_pos, win_pos + win_n * BLOCK). */
+	uint64_t win_pos;
+	unsigned win_n;
+	uint8_t keys[FILE_AHEAD_BLOCKS][FILE_LEDGER_KEY_LEN];
+	uint8_t verdict[FILE_AHEAD_BLOCKS];
+	bool used[FILE_AHEAD_BLOCKS]; /* read (or never to be) */
+	const char *note;       /* why it was not read, for describe */
+	int ledger_err;         /* the last read's ledger failure, -errno */
 };
 
 static int file_check_type(const char *path, const struct stat *st,
@@ -145,18 +157,11 @@ static int file_open(const struct source_config *cfg, void **state,
 		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	if (st->regular && cfg->ledger_dir && source_config_credit(cfg) > 0) {
-		r = drbg_library_init();
-		if (r == 0 && gcry_md_open(&st->md, GCRY_MD_SHA256, 0) != 0)
-			r = -ENOMEM;
-		if (r < 0) {
-			snprintf(why, why_len, "%s: cannot hash it for the "
-				 "file ledger", path);
-			free(st);
-			goto fail;
-		}
-		st->ledger_dir = cfg->ledger_dir;
-		st->id.dev = (uint64_t)sb.st_dev;
-		st->id.ino = (uint64_t)sb.st_ino;
+		snprintf(st->ledger_path, sizeof(st->ledger_path), "%s",
+			 cfg->ledger_dir);
+		st->ledger_dir = st->ledger_path;
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
 	}
 	*state = st;
 	return 0;
@@ -167,204 +172,196 @@ fail:
 
 /* ---- reading through the file ledger ------------------------------------ */
 
-/* Hash bytes [from, to) of the file into st->md without using them (to
- * check or catch up with what the ledger says was read); stops at EOF.
- * The offset reached, or -errno. */
-static int64_t hash_range(struct file_state *st, uint64_t from, uint64_t to)
+/* Block @at, whole, into @buf: FILE_LEDGER_BLOCK, fewer at the end, or
+ * -errno. */
+static ssize_t read_block(struct file_state *st, uint64_t at, uint8_t *buf)
 {
-	uint8_t buf[16384];
-	int64_t r = (int64_t)from;
+	size_t got = 0;
 
-	while ((uint64_t)r < to) {
-		size_t want = to - (uint64_t)r < sizeof(buf)
-				      ? (size_t)(to - (uint64_t)r)
-				      : sizeof(buf);
-		ssize_t n = pread(st->fd, buf, want, (off_t)r);
+	while (got < FILE_LEDGER_BLOCK) {
+		ssize_t n = pread(st->fd, buf + got, FILE_LEDGER_BLOCK - got,
+				  (off_t)(at + got));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
+		if (n < 0)
+			return -errno;
 		if (n == 0)
 			break;
-		gcry_md_write(st->md, buf, (size_t)n);
-		r += n;
+		got += (size_t)n;
 	}
-	explicit_bzero(buf, sizeof(buf));
+	return (ssize_t)got;
+}
+
+/* The first read: the ledger opened; the rules of copied images and of
+ * the earlier ledger. */
+static int ledger_begin(struct file_state *st)
+{
+	uint64_t legacy = 0;
+	struct stat sb;
+	int64_t since;
+	int r;
+
+	if (!st->ledger) {
+		r = file_ledger_open(st->ledger_dir, FILE_LEDGER_MAX_SHIFT, &st->ledger);
+		if (r < 0) {
+			st->ledger = NULL;
+			return r;
+		}
+	}
+	if (fstat(st->fd, &sb) < 0)
+		return -errno;
+	since = file_ledger_since(st->ledger);
+	if (since > 0 && sb.st_ctime < since) {
+		/* Here before this machine's ledger was: a copy from the
+		 * image's machine, whose every clone has it. */
+		st->note = "it came with a copied image, not read";
+		st->ended = true;
+		return 0;
+	}
+	r = file_ledger_legacy_offset(st->ledger_dir, (uint64_t)st->dev, (uint64_t)st->ino,
+				      &legacy);
+	if (r < 0)
+		return r;
+	st->legacy_end = r == 1 ? legacy : 0;
+	return 0;
+}
+
+/* Give back what this window claimed and did not read. */
+static int release_window(struct file_state *st)
+{
+	uint8_t keys[FILE_AHEAD_BLOCKS][FILE_LEDGER_KEY_LEN];
+	size_t n = 0;
+	int r;
+
+	for (unsigned j = 0; j < st->win_n; j++)
+		if (st->verdict[j] == FILE_LEDGER_CLAIMED && !st->used[j])
+			memcpy(keys[n++], st->keys[j], FILE_LEDGER_KEY_LEN);
+	st->win_n = 0;
+	if (n == 0)
+		return 0;
+	r = file_ledger_release(st->ledger, (const uint8_t(*)[FILE_LEDGER_KEY_LEN])keys, n);
 	return r;
 }
 
-static int digest_now(struct file_state *st, uint8_t out[FILE_LEDGER_HASH_LEN])
+/* The next window from st->pos: the keys of up to FILE_AHEAD_BLOCKS whole
+ * blocks, claimed at once.  win_n 0 at the end. */
+static int fill_window(struct file_state *st)
 {
-	gcry_md_hd_t copy;
+	uint8_t block[FILE_LEDGER_BLOCK];
+	unsigned n = 0;
+	int r = release_window(st);
 
-	if (gcry_md_copy(&copy, st->md) != 0)
-		return -ENOMEM;
-	memcpy(out, gcry_md_read(copy, GCRY_MD_SHA256), FILE_LEDGER_HASH_LEN);
-	gcry_md_close(copy);
+	while (r == 0 && n < FILE_AHEAD_BLOCKS) {
+		ssize_t got = read_block(st, st->pos + (uint64_t)n * FILE_LEDGER_BLOCK, block);
+
+		if (got < 0)
+			r = (int)got;
+		else if (got < (ssize_t)FILE_LEDGER_BLOCK)
+			break;
+		else
+			r = file_ledger_key(block, FILE_LEDGER_BLOCK, st->keys[n++]);
+	}
+	explicit_bzero(block, sizeof(block));
+	if (r < 0 || n == 0)
+		return r;
+	r = file_ledger_claim(st->ledger, (const uint8_t(*)[FILE_LEDGER_KEY_LEN])st->keys, n,
+			      st->verdict);
+	if (r < 0)
+		return r;
+	st->win_pos = st->pos;
+	st->win_n = n;
+	/* Read under the earlier ledger: recorded now, not read again. */
+	for (unsigned j = 0; j < n; j++)
+		st->used[j] = st->pos + (uint64_t)(j + 1) * FILE_LEDGER_BLOCK <= st->legacy_end;
 	return 0;
 }
 
-/* Start reading at @pos (the hash already covers [0, pos)). */
-static int seek_to(struct file_state *st, uint64_t pos)
+/* The block at st->pos, window slot @j, claimed: read it, and check it is
+ * still what was claimed (the file may have changed since); if not, its
+ * new content is claimed on its own.  FILE_LEDGER_BLOCK read into @buf, 0
+ * when it is not ours to use after all, -errno. */
+static ssize_t read_claimed(struct file_state *st, unsigned j, uint8_t *buf)
 {
-	if (lseek(st->fd, (off_t)pos, SEEK_SET) < 0)
-		return -errno;
-	st->pos = st->claimed = pos;
-	return 0;
+	uint8_t key[FILE_LEDGER_KEY_LEN], verdict;
+	ssize_t got = read_block(st, st->pos, buf);
+	int r;
+
+	if (got < (ssize_t)FILE_LEDGER_BLOCK)
+		return got < 0 ? got : 0; /* cut short meanwhile */
+	r = file_ledger_key(buf, FILE_LEDGER_BLOCK, key);
+	if (r == 0 && memcmp(key, st->keys[j], sizeof(key)) != 0) {
+		/* Changed: the old claim goes back, the new content is
+		 * claimed (once only, anywhere). */
+		r = file_ledger_release(st->ledger,
+					(const uint8_t(*)[FILE_LEDGER_KEY_LEN])st->keys[j], 1);
+		if (r == 0)
+			r = file_ledger_claim(st->ledger,
+					      (const uint8_t(*)[FILE_LEDGER_KEY_LEN])key, 1,
+					      &verdict);
+		if (r == 0) {
+			memcpy(st->keys[j], key, sizeof(key));
+			st->verdict[j] = verdict;
+		}
+	}
+	if (r < 0 || st->verdict[j] != FILE_LEDGER_CLAIMED) {
+		explicit_bzero(buf, FILE_LEDGER_BLOCK);
+		return r < 0 ? r : 0;
+	}
+	return FILE_LEDGER_BLOCK;
 }
 
 /*
- * Where to begin, from the ledger: where its entry for this inode stops,
- * when the first `hashed` bytes are still the ones it hashed; byte 0 when
- * there is no entry or the content changed (new input); the end, unread,
- * for a file that came with a copied image (older than the ledger's
- * adoption on this machine, and not listed).
- *
- * Checking a long prefix takes a while (SHA-256 at a few hundred MB/s),
- * so it is done FILE_RESUME_SLICE bytes per call: -EAGAIN until it is
- * done, and source_read() looks at its stop flag in between (SIGTERM is
- * honoured within a second whatever the file's size).
+ * One read through the ledger: the next block not read before, whole
+ * (the reader asks for one block at a time), or at the end what is left
+ * of a part-block (never used), then 0.  -EAGAIN after FILE_SKIP_SLICE
+ * blocks skipped (source_read() then looks at its stop flag and calls
+ * again).
  */
-#define FILE_RESUME_SLICE (32u * 1024u * 1024u)
-
-/* Hash on towards @to, a slice at a time: 1 reached (or EOF), 0 more to
- * do, -errno. */
-static int hash_towards(struct file_state *st, uint64_t to)
+static ssize_t ledger_read(struct file_state *st, uint8_t *buf, size_t len)
 {
-	uint64_t stop = to - st->hash_at > FILE_RESUME_SLICE
-				? st->hash_at + FILE_RESUME_SLICE
-				: to;
-	int64_t got = hash_range(st, st->hash_at, stop);
+	for (unsigned k = 0; k < FILE_SKIP_SLICE; k++) {
+		unsigned j;
+		ssize_t got;
 
-	if (got < 0)
-		return (int)got;
-	if ((uint64_t)got < stop) {      /* EOF before @to */
-		st->hash_at = (uint64_t)got;
-		return 1;
-	}
-	st->hash_at = stop;
-	return stop == to;
-}
-
-static int ledger_resume(struct file_state *st)
-{
-	uint8_t now[FILE_LEDGER_HASH_LEN];
-	struct stat sb;
-	int64_t since = 0;
-	int r;
-
-	switch (st->phase) {
-	case RESUME_LOOKUP:
-		if (fstat(st->fd, &sb) < 0)
-			return -errno;
-		r = file_ledger_lookup(st->ledger_dir, st->id.dev, st->id.ino,
-				       &st->found, &since);
-		if (r < 0)
-			return r;
-		st->hash_at = 0;
-		if (r == 1) {
-			/* Another device's entry is not ours to move. */
-			st->ledger_at = st->found.dev == st->id.dev
-						? st->found.offset
-						: 0;
-			if (st->found.hashed > (uint64_t)sb.st_size)
-				goto changed;
-			st->phase = RESUME_CHECK;
-			return -EAGAIN;
-		}
-		st->ledger_at = 0;
-		if (since > 0 && sb.st_ctime < since) {
-			/* Not read here, and here before this machine's
-			 * ledger was: a copy from the image's machine. */
-			st->note = "it came with a copied image, not read";
-			st->found.offset = (uint64_t)sb.st_size;
-			st->phase = RESUME_SKIP;
-			return -EAGAIN;
-		}
-		return seek_to(st, 0);
-	case RESUME_CHECK:
-		r = hash_towards(st, st->found.hashed);
-		if (r <= 0)
-			return r < 0 ? r : -EAGAIN;
-		r = digest_now(st, now);
-		if (r < 0)
-			return r;
-		if (st->hash_at != st->found.hashed ||
-		    memcmp(now, st->found.hash, sizeof(now)) != 0)
-			goto changed;
-		/* The same bytes: go on after what was read (or claimed). */
-		st->note = "the file ledger";
-		st->phase = RESUME_SKIP;
-		return -EAGAIN;
-	case RESUME_SKIP:
-		r = hash_towards(st, st->found.offset);
-		if (r <= 0)
-			return r < 0 ? r : -EAGAIN;
-		/* From where the hash stops: the ledger's offset, or the
-		 * end of the file when that comes first (a claim past the
-		 * end covered nothing that was there). */
-		return seek_to(st, st->hash_at);
-	}
-	return -EINVAL;
-changed:
-	/* Changed since it was read: new input, from byte 0. */
-	gcry_md_reset(st->md);
-	st->note = "changed since the file ledger's record: new input";
-	return seek_to(st, 0);
-}
-
-/* Claim bytes past st->claimed in the ledger before reading them, so
- * that no crash or other reader can read them again. */
-static int ledger_claim(struct file_state *st, size_t len)
-{
-	for (int tries = 0; tries < 8; tries++) {
-		struct file_ledger_mark m = st->id, now;
-		int r;
-
-		m.offset = st->pos + (len > FILE_LEDGER_AHEAD ? len
-							      : FILE_LEDGER_AHEAD);
-		m.hashed = st->pos;
-		r = digest_now(st, m.hash);
-		if (r < 0)
-			return r;
-		r = file_ledger_record(st->ledger_dir, &m, st->ledger_at, &now);
-		if (r < 0)
-			return r;
-		if (r == 1) {
-			st->ledger_at = st->claimed = m.offset;
+		if (st->ended)
 			return 0;
-		}
-		/* Another reader (or instance) read on: skip what it has. */
-		st->ledger_at = now.offset;
-		if (now.offset > st->pos) {
-			int64_t got = hash_range(st, st->pos, now.offset);
+		if (len < FILE_LEDGER_BLOCK)
+			return -EINVAL;
+		if (st->win_n == 0 || st->pos < st->win_pos ||
+		    st->pos >= st->win_pos + (uint64_t)st->win_n * FILE_LEDGER_BLOCK) {
+			int r = fill_window(st);
 
-			if (got < 0)
-				return (int)got;
-			/* From where the hash stops (the end, if first). */
-			r = seek_to(st, (uint64_t)got);
 			if (r < 0)
 				return r;
+			if (st->win_n == 0) {
+				/* The end: the part-block once, never used. */
+				st->ended = true;
+				got = pread(st->fd, buf, FILE_LEDGER_BLOCK - 1, (off_t)st->pos);
+				return got < 0 ? -errno : got;
+			}
 		}
+		j = (unsigned)((st->pos - st->win_pos) / FILE_LEDGER_BLOCK);
+		if (st->verdict[j] == FILE_LEDGER_FULL)
+			return -ENOSPC;
+		if (st->verdict[j] == FILE_LEDGER_CLAIMED && !st->used[j]) {
+			got = read_claimed(st, j, buf);
+			if (got < 0)
+				return got;
+			st->pos += FILE_LEDGER_BLOCK;
+			if (got > 0) {
+				st->used[j] = true;
+				return got;
+			}
+			/* Not ours after all (changed, or cut short: then
+			 * the claim goes back with the window). */
+			st->skipped++;
+			continue;
+		}
+		st->pos += FILE_LEDGER_BLOCK;
+		st->skipped++;
 	}
-	return -EBUSY;
-}
-
-/* Hand back what was claimed and not read: the next open goes on from
- * exactly here.  A failure leaves the claim, which only loses bytes. */
-static void ledger_release(struct file_state *st)
-{
-	struct file_ledger_mark m = st->id;
-
-	if (!st->resumed || st->claimed <= st->pos ||
-	    st->ledger_at != st->claimed)
-		return;
-	m.offset = m.hashed = st->pos;
-	if (digest_now(st, m.hash) == 0)
-		file_ledger_record(st->ledger_dir, &m, st->ledger_at, NULL);
+	return -EAGAIN;
 }
 
 /* In the reader thread: wait until a writer has written to the FIFO (or
@@ -386,7 +383,6 @@ static ssize_t file_read(void *state, void *buf, size_t len)
 {
 	struct file_state *st = state;
 	ssize_t n;
-	int r;
 
 	if (st->fresh) {
 		int w = file_wait_writer(st);
@@ -396,23 +392,17 @@ static ssize_t file_read(void *state, void *buf, size_t len)
 	}
 	if (!st->ledger_dir)
 		return source_fd_read(st->fd, buf, len);
-	if (!st->resumed) {
-		r = ledger_resume(st);
-		if (r < 0)
+	if (!st->begun) {
+		int r = ledger_begin(st);
+
+		if (r < 0) {
+			st->ledger_err = r;
 			return r;
-		st->resumed = true;
-		st->began = st->pos;
+		}
+		st->begun = true;
 	}
-	if (st->pos + len > st->claimed) {
-		r = ledger_claim(st, len);
-		if (r < 0)
-			return r;
-	}
-	n = source_fd_read(st->fd, buf, len);
-	if (n > 0) {
-		gcry_md_write(st->md, buf, (size_t)n);
-		st->pos += (uint64_t)n;
-	}
+	n = ledger_read(st, buf, len);
+	st->ledger_err = n < 0 && n != -EAGAIN ? (int)n : 0;
 	return n;
 }
 
@@ -422,9 +412,10 @@ static void file_close(void *state)
 
 	if (!st)
 		return;
-	if (st->ledger_dir) {
-		ledger_release(st);
-		gcry_md_close(st->md);
+	if (st->ledger) {
+		/* A failure leaves the claims: lost, never read twice. */
+		(void)release_window(st);
+		file_ledger_close(st->ledger);
 	}
 	close(st->fd);
 	free(st);
@@ -447,10 +438,45 @@ static int file_describe(void *state, char *buf, size_t len)
 	struct file_state *st = state;
 
 	if (st->note)
-		snprintf(buf, len, "%s from byte %llu (%s)", st->path,
-			 (unsigned long long)st->began, st->note);
+		snprintf(buf, len, "%s (%s)", st->path, st->note);
+	else if (st->skipped)
+		snprintf(buf, len, "%s (%llu blocks read before skipped: the file ledger)",
+			 st->path, (unsigned long long)st->skipped);
 	else
 		snprintf(buf, len, "%s", st->path);
+	return 0;
+}
+
+/* The ledger's words for why the last read failed. */
+static int file_why_failed(void *state, char *buf, size_t len)
+{
+	struct file_state *st = state;
+
+	switch (st->ledger_err) {
+	case 0:
+		return -ENOENT;
+	case -ENOSPC:
+		snprintf(buf, len, "the file ledger in %s is full (%u buckets): new content is "
+			 "not credited", st->ledger_dir, 1u << FILE_LEDGER_MAX_SHIFT);
+		return 0;
+	case -EBADMSG:
+		snprintf(buf, len, "%s/%s is not a file ledger this version reads: nothing is "
+			 "credited from files until it is moved away (files read before are then "
+			 "credited again)", st->ledger_dir, FILE_LEDGER_NAME);
+		return 0;
+	default:
+		snprintf(buf, len, "the file ledger in %s: %s", st->ledger_dir,
+			 strerror(-st->ledger_err));
+		return 0;
+	}
+}
+
+/* The path alone: how many blocks the ledger skipped is not what it is. */
+static int file_identity(void *state, char *buf, size_t len)
+{
+	const struct file_state *st = state;
+
+	snprintf(buf, len, "%s", st->path);
 	return 0;
 }
 
@@ -469,5 +495,7 @@ const struct source_driver source_file = {
 	.read = file_read,
 	.close = file_close,
 	.describe = file_describe,
+	.identity = file_identity,
+	.why_failed = file_why_failed,
 	.finite = file_finite,
 };

@@ -59,6 +59,30 @@ static bool reads_hw_random(const struct source_config *cfg)
 	       strcmp(path, cfg->driver->default_device) == 0;
 }
 
+/*
+ * In a confidential guest: the hw_random device @hw_device (NULL = the
+ * current one) is the guest's own when hwrandom_host_backed() says so,
+ * or when guest-owned=yes says so of every device but virtio_rng.N (the
+ * host's by definition); a path that is not the hw_random device is not
+ * this rule's (it is credited as the file source credits what it cannot
+ * vouch for).
+ */
+static bool hwrng_guest_owned(const struct source_config *cfg,
+			      const char *hw_device)
+{
+	char cur[HWRANDOM_NAME_LEN];
+
+	if (!reads_hw_random(cfg))
+		return true;
+	if (!hw_device) {
+		if (hwrandom_current(hwrng_sysfs(cfg), cur, sizeof(cur)) < 0)
+			return false;
+		hw_device = cur;
+	}
+	return !hwrandom_host_backed(hw_device, cfg->tpm_guest_owned,
+				     cfg->guest_owned);
+}
+
 unsigned int source_hwrandom_credit(const struct source_config *cfg,
 				    const char *sysfs_dir, const char *name)
 {
@@ -70,7 +94,7 @@ unsigned int source_hwrandom_credit(const struct source_config *cfg,
 	char current[HWRANDOM_NAME_LEN];
 	int quality = cfg->hw_quality;
 
-	if (!reads_hw_random(cfg))
+	if (!reads_hw_random(cfg) || source_host_provided(cfg, name))
 		return 0;
 	if (quality < 0)
 		return hwrandom_device_credit_sysfs(sysfs_dir, name, &rule);
@@ -273,4 +297,8 @@ const struct source_driver source_hwrng = {
 	.opened_credit = hwrng_opened_credit,
 	.check_option = hwrng_check_option,
 	.config_warning = hwrng_config_warning,
+	.host_provided = "the current hw_random device, unless it is the "
+			 "CPU's own (s390-trng) or a TPM the tpm source "
+			 "declares guest-owned",
+	.guest_owned = hwrng_guest_owned,
 };

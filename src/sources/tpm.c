@@ -577,6 +577,13 @@ static int tpm_describe(void *state, char *buf, size_t len)
 	return 0;
 }
 
+static bool tpm_guest_owned(const struct source_config *cfg,
+			    const char *hw_device)
+{
+	(void)hw_device;
+	return cfg->guest_owned;
+}
+
 const struct source_driver source_tpm = {
 	.name = "tpm",
 	.description = "TPM 2.0 random number generator (TPM2_GetRandom)",
@@ -616,4 +623,11 @@ const struct source_driver source_tpm = {
 	.describe = tpm_describe,
 	.device_credit = tpm_device_credit,
 	.check_option = tpm_check_option,
+	/* A VM's TPM is the host's (QEMU's tpm-crb over swtpm), unless it
+	 * runs where the host cannot reach: an SVSM vTPM in the guest's
+	 * own VMPL0 (SEV-SNP), which guest-owned=yes declares. */
+	.host_provided = "a TPM the host emulates (swtpm behind QEMU's "
+			 "tpm-crb or tpm-tis); guest-owned=yes for one the "
+			 "host cannot reach (an SVSM vTPM)",
+	.guest_owned = tpm_guest_owned,
 };

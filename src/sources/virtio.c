@@ -246,4 +246,6 @@ const struct source_driver source_virtio = {
 	.device_credit = virtio_device_credit,
 	.opened_credit = virtio_opened_credit,
 	.check_option = virtio_check_option,
+	/* By definition: the device model is the host's. */
+	.host_provided = "the host's virtio-rng device",
 };

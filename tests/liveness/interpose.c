@@ -4,72 +4,110 @@
  *
  * Every call the daemon's MAIN thread makes to a function that can wait
  * (open, read, write, poll, connect, accept, recv, send, ioctl, fsync,
- * nanosleep, getrandom, pthread_join, ...) is keyed by its call site: the
- * offset in the rngfeed executable of the first return address on the
- * stack that lies in the executable (the call itself when rngfeed makes
- * it, the rngfeed call into a library such as sd_notify() when the
- * library makes it).  Other threads pass straight through, except that
- * the credit check below counts every thread.
+ * sleeps, getrandom, thread joins, syslog, the stdio that reaches fds
+ * 0-2, ...) is keyed by its call site: the offsets in the rngfeed
+ * executable of the first two return addresses on the stack that lie in
+ * it (the call itself and its caller when rngfeed makes it, the rngfeed
+ * call into a library such as sd_notify() when the library makes it).
+ * Other threads pass straight through, except for the stalls and the
+ * credit count below.
  *
  * Environment (all optional; with none of them set the library only
  * counts credit):
  *   LIVENESS_DIR     a private directory for everything below
- *   LIVENESS_SITE    "FUNC:0xOFFSET" the site to act on
+ *   LIVENESS_SITE    "FUNC:0xAT/0xFROM" the site to act on ("*:*": every
+ *                    site, for the signal actions)
  *   LIVENESS_ACTION  block | eintr | eagain | error | sighup | sigusr1 | sigterm
  *   LIVENESS_PHASE   start | steady | reload | stop: act only in that phase
- *   LIVENESS_SOURCE  path of the data file the file source reads
- *   LIVENESS_STALL_SOURCE  a reader's read of it never returns (below)
+ *   LIVENESS_GEN     act only in the process of that generation (0: the
+ *                    one started, 1: a child it forked, ...; default 0;
+ *                    "any": in every process but the keeper)
+ *   LIVENESS_SOURCE  path of what the file or hwrng source reads
+ *   LIVENESS_SYSFS   a fixture standing for /sys/class/misc/hw_random
+ *   LIVENESS_STALL   a peer that stops, from when DIR/stall exists:
+ *                    source (a reader's read of LIVENESS_SOURCE never
+ *                    returns), syslog (every syslog call waits for ever),
+ *                    or stderr, stdout, egd, keeper, conffile (stalled by
+ *                    the driver for real: the library only notes the calls
+ *                    that meet them)
+ *   LIVENESS_BLOCK_LOCAL  regular files are blocked too
+ *
+ * Processes: a fork() makes a new generation (the daemon that detaches is
+ * generation 1, its parent 0); the PID file's keeper (it names itself
+ * rngfeed-pidfile) is left alone.  Each process writes "PID PPID GEN" to
+ * DIR/procs and its PID to DIR/gen.GEN, the keeper "PID keeper" and its
+ * PID to DIR/keeper.
  *
  * Phases: the driver creates DIR/phase.steady, phase.reload and
  * phase.stop as it goes; the library looks for the next one on each
  * main-thread call (one access(2)), so it knows which phase a call is in.
  *
  * Files written in DIR:
- *   sites   one line per distinct (phase, function, site) the main thread
- *           reached: "PHASE FUNC 0xOFFSET CLASS WHAT", CLASS the strongest
- *           seen there (wait > local > bounded > nowait, below)
- *   hit     "FUNC 0xOFFSET ACTION" when the action is taken
+ *   sites   one line per distinct (phase, function, site, generation) the
+ *           main thread reached: "PHASE FUNC SITE CLASS VIA GEN WHAT",
+ *           CLASS the strongest seen there (wait > sysfs > local > bounded
+ *           > nonblock > nowait), VIA direct (rngfeed made the call) or lib
+ *   hit     "FUNC SITE ACTION EPOCH KIND" when the action is taken
+ *   met     in a stall: "FUNC SITE KIND THREAD", each distinct call (any
+ *           thread: main or other) that met the stalled peer
  *   credit  one line per RNDADDENTROPY from any thread: "BITS RAWBYTES",
  *           the bits it credited and the bytes of LIVENESS_SOURCE read by
- *           any thread before it (so each credit can be checked against
- *           the tested input read so far)
+ *           any thread before it
+ *   log     what the daemon sent to syslog, one "rngfeed: " line each (a
+ *           syslog daemon's file: the machine's syslog gets it too)
  *
  * Classes (what a call could wait on, judged from its arguments):
  *   wait     something outside the process: an open without O_NONBLOCK
- *            of a FIFO, socket or device; I/O on a blocking FIFO, socket,
- *            device or anonymous fd; connect/accept on a blocking socket;
- *            poll/ppoll with a non-zero timeout; a sleep of 1 s or more;
- *            getrandom without GRND_NONBLOCK or GRND_INSECURE; pthread_join,
- *            pthread_timedjoin_np or pthread_cond_wait (a reader stuck
- *            in a device read);
- *            getaddrinfo without AI_NUMERICHOST; fcntl F_SETLKW; stdio
- *            to a blocking pipe or socket on fd 2.
- *   local    regular files and directories (the disk): never blocked
- *            unless LIVENESS_BLOCK_LOCAL=1, but faults are injected.
+ *            of a FIFO, socket or device (not the hw_random device, whose
+ *            open never waits); I/O on a blocking FIFO, socket, device or
+ *            anonymous fd; connect/accept on a blocking socket; poll with
+ *            a non-zero timeout; a sleep of 1 s or more; getrandom without
+ *            GRND_NONBLOCK or GRND_INSECURE; thread joins and condition
+ *            waits; getaddrinfo of a name; fcntl F_SETLKW; syslog (its
+ *            socket fills when the syslog daemon stops reading).
+ *   sysfs    a read or write of a /sys file (or of LIVENESS_SYSFS's): a
+ *            device attribute, whose kernel side may wait on the driver
+ *            (hw_random's rng_mutex while a device initialises or a read
+ *            holds it).  Opening one never waits.
+ *   local    regular files and directories (the disk) and /proc: never
+ *            blocked unless LIVENESS_BLOCK_LOCAL=1, but faults are injected.
  *   bounded  a sleep under 1 s, a timed wait: never blocked.
  *   nonblock it would wait but was made not to (O_NONBLOCK on a FIFO,
- *            socket, device or eventfd; MSG_DONTWAIT; GRND_NONBLOCK): its
- *            "block" is a stall, EAGAIN on every call (the peer never
- *            gets ready, the CRNG never gets ready).
+ *            socket, device or eventfd; MSG_DONTWAIT; GRND_NONBLOCK).
  *   nowait   the call cannot wait (timeout 0, GRND_INSECURE, a
  *            signalfd's read, an ioctl on a non-blocking fd, the
- *            kernel's memory devices: /dev/random's ioctls, /dev/null).
+ *            kernel's memory devices: /dev/random's ioctls, /dev/null),
+ *            or waits on nothing outside: a write to a pipe or socketpair
+ *            the daemon made itself (the detach verdict, a byte to the
+ *            PID file's keeper: into an empty buffer; reading its answer
+ *            waits on the keeper, which may be stopped).
+ * A truncate is metadata (local): sysfs ignores it.  The fixture's rng_*
+ * files keep their content through a truncate whose write then fails or
+ * is blocked, as an attribute keeps its value.
  *
- * Actions, at the first call at the site in the phase (the class must be
- * wait or nonblock for block):
- *   block    nonblock: EAGAIN on every call.  wait: the call never returns (as a blocked read whose signal
- *            handlers restart it), except that poll/ppoll keep waiting
- *            on the signalfds in their set (a loop that takes SIGTERM
- *            through its own signalfd passes) and sleeps end with EINTR
- *            on a handled signal.
- *   eintr, eagain   the first 3 calls at the site fail with that errno.
- *   error    every call at the site fails with EIO (getaddrinfo:
- *            EAI_FAIL; pthread functions: block only).
- *   sighup, sigusr1, sigterm   the signal is sent to the process just
- *            before the call, which then runs normally.
+ * "block", at the first call at the site in the phase and every later one
+ * there, makes the call meet a peer that never gets ready, by its class:
+ *   wait, sysfs  the call waits for ever, as in the kernel: a handled
+ *            signal (one not blocked in the thread) runs its handler and
+ *            ends the call with EINTR unless the handler has SA_RESTART;
+ *            signals the thread blocks (those a signalfd takes) stay
+ *            pending and end nothing.  Sleeps end with EINTR on any
+ *            handled signal; joins, condition waits and getaddrinfo never.
+ *   poll     a poll with a timeout waits that long (a handled signal ends
+ *            it with EINTR), and only the signalfds in its set can be
+ *            ready: every other fd never is.
+ *   nonblock the fd becomes a stalled peer: every read, write, recv,
+ *            send and accept on it, at any site, says EAGAIN and no poll
+ *            ever reports it ready, until it is closed; a call at the site
+ *            on another fd (a new socket each time, getrandom) says EAGAIN.
+ * eintr, eagain: the first 3 calls at the site fail with that errno;
+ * error: every call at the site fails with EIO (getaddrinfo: EAI_FAIL);
+ * sighup, sigusr1, sigterm: the signal is sent to the process just before
+ * the call, which then runs normally (with "*:*", before the first call at
+ * each site).
  *
  * Calls glibc makes internally (fprintf's write, fopen's open) never
- * reach an interposer; fopen and fprintf are wrapped themselves.
+ * reach an interposer; fopen, fprintf and syslog are wrapped themselves.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,18 +130,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
-enum cls { NOWAIT, NONBLOCK, BOUNDED, LOCAL, WAIT };
+enum cls { NOWAIT, NONBLOCK, BOUNDED, LOCAL, SYSFS, WAIT };
 static const char *const cls_name[] = { "nowait", "nonblock", "bounded",
-					"local", "wait" };
+					"local", "sysfs", "wait" };
 enum action { ACT_NONE, ACT_BLOCK, ACT_EINTR, ACT_EAGAIN, ACT_ERROR,
 	      ACT_SIGHUP, ACT_SIGUSR1, ACT_SIGTERM };
 static const char *const act_name[] = { "none", "block", "eintr", "eagain",
@@ -112,7 +152,23 @@ static const char *const phase_name[] = { "start", "steady", "reload", "stop" };
 #define N_PHASES 4
 #define TRANSIENT_FAULTS 3 /* eintr, eagain: the first 3 calls */
 #define MAX_SITES 2048
+#define MAX_MET 256
 #define MAX_FDS 4096
+#define MAX_POLL 256
+
+/* How a blocked call ends (wait_forever()). */
+enum ending {
+	END_RESTART, /* EINTR after a handler without SA_RESTART */
+	END_EINTR,   /* EINTR after any handler (sleeps) */
+	END_NEVER,   /* never (joins, condition waits, getaddrinfo) */
+};
+
+/* Stalls (LIVENESS_STALL). */
+enum stall { ST_NONE, ST_SOURCE, ST_SYSLOG, ST_STDERR, ST_STDOUT, ST_EGD,
+	     ST_KEEPER, ST_CONFFILE };
+static const char *const stall_name[] = { "none", "source", "syslog", "stderr",
+					  "stdout", "egd", "keeper",
+					  "conffile" };
 
 /*
  * A call site: "0xAT/0xFROM", AT the executable's offset of the call
@@ -135,26 +191,66 @@ struct site {
 	enum cls cls;
 };
 
+struct met {
+	const char *fn;
+	char at[KEY_LEN];
+	int main;
+};
+
 static struct {
 	int ready;
 	char dir[PATH_MAX - 64];
 	uintptr_t exe_lo, exe_hi, exe_base;
 	const char *want_fn;
 	char want_at[KEY_LEN];
+	int any_site;		/* LIVENESS_SITE "*:*" */
 	enum action action;
 	int want_phase;		/* -1: any */
+	int want_gen;
+	int gen;		/* this process's generation */
+	int keeper;		/* the PID file's keeper: left alone */
 	int phase;		/* main thread's view */
 	int acted;		/* calls acted on so far */
 	int block_local;
-	int stall_source;	/* LIVENESS_STALL_SOURCE */
-	atomic_int stalled;
+	enum stall stall;
+	atomic_int stalled_source;
 	char source[PATH_MAX];
+	char sysfs[PATH_MAX];
 	struct site sites[MAX_SITES];
 	size_t n_sites;
+	pthread_mutex_t met_lock;
+	struct met met[MAX_MET];
+	size_t n_met;
 	atomic_uchar source_fd[MAX_FDS]; /* fds open on LIVENESS_SOURCE */
+	atomic_uchar stalled_fd[MAX_FDS]; /* "block" made it a stalled peer */
+	atomic_uchar accepted_fd[MAX_FDS]; /* EGD clients */
+	atomic_uchar pair_fd[MAX_FDS];	/* socketpair()s: the keeper's */
+	atomic_uchar own_fd[MAX_FDS];	/* pipes and socketpairs: both ends ours */
 	atomic_ullong source_bytes;
 	pid_t pid;
-} L;
+} L = { .met_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The fixture's rng_* files stand for sysfs attributes, whose store is
+ * whole or not at all; the daemon truncates before it writes (a no-op on
+ * sysfs, exact on a file).  What a truncate removed is kept here until
+ * the write that follows succeeds, and put back if it fails or is
+ * blocked, as the attribute would have kept its value.
+ */
+static struct {
+	char text[64];
+	int len; /* -1: nothing kept */
+} fixture_saved[MAX_FDS];
+
+static void fixture_restore(int fd)
+{
+	if (fd < 0 || fd >= MAX_FDS || fixture_saved[fd].len <= 0)
+		return;
+	(void)!syscall(SYS_pwrite64, fd, fixture_saved[fd].text,
+		       fixture_saved[fd].len, 0);
+	syscall(SYS_ftruncate, fd, fixture_saved[fd].len);
+	fixture_saved[fd].len = 0;
+}
 
 static __thread int in_hook;
 
@@ -165,20 +261,6 @@ static int raw_open(const char *path, int flags, mode_t mode)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
 }
 
-static void append_line(const char *name, const char *line);
-
-/* "FUNC KEY ACTION EPOCH": the driver times a sigterm case from it. */
-static void note_hit(const char *fn, const char *at, const char *act)
-{
-	char line[160];
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(line, sizeof(line), "%s %s %s %lld.%06ld\n", fn, at, act,
-		 (long long)ts.tv_sec, ts.tv_nsec / 1000);
-	append_line("hit", line);
-}
-
 static void append_line(const char *name, const char *line)
 {
 	char path[PATH_MAX];
@@ -187,11 +269,32 @@ static void append_line(const char *name, const char *line)
 	if (!L.dir[0])
 		return;
 	snprintf(path, sizeof(path), "%s/%s", L.dir, name);
-	fd = raw_open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	fd = raw_open(path, O_WRONLY | O_CREAT | O_APPEND, 0666);
 	if (fd < 0)
 		return;
+	/* Writable after -D's switch to another user, whatever the umask. */
+	syscall(SYS_fchmod, fd, 0666);
 	(void)!syscall(SYS_write, fd, line, strlen(line));
 	syscall(SYS_close, fd);
+}
+
+static double epoch(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "FUNC KEY ACTION EPOCH KIND": the driver times a sigterm case from it. */
+static void note_hit(const char *fn, const char *at, const char *act,
+		     const char *kind)
+{
+	char line[200];
+
+	snprintf(line, sizeof(line), "%s %s %s %.6f %s\n", fn, at, act, epoch(),
+		 kind);
+	append_line("hit", line);
 }
 
 static int exists(const char *name)
@@ -242,6 +345,20 @@ static int exe_range(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* DIR/procs, and DIR/gen.GEN with the PID alone (the driver reads it
+ * with a shell built-in). */
+static void note_process(void)
+{
+	char line[64], name[32];
+
+	snprintf(line, sizeof(line), "%d %d %d\n", (int)getpid(), (int)getppid(),
+		 L.gen);
+	append_line("procs", line);
+	snprintf(name, sizeof(name), "gen.%d", L.gen);
+	snprintf(line, sizeof(line), "%d\n", (int)getpid());
+	append_line(name, line);
+}
+
 __attribute__((constructor)) static void setup(void)
 {
 	const char *s;
@@ -260,6 +377,7 @@ __attribute__((constructor)) static void setup(void)
 		snprintf(fn, sizeof(fn), "%.*s", (int)(strchr(s, ':') - s), s);
 		L.want_fn = fn;
 		snprintf(L.want_at, sizeof(L.want_at), "%s", strchr(s, ':') + 1);
+		L.any_site = strcmp(fn, "*") == 0;
 	}
 	s = getenv("LIVENESS_ACTION");
 	for (int i = 1; s && i < (int)(sizeof(act_name) / sizeof(act_name[0])); i++)
@@ -270,11 +388,20 @@ __attribute__((constructor)) static void setup(void)
 	for (int i = 0; s && i < N_PHASES; i++)
 		if (strcmp(s, phase_name[i]) == 0)
 			L.want_phase = i;
+	s = getenv("LIVENESS_GEN");
+	L.want_gen = !s ? 0 : strcmp(s, "any") == 0 ? -1 : atoi(s);
 	s = getenv("LIVENESS_SOURCE");
 	if (s)
 		snprintf(L.source, sizeof(L.source), "%s", s);
+	s = getenv("LIVENESS_SYSFS");
+	if (s && realpath(s, L.sysfs) == NULL)
+		L.sysfs[0] = '\0';
+	s = getenv("LIVENESS_STALL");
+	for (int i = 1; s && i < (int)(sizeof(stall_name) / sizeof(stall_name[0])); i++)
+		if (strcmp(s, stall_name[i]) == 0)
+			L.stall = (enum stall)i;
 	L.block_local = getenv("LIVENESS_BLOCK_LOCAL") != NULL;
-	L.stall_source = getenv("LIVENESS_STALL_SOURCE") != NULL;
+	note_process();
 	/* backtrace() loads libgcc_s on its first call: not inside a hook. */
 	backtrace(warm, 2);
 	L.ready = 1;
@@ -283,7 +410,7 @@ __attribute__((constructor)) static void setup(void)
 
 static int main_thread(void)
 {
-	return L.ready && syscall(SYS_gettid) == getpid();
+	return L.ready && !L.keeper && syscall(SYS_gettid) == getpid();
 }
 
 static int in_exe(const void *p)
@@ -316,16 +443,17 @@ static void update_phase(void)
 		snprintf(name, sizeof(name), "phase.%s", phase_name[L.phase + 1]);
 		if (!exists(name))
 			break;
-		/* Read by the readers too (stall_source()). */
-		__atomic_store_n(&L.phase, L.phase + 1, __ATOMIC_RELAXED);
+		L.phase++;
 	}
 }
 
-static void record(const char *fn, const struct key *k, enum cls c,
-		   const char *what)
+/* 1 if this (phase, function, site) is new here. */
+static int record(const char *fn, const struct key *k, enum cls c,
+		  const char *what)
 {
 	char line[PATH_MAX + 128];
 	size_t i;
+	int fresh = 0;
 
 	for (i = 0; i < L.n_sites; i++) {
 		struct site *s = &L.sites[i];
@@ -336,19 +464,91 @@ static void record(const char *fn, const struct key *k, enum cls c,
 	}
 	if (i < L.n_sites) {
 		if (c <= L.sites[i].cls)
-			return;
+			return 0;
 		L.sites[i].cls = c; /* a stronger class: said again, last wins */
 	} else {
 		if (L.n_sites == MAX_SITES)
-			return;
+			return 0;
 		L.sites[L.n_sites] = (struct site){ .fn = fn, .phase = L.phase,
 						    .cls = c };
 		snprintf(L.sites[L.n_sites++].at, KEY_LEN, "%s", k->at);
+		fresh = 1;
 	}
-	snprintf(line, sizeof(line), "%s %s %s %s %s %s\n", phase_name[L.phase],
-		 fn, k->at, cls_name[c], k->direct ? "direct" : "lib",
-		 what && what[0] ? what : "-");
+	snprintf(line, sizeof(line), "%s %s %s %s %s %d %s\n",
+		 phase_name[L.phase], fn, k->at, cls_name[c],
+		 k->direct ? "direct" : "lib", L.gen, what && what[0] ? what : "-");
 	append_line("sites", line);
+	return fresh;
+}
+
+/* ---- stalls: noting the calls that meet one --------------------------------- */
+
+static int stall_on(enum stall s)
+{
+	return L.ready && !L.keeper && L.stall == s && L.dir[0] && exists("stall");
+}
+
+/* A call at @ra met the stalled peer: said once per (function, site). */
+static void note_met(const char *fn, void *ra)
+{
+	char line[160];
+	struct key k;
+	int is_main = syscall(SYS_gettid) == getpid();
+
+	in_hook++;
+	call_site(ra, &k);
+	pthread_mutex_lock(&L.met_lock);
+	for (size_t i = 0; i < L.n_met; i++)
+		if (strcmp(L.met[i].at, k.at) == 0 && strcmp(L.met[i].fn, fn) == 0 &&
+		    L.met[i].main == is_main)
+			goto out;
+	if (L.n_met < MAX_MET) {
+		L.met[L.n_met] = (struct met){ .fn = fn, .main = is_main };
+		snprintf(L.met[L.n_met++].at, KEY_LEN, "%s", k.at);
+		snprintf(line, sizeof(line), "%s %s %s %s\n", fn, k.at,
+			 L.stall == ST_NONE ? "stalled-fd" : stall_name[L.stall],
+			 is_main ? "main" : "other");
+		append_line("met", line);
+	}
+out:
+	pthread_mutex_unlock(&L.met_lock);
+	in_hook--;
+}
+
+static int is_fifo_fd(int fd)
+{
+	struct stat st;
+
+	return syscall(SYS_fstat, fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/*
+ * Does a call on @fd meet the stalled peer?  READING 1 a read (or a poll
+ * for input), 0 a write.  The driver fills a stalled stdout or stderr
+ * pipe, so every write to it meets the stall; a socket write meets it only
+ * when it finds no room (stalled_write()).
+ */
+static int meets_stall(int fd, int reading)
+{
+	if (fd < 0 || fd >= MAX_FDS)
+		return 0;
+	if ((L.stall == ST_STDERR && fd == 2 && !reading) ||
+	    (L.stall == ST_STDOUT && fd == 1 && !reading))
+		return is_fifo_fd(fd) && stall_on(L.stall);
+	if ((L.stall == ST_EGD && atomic_load(&L.accepted_fd[fd])) ||
+	    (L.stall == ST_KEEPER && atomic_load(&L.pair_fd[fd])))
+		return reading && stall_on(L.stall);
+	return 0;
+}
+
+static void stalled_write(const char *fn, void *ra, int fd, long r, int err)
+{
+	if (r < 0 && (err == EAGAIN || err == EWOULDBLOCK) && fd >= 0 &&
+	    fd < MAX_FDS &&
+	    ((L.stall == ST_EGD && atomic_load(&L.accepted_fd[fd])) ||
+	     (L.stall == ST_KEEPER && atomic_load(&L.pair_fd[fd]))) &&
+	    stall_on(L.stall))
+		note_met(fn, ra);
 }
 
 /* ---- classifying a call ----------------------------------------------------- */
@@ -364,6 +564,23 @@ static void fd_what(int fd, char *buf, size_t len)
 	for (char *p = buf; *p; p++)
 		if (*p == ' ' || *p == '\n')
 			*p = '_';
+}
+
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && strncmp(path, dir, n) == 0 && (path[n] == '/' || !path[n]);
+}
+
+/* A sysfs attribute: under /sys, or one of the fixture's rng_* files that
+ * stand for hw_random's (not the hand-over's lock the gate keeps beside
+ * a fixture, which is /run's on a machine). */
+static int sysfs_path(const char *abs)
+{
+	return under(abs, "/sys") ||
+	       (L.sysfs[0] && under(abs, L.sysfs) &&
+		strncmp(abs + strlen(L.sysfs), "/rng_", 5) == 0);
 }
 
 static int is_signalfd(int fd);
@@ -383,6 +600,19 @@ static enum cls fd_class(int fd, int reading)
 
 	if (fl < 0 || syscall(SYS_fstat, fd, &st) < 0)
 		return NOWAIT; /* a bad fd: the call fails at once */
+	/* A pipe or socketpair it made itself has its own processes at the
+	 * other end (the detach verdict, the PID file's keeper): a write is
+	 * a byte or a verdict into an empty buffer.  Reading waits on that
+	 * process, which may be stopped. */
+	if (fd < MAX_FDS && atomic_load(&L.own_fd[fd]) && reading == 0)
+		return NOWAIT;
+	if (S_ISREG(st.st_mode) && reading != 2) {
+		char what[PATH_MAX];
+
+		fd_what(fd, what, sizeof(what));
+		if (sysfs_path(what))
+			return SYSFS;
+	}
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
 		return LOCAL;
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1)
@@ -400,10 +630,14 @@ static enum cls path_class(int dirfd, const char *path, int flags)
 	if (syscall(SYS_newfstatat, dirfd, path, &st, 0) < 0)
 		return LOCAL; /* created or refused: no wait */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-		return LOCAL;
+		return LOCAL; /* a sysfs file's open does not wait either */
 	if (flags & O_NONBLOCK)
 		return NOWAIT;
-	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1)
+	/* The memory devices, and hw_random's misc device (10:183), whose
+	 * open only checks its flags. */
+	if (S_ISCHR(st.st_mode) &&
+	    (major(st.st_rdev) == 1 ||
+	     (major(st.st_rdev) == 10 && minor(st.st_rdev) == 183)))
 		return NOWAIT;
 	return WAIT;
 }
@@ -421,19 +655,55 @@ static int is_signalfd(int fd)
 	return strcmp(what, "anon_inode:[signalfd]") == 0;
 }
 
-/* ---- the actions ------------------------------------------------------------ */
+/* ---- blocking as the kernel does ---------------------------------------------- */
 
-enum kind { K_RESTART, K_EINTR, K_POLL, K_PTHREAD };
-
-/* Wait for ever as a blocked call would; K_EINTR calls end on a handled
- * signal, the others are restarted. */
-static void block_forever(enum kind k)
+/*
+ * Wait for ever as a call blocked in the kernel does.  Signals that the
+ * thread has blocked stay pending.  A handled one runs its handler here,
+ * and then (END_RESTART) the call fails with EINTR unless the handler has
+ * SA_RESTART, (END_EINTR) it always does, (END_NEVER) it never does.
+ * Returns when the call should fail with EINTR.  Default actions (a
+ * SIGKILL, a SIGTERM that is neither blocked nor handled) act as usual.
+ */
+static void wait_forever(enum ending how)
 {
 	for (;;) {
-		long r = syscall(SYS_ppoll, NULL, 0, NULL, NULL, 8);
+		sigset_t cur, handled;
+		siginfo_t info;
+		int handled_any = 0, sig;
 
-		if (r < 0 && errno == EINTR && k == K_EINTR)
-			return;
+		sigemptyset(&handled);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+		for (int s = 1; s < NSIG; s++) {
+			struct sigaction sa;
+
+			if (sigismember(&cur, s) == 1 || sigaction(s, NULL, &sa) < 0)
+				continue;
+			if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+				continue;
+			sigaddset(&handled, s);
+			handled_any = 1;
+		}
+		if (!handled_any) {
+			syscall(SYS_ppoll, NULL, 0, NULL, NULL, 8);
+			continue;
+		}
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &handled, NULL, 8);
+		sig = sigwaitinfo(&handled, &info);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &cur, NULL, 8);
+		if (sig > 0) {
+			struct sigaction sa;
+
+			if (sigaction(sig, NULL, &sa) < 0)
+				continue;
+			if (sa.sa_flags & SA_SIGINFO)
+				sa.sa_sigaction(sig, &info, NULL);
+			else if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+				sa.sa_handler(sig);
+			if (how == END_EINTR ||
+			    (how == END_RESTART && !(sa.sa_flags & SA_RESTART)))
+				return;
+		}
 	}
 }
 
@@ -446,32 +716,35 @@ static int decide(const char *fn, void *ra, enum cls c, const char *what,
 {
 	struct key k;
 	const char *off = k.at;
+	int fresh;
 
 	if (in_hook || !main_thread())
 		return 0;
 	in_hook = 1;
 	update_phase();
 	call_site(ra, &k);
-	record(fn, &k, c, what);
+	fresh = record(fn, &k, c, what);
 	in_hook = 0;
-	if (L.action == ACT_NONE || !L.want_fn || strcmp(k.at, L.want_at) != 0 ||
-	    strcmp(fn, L.want_fn) != 0)
+	if (L.action == ACT_NONE || !L.want_fn ||
+	    (L.want_gen >= 0 && L.gen != L.want_gen))
+		return 0;
+	if (!L.any_site && (strcmp(k.at, L.want_at) != 0 ||
+			    strcmp(fn, L.want_fn) != 0))
 		return 0;
 	if (L.want_phase >= 0 && L.phase != L.want_phase)
 		return 0;
 	switch (L.action) {
 	case ACT_BLOCK:
-		/* Non-blocking: the peer never gets ready, EAGAIN each time. */
+		if (c != WAIT && c != NONBLOCK && c != SYSFS &&
+		    !(c == LOCAL && L.block_local))
+			return 0;
+		if (L.acted++ == 0)
+			note_hit(fn, off, "block", c == NONBLOCK ? "nonblock"
+						 : c == SYSFS  ? "sysfs"
+							       : "wait");
 		if (c == NONBLOCK) {
-			if (L.acted++ == 0)
-				note_hit(fn, off, "block");
 			*err = EAGAIN;
 			return 1;
-		}
-		if (c != WAIT && !(c == LOCAL && L.block_local))
-			return 0;
-		if (L.acted++ == 0) {
-			note_hit(fn, off, "block");
 		}
 		return 2;
 	case ACT_EINTR:
@@ -483,16 +756,16 @@ static int decide(const char *fn, void *ra, enum cls c, const char *what,
 	case ACT_ERROR:
 		if (!k.direct)
 			return 0;
-		if (L.acted++ == 0) {
-			note_hit(fn, off, act_name[L.action]);
-		}
+		if (L.acted++ == 0)
+			note_hit(fn, off, act_name[L.action], cls_name[c]);
 		*err = L.action == ACT_EINTR ? EINTR
 		     : L.action == ACT_EAGAIN ? EAGAIN : EIO;
 		return 1;
 	default:
-		if (L.acted++ == 0) {
-			note_hit(fn, off, act_name[L.action]);
-			syscall(SYS_kill, L.pid,
+		if (L.any_site ? fresh : L.acted == 0) {
+			if (L.acted++ == 0)
+				note_hit(fn, off, act_name[L.action], cls_name[c]);
+			syscall(SYS_kill, getpid(),
 				L.action == ACT_SIGHUP ? SIGHUP
 				: L.action == ACT_SIGUSR1 ? SIGUSR1 : SIGTERM);
 		}
@@ -500,8 +773,26 @@ static int decide(const char *fn, void *ra, enum cls c, const char *what,
 	}
 }
 
-/* decide() for calls on an fd. */
-#define FD_CALL(fn, fd, reading, kind, fail)                                  \
+static void mark_stalled(int fd)
+{
+	if (fd >= 0 && fd < MAX_FDS)
+		atomic_store(&L.stalled_fd[fd], 1);
+}
+
+/* A stalled peer is outside: the main thread sees it stalled; the
+ * daemon's own threads on the same fd (readers poking the eventfd) are
+ * not its peer. */
+static int is_stalled(int fd)
+{
+	return fd >= 0 && fd < MAX_FDS && atomic_load(&L.stalled_fd[fd]) &&
+	       !in_hook && main_thread();
+}
+
+/*
+ * decide() for calls on an fd.  A blocked call on a non-blocking fd makes
+ * that fd a stalled peer; a call on a stalled fd at any site says EAGAIN.
+ */
+#define FD_CALL(fn, fd, reading, how, fail)                                   \
 	do {                                                                  \
 		int err_ = 0, d_;                                              \
 		char what_[96] = "";                                           \
@@ -511,11 +802,21 @@ static int decide(const char *fn, void *ra, enum cls c, const char *what,
 			fd_what(fd, what_, sizeof(what_));                     \
 		}                                                              \
 		d_ = decide(fn, __builtin_return_address(0), c_, what_, &err_); \
+		if (d_ == 1 && c_ == NONBLOCK && L.action == ACT_BLOCK)        \
+			mark_stalled(fd);                                      \
+		if (d_ == 0 && (reading) != 2 && is_stalled(fd)) {             \
+			note_met(fn, __builtin_return_address(0));             \
+			d_ = 1;                                                \
+			err_ = EAGAIN;                                         \
+		}                                                              \
+		if (d_ == 0 && (reading) != 2 && meets_stall(fd, reading))     \
+			note_met(fn, __builtin_return_address(0));             \
 		if (d_ == 2)                                                   \
-			block_forever(kind);                                   \
-		if (d_ == 2 && (kind) == K_EINTR)                              \
+			wait_forever(how);                                     \
+		if (d_ == 2)                                                   \
 			err_ = EINTR;                                          \
 		if (d_ >= 1) {                                                 \
+			fixture_restore(fd);                                   \
 			errno = err_;                                          \
 			return fail;                                           \
 		}                                                              \
@@ -540,29 +841,100 @@ static void note_read(int fd, ssize_t n)
 }
 
 /*
- * LIVENESS_STALL_SOURCE: from the phase LIVENESS_PHASE names on, a reader
- * thread's read of the source never returns, whatever signal it gets (a
- * device read that only a fatal signal ends, as a stuck virtio-rng's).
+ * LIVENESS_STALL=source: once DIR/stall exists, a reader thread's read of
+ * the source never returns, whatever signal it gets (a device read that
+ * only a fatal signal ends, as a stuck virtio-rng's).
  */
-static void stall_source(int fd)
+static void stall_source(int fd, void *ra)
 {
-	if (!L.stall_source || in_hook || main_thread() || fd < 0 ||
-	    fd >= MAX_FDS || !atomic_load(&L.source_fd[fd]))
+	if (in_hook || L.stall != ST_SOURCE || main_thread() || fd < 0 ||
+	    fd >= MAX_FDS || !atomic_load(&L.source_fd[fd]) ||
+	    !stall_on(ST_SOURCE))
 		return;
-	if (L.want_phase >= 0 &&
-	    __atomic_load_n(&L.phase, __ATOMIC_RELAXED) < L.want_phase)
-		return;
-	if (atomic_exchange(&L.stalled, 1) == 0)
-		note_hit("source", "-", "stall");
-	block_forever(K_RESTART);
+	if (atomic_exchange(&L.stalled_source, 1) == 0)
+		note_hit("source", "-", "stall", "source");
+	note_met("read", ra);
+	wait_forever(END_NEVER);
 }
 
 int close(int fd)
 {
 	REAL(close);
-	if (fd >= 0 && fd < MAX_FDS)
+	if (fd >= 0 && fd < MAX_FDS) {
 		atomic_store(&L.source_fd[fd], 0);
+		atomic_store(&L.stalled_fd[fd], 0);
+		atomic_store(&L.accepted_fd[fd], 0);
+		atomic_store(&L.pair_fd[fd], 0);
+		atomic_store(&L.own_fd[fd], 0);
+	}
 	return real_close(fd);
+}
+
+/* ---- processes ---------------------------------------------------------------- */
+
+pid_t fork(void)
+{
+	pid_t r;
+
+	REAL(fork);
+	r = real_fork();
+	if (r == 0) {
+		L.gen++;
+		L.pid = getpid();
+		note_process();
+	}
+	return r;
+}
+
+int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_NAME && a[0] &&
+	    strcmp((const char *)a[0], "rngfeed-pidfile") == 0 && !L.keeper) {
+		char line[48];
+
+		snprintf(line, sizeof(line), "%d keeper\n", (int)getpid());
+		append_line("procs", line);
+		snprintf(line, sizeof(line), "%d\n", (int)getpid());
+		append_line("keeper", line);
+		L.keeper = 1;
+	}
+	return (int)syscall(SYS_prctl, option, a[0], a[1], a[2], a[3]);
+}
+
+int socketpair(int domain, int type, int proto, int sv[2])
+{
+	int r = (int)syscall(SYS_socketpair, domain, type, proto, sv);
+
+	if (r == 0)
+		for (int i = 0; i < 2; i++)
+			if (sv[i] >= 0 && sv[i] < MAX_FDS) {
+				atomic_store(&L.pair_fd[sv[i]], 1);
+				atomic_store(&L.own_fd[sv[i]], 1);
+			}
+	return r;
+}
+
+int pipe2(int p[2], int flags)
+{
+	int r = (int)syscall(SYS_pipe2, p, flags);
+
+	if (r == 0)
+		for (int i = 0; i < 2; i++)
+			if (p[i] >= 0 && p[i] < MAX_FDS)
+				atomic_store(&L.own_fd[p[i]], 1);
+	return r;
+}
+
+int pipe(int p[2])
+{
+	return pipe2(p, 0);
 }
 
 /* ---- the wrappers ------------------------------------------------------------ */
@@ -575,9 +947,19 @@ static int do_open(const char *fn, void *ra, int dirfd, const char *path,
 
 	if (!in_hook && main_thread())
 		c = path_class(dirfd, path, flags);
+	if (L.stall == ST_CONFFILE && !in_hook && main_thread()) {
+		struct stat st;
+
+		if (syscall(SYS_newfstatat, dirfd, path, &st, 0) == 0 &&
+		    S_ISFIFO(st.st_mode) && stall_on(ST_CONFFILE))
+			note_met(fn, ra);
+	}
 	d = decide(fn, ra, c, path, &err);
-	if (d == 2)
-		block_forever(K_RESTART);
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		errno = EINTR;
+		return -1;
+	}
 	if (d == 1) {
 		errno = err;
 		return -1;
@@ -660,8 +1042,11 @@ static FILE *do_fopen(const char *fn, void *ra, const char *path,
 	if (!in_hook && main_thread())
 		c = path_class(AT_FDCWD, path, 0);
 	d = decide(fn, ra, c, path, &err);
-	if (d == 2)
-		block_forever(K_RESTART);
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		errno = EINTR;
+		return NULL;
+	}
 	if (d == 1) {
 		errno = err;
 		return NULL;
@@ -688,8 +1073,8 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	ssize_t n;
 
-	stall_source(fd);
-	FD_CALL("read", fd, 1, K_RESTART, -1);
+	stall_source(fd, __builtin_return_address(0));
+	FD_CALL("read", fd, 1, END_RESTART, -1);
 	n = syscall(SYS_read, fd, buf, len);
 	note_read(fd, n);
 	return n;
@@ -702,8 +1087,8 @@ ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 
 	if (len > buflen)
 		abort();
-	stall_source(fd);
-	FD_CALL("read", fd, 1, K_RESTART, -1);
+	stall_source(fd, __builtin_return_address(0));
+	FD_CALL("read", fd, 1, END_RESTART, -1);
 	n = syscall(SYS_read, fd, buf, len);
 	note_read(fd, n);
 	return n;
@@ -713,7 +1098,7 @@ ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 {
 	ssize_t n;
 
-	FD_CALL("pread", fd, 1, K_RESTART, -1);
+	FD_CALL("pread", fd, 1, END_RESTART, -1);
 	n = syscall(SYS_pread64, fd, buf, len, off);
 	note_read(fd, n);
 	return n;
@@ -721,19 +1106,14 @@ ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 
 ssize_t pread(int fd, void *buf, size_t len, off_t off)
 {
-	ssize_t n;
-
-	FD_CALL("pread", fd, 1, K_RESTART, -1);
-	n = syscall(SYS_pread64, fd, buf, len, off);
-	note_read(fd, n);
-	return n;
+	return pread64(fd, buf, len, off);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	ssize_t n;
 
-	FD_CALL("readv", fd, 1, K_RESTART, -1);
+	FD_CALL("readv", fd, 1, END_RESTART, -1);
 	n = syscall(SYS_readv, fd, iov, cnt);
 	note_read(fd, n);
 	return n;
@@ -741,25 +1121,33 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 ssize_t write(int fd, const void *buf, size_t len)
 {
-	FD_CALL("write", fd, 0, K_RESTART, -1);
-	return syscall(SYS_write, fd, buf, len);
+	long r;
+
+	FD_CALL("write", fd, 0, END_RESTART, -1);
+	r = syscall(SYS_write, fd, buf, len);
+	stalled_write("write", __builtin_return_address(0), fd, r, errno);
+	return r;
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off)
 {
-	FD_CALL("pwrite", fd, 0, K_RESTART, -1);
-	return syscall(SYS_pwrite64, fd, buf, len, off);
+	long r;
+
+	FD_CALL("pwrite", fd, 0, END_RESTART, -1);
+	r = syscall(SYS_pwrite64, fd, buf, len, off);
+	if (r >= 0 && fd >= 0 && fd < MAX_FDS)
+		fixture_saved[fd].len = 0;
+	return r;
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 {
-	FD_CALL("pwrite", fd, 0, K_RESTART, -1);
-	return syscall(SYS_pwrite64, fd, buf, len, off);
+	return pwrite64(fd, buf, len, off);
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	FD_CALL("writev", fd, 0, K_RESTART, -1);
+	FD_CALL("writev", fd, 0, END_RESTART, -1);
 	return syscall(SYS_writev, fd, iov, cnt);
 }
 
@@ -767,14 +1155,24 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 #define SOCK_CALL(fn, fd, flags, reading)                                     \
 	do {                                                                  \
 		if ((flags) & MSG_DONTWAIT) {                                  \
-			int err_ = 0;                                          \
-			if (decide(fn, __builtin_return_address(0), NONBLOCK,  \
-				   "MSG_DONTWAIT", &err_) == 1) {              \
+			int err_ = 0, d_;                                      \
+			d_ = decide(fn, __builtin_return_address(0), NONBLOCK, \
+				    "MSG_DONTWAIT", &err_);                    \
+			if (d_ == 1 && L.action == ACT_BLOCK)                  \
+				mark_stalled(fd);                              \
+			if (d_ == 0 && is_stalled(fd)) {                       \
+				note_met(fn, __builtin_return_address(0));     \
+				d_ = 1;                                        \
+				err_ = EAGAIN;                                 \
+			}                                                      \
+			if (d_ == 0 && (reading) && meets_stall(fd, 1))        \
+				note_met(fn, __builtin_return_address(0));     \
+			if (d_ == 1) {                                         \
 				errno = err_;                                  \
 				return -1;                                     \
 			}                                                      \
 		} else {                                                       \
-			FD_CALL(fn, fd, reading, K_RESTART, -1);               \
+			FD_CALL(fn, fd, reading, END_RESTART, -1);             \
 		}                                                              \
 	} while (0)
 
@@ -803,8 +1201,12 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
+	long r;
+
 	SOCK_CALL("send", fd, flags, 0);
-	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+	r = syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+	stalled_write("send", __builtin_return_address(0), fd, r, errno);
+	return r;
 }
 
 ssize_t sendto(int fd, const void *buf, size_t len, int flags,
@@ -822,77 +1224,81 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 int connect(int fd, const struct sockaddr *addr, socklen_t alen)
 {
-	FD_CALL("connect", fd, 1, K_RESTART, -1);
+	FD_CALL("connect", fd, 1, END_RESTART, -1);
 	return (int)syscall(SYS_connect, fd, addr, alen);
+}
+
+static int accepted(int fd)
+{
+	if (fd >= 0 && fd < MAX_FDS)
+		atomic_store(&L.accepted_fd[fd], 1);
+	return fd;
 }
 
 int accept(int fd, struct sockaddr *addr, socklen_t *alen)
 {
-	FD_CALL("accept", fd, 1, K_RESTART, -1);
-	return (int)syscall(SYS_accept4, fd, addr, alen, 0);
+	FD_CALL("accept", fd, 1, END_RESTART, -1);
+	return accepted((int)syscall(SYS_accept4, fd, addr, alen, 0));
 }
 
 int accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
 {
-	FD_CALL("accept", fd, 1, K_RESTART, -1);
-	return (int)syscall(SYS_accept4, fd, addr, alen, flags);
+	FD_CALL("accept", fd, 1, END_RESTART, -1);
+	return accepted((int)syscall(SYS_accept4, fd, addr, alen, flags));
 }
 
-/* A blocked poll: for ever, but still woken by the signalfds in its set
- * (a loop that takes SIGTERM through its own signalfd does not need the
- * timeout to see it). */
-static int blocked_poll(struct pollfd *fds, nfds_t n)
-{
-	struct pollfd sig[16];
-	nfds_t k = 0, map[16];
-	int r = -1;
-
-	for (nfds_t i = 0; i < n; i++) {
-		fds[i].revents = 0;
-		if (fds[i].fd >= 0 && k < 16 && is_signalfd(fds[i].fd)) {
-			sig[k] = fds[i];
-			map[k++] = i;
-		}
-	}
-	if (k == 0)
-		block_forever(K_EINTR);
-	else
-		do
-			r = (int)syscall(SYS_ppoll, sig, k, NULL, NULL, 8);
-		while (r == 0);
-	if (k == 0 || r < 0) {
-		errno = EINTR;
-		return -1;
-	}
-	for (nfds_t j = 0; j < k; j++)
-		fds[map[j]].revents = sig[j].revents;
-	return r;
-}
-
+/*
+ * poll and ppoll.  Stalled fds (and, for a blocked poll, every fd but the
+ * signalfds) are left out of the set the kernel sees, so they are never
+ * ready; the timeout and the signal mask are the caller's.
+ */
 static int do_poll(void *ra, struct pollfd *fds, nfds_t n, int timeout_ms,
 		   const struct timespec *ts, const sigset_t *mask)
 {
-	int err = 0, d;
+	int err = 0, d, r, met = 0;
 	enum cls c = (ts ? (ts->tv_sec || ts->tv_nsec) : timeout_ms != 0) ? WAIT
 									   : NOWAIT;
 	char what[32];
 	struct timespec t;
+	struct pollfd copy[MAX_POLL];
+	int strip_all;
 
 	snprintf(what, sizeof(what), "timeout=%dms",
 		 ts ? (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000) : timeout_ms);
 	d = decide("poll", ra, c, what, &err);
-	if (d == 2)
-		return blocked_poll(fds, n);
 	if (d == 1) {
 		errno = err;
 		return -1;
 	}
+	strip_all = d == 2;
 	if (!ts && timeout_ms >= 0) {
 		t.tv_sec = timeout_ms / 1000;
 		t.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
 		ts = &t;
 	}
-	return (int)syscall(SYS_ppoll, fds, n, ts, mask, 8);
+	if (n > MAX_POLL)
+		return (int)syscall(SYS_ppoll, fds, n, ts, mask, 8);
+	for (nfds_t i = 0; i < n; i++) {
+		int fd = fds[i].fd;
+
+		copy[i] = fds[i];
+		if (fd < 0)
+			continue;
+		if ((strip_all && !is_signalfd(fd)) || is_stalled(fd)) {
+			copy[i].fd = -1;
+			met |= !strip_all;
+		} else if (meets_stall(fd, 1)) {
+			/* Input from the stalled peer, or room to write to it
+			 * (a client that never reads): neither comes. */
+			met = 1;
+		}
+	}
+	if (met)
+		note_met("poll", ra);
+	r = (int)syscall(SYS_ppoll, copy, n, ts, mask, 8);
+	for (nfds_t i = 0; i < n; i++)
+		fds[i].revents = copy[i].revents;
+	return r;
 }
 
 int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
@@ -924,7 +1330,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	FD_CALL("ioctl", fd, 2, K_RESTART, -1);
+	FD_CALL("ioctl", fd, 2, END_RESTART, -1);
 	r = syscall(SYS_ioctl, fd, req, arg);
 	if (req == RNDADDENTROPY && r == 0 && L.dir[0]) {
 		const struct rand_pool_info *p = arg;
@@ -939,13 +1345,13 @@ int ioctl(int fd, unsigned long req, ...)
 
 int fsync(int fd)
 {
-	FD_CALL("fsync", fd, 0, K_RESTART, -1);
+	FD_CALL("fsync", fd, 0, END_RESTART, -1);
 	return (int)syscall(SYS_fsync, fd);
 }
 
 int fdatasync(int fd)
 {
-	FD_CALL("fdatasync", fd, 0, K_RESTART, -1);
+	FD_CALL("fdatasync", fd, 0, END_RESTART, -1);
 	return (int)syscall(SYS_fdatasync, fd);
 }
 
@@ -958,7 +1364,7 @@ static int do_sleep(const char *fn, void *ra, const struct timespec *ts)
 		 ts ? ts->tv_nsec : 0L);
 	d = decide(fn, ra, sleep_class(ts), what, &err);
 	if (d == 2) {
-		block_forever(K_EINTR);
+		wait_forever(END_EINTR);
 		return EINTR;
 	}
 	return d == 1 ? err : 0;
@@ -1025,8 +1431,11 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 		   : flags & GRND_NONBLOCK ? NONBLOCK : WAIT,
 		   flags & GRND_INSECURE ? "GRND_INSECURE"
 		   : flags & GRND_NONBLOCK ? "GRND_NONBLOCK" : "blocking", &err);
-	if (d == 2)
-		block_forever(K_RESTART);
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		errno = EINTR;
+		return -1;
+	}
 	if (d == 1) {
 		errno = err;
 		return -1;
@@ -1041,15 +1450,15 @@ int pthread_join(pthread_t t, void **ret)
 	REAL(pthread_join);
 	d = decide("pthread_join", __builtin_return_address(0), WAIT, "-", &err);
 	if (d == 2)
-		block_forever(K_RESTART);
+		wait_forever(END_NEVER);
 	return real_pthread_join(t, ret);
 }
 
 /*
- * A timed join in a loop (reader_stop()) waits as long as the thread
- * lives: a reader in a read that no signal interrupts (a device's
- * killable-only wait) never ends.  Blocked, every call waits out its
- * deadline and says ETIMEDOUT, as that thread would make it.
+ * A timed join in a loop waits as long as the thread lives: a reader in a
+ * read that no signal interrupts (a device's killable-only wait) never
+ * ends.  Blocked, every call waits out its deadline and says ETIMEDOUT,
+ * as that thread would make it.
  */
 int pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *abst)
 {
@@ -1080,7 +1489,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 			real("pthread_cond_wait");
 	d = decide("pthread_cond_wait", __builtin_return_address(0), WAIT, "-", &err);
 	if (d == 2)
-		block_forever(K_RESTART);
+		wait_forever(END_NEVER);
 	return real_cw(c, m);
 }
 
@@ -1094,7 +1503,7 @@ int getaddrinfo(const char *node, const char *service,
 		   node && !(hints && hints->ai_flags & AI_NUMERICHOST) ? WAIT : NOWAIT,
 		   node ? node : "-", &err);
 	if (d == 2)
-		block_forever(K_RESTART);
+		wait_forever(END_NEVER);
 	if (d == 1)
 		return err == EINTR || err == EAGAIN ? EAI_AGAIN : EAI_FAIL;
 	in_hook++;
@@ -1111,8 +1520,11 @@ static int do_fcntl(const char *fn, void *ra, int fd, int cmd, void *arg)
 	if (cmd == F_GETFL || cmd == F_GETFD || cmd == F_SETFD)
 		return (int)syscall(SYS_fcntl, fd, cmd, arg);
 	d = decide(fn, ra, locks ? WAIT : NOWAIT, locks ? "F_SETLKW" : "-", &err);
-	if (d == 2)
-		block_forever(K_RESTART);
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		errno = EINTR;
+		return -1;
+	}
 	if (d == 1) {
 		errno = err;
 		return -1;
@@ -1142,9 +1554,8 @@ int fcntl64(int fd, int cmd, ...)
 	return do_fcntl("fcntl", __builtin_return_address(0), fd, cmd, arg);
 }
 
-/* The daemon logs with one fprintf(stderr) a line: stderr may be a pipe
- * (a journal stream) that stops being read.  make liveness points stderr
- * at a file (class local): a stalled journal is out of its scope. */
+/* The daemon logs with one fprintf(stderr) a line (or a write(2)): stderr
+ * may be a pipe (a journal stream) that stops being read. */
 int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
 int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
 int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
@@ -1156,7 +1567,7 @@ int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 	/* Other streams are buffered files: their writes come at fflush
 	 * or fclose, inside libc. */
 	if (fileno(f) >= 0 && fileno(f) <= 2)
-		FD_CALL("fprintf", fileno(f), 0, K_RESTART, -1);
+		FD_CALL("fprintf", fileno(f), 0, END_RESTART, -1);
 	va_start(ap, fmt);
 	in_hook++;
 	r = real___vfprintf_chk(f, flag, fmt, ap);
@@ -1165,14 +1576,80 @@ int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 	return r;
 }
 
+/*
+ * syslog: there is no syslog daemon in the test, so each message is also
+ * appended to DIR/log, as one would write it.  Its socket fills when the
+ * syslog daemon stops reading (wait); LIVENESS_STALL=syslog makes every
+ * call wait from DIR/stall on, in any thread.
+ */
+void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap);
+static void do_syslog(void *ra, int pri, int flag, const char *fmt, va_list ap)
+{
+	char line[1200];
+	va_list copy;
+	int err = 0, d;
+
+	REAL(__vsyslog_chk);
+	va_copy(copy, ap);
+	snprintf(line, sizeof(line), "rngfeed: ");
+	vsnprintf(line + 9, sizeof(line) - 10, fmt, copy);
+	va_end(copy);
+	strcat(line, "\n");
+	d = decide("syslog", ra, WAIT, "syslog", &err);
+	if (d == 0 && stall_on(ST_SYSLOG)) {
+		note_met("syslog", ra);
+		d = 2;
+	}
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		return; /* a send that ended with EINTR: the line is lost */
+	}
+	append_line("log", line);
+	in_hook++;
+	real___vsyslog_chk(pri, flag, fmt, ap);
+	in_hook--;
+}
+
+void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap)
+{
+	do_syslog(__builtin_return_address(0), pri, flag, fmt, ap);
+}
+
+void __syslog_chk(int pri, int flag, const char *fmt, ...);
+void __syslog_chk(int pri, int flag, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	do_syslog(__builtin_return_address(0), pri, flag, fmt, ap);
+	va_end(ap);
+}
+
+void vsyslog(int pri, const char *fmt, va_list ap)
+{
+	do_syslog(__builtin_return_address(0), pri, 1, fmt, ap);
+}
+
+void syslog(int pri, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	do_syslog(__builtin_return_address(0), pri, 1, fmt, ap);
+	va_end(ap);
+}
+
 /* ---- files the daemon writes (the PID file, metrics): local, faults only ---- */
 
 static int do_local(const char *fn, void *ra, const char *what)
 {
 	int err = 0, d = decide(fn, ra, LOCAL, what, &err);
 
-	if (d == 2)
-		block_forever(K_RESTART);
+	if (d == 2) {
+		wait_forever(END_RESTART);
+		errno = EINTR;
+		return -1;
+	}
 	if (d == 1)
 		errno = err;
 	return d == 1 ? -1 : 0;
@@ -1191,11 +1668,11 @@ int fclose(FILE *f)
 		d = decide("fclose", __builtin_return_address(0),
 			   fd_class(fileno(f), 0), what, &err);
 		if (d == 2)
-			block_forever(K_RESTART);
-		if (d == 1) {
+			wait_forever(END_RESTART);
+		if (d >= 1) {
 			/* The stream is still released, as a failed fclose does. */
 			real_fclose(f);
-			errno = err;
+			errno = d == 2 ? EINTR : err;
 			return EOF;
 		}
 	}
@@ -1211,7 +1688,7 @@ int fflush(FILE *f)
 
 	REAL(fflush);
 	if (f && fileno(f) >= 0)
-		FD_CALL("fflush", fileno(f), 0, K_RESTART, EOF);
+		FD_CALL("fflush", fileno(f), 0, END_RESTART, EOF);
 	in_hook++;
 	r = real_fflush(f);
 	in_hook--;
@@ -1232,16 +1709,33 @@ int unlink(const char *path)
 	return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 }
 
+/* A truncate is the file's metadata: a sysfs attribute's (a no-op there)
+ * never reaches its driver. */
+static void fixture_save(int fd)
+{
+	char what[PATH_MAX];
+	long n;
+
+	if (fd < 0 || fd >= MAX_FDS || !L.sysfs[0])
+		return;
+	fd_what(fd, what, sizeof(what));
+	if (!under(what, L.sysfs) || strncmp(what + strlen(L.sysfs), "/rng_", 5))
+		return;
+	n = syscall(SYS_pread64, fd, fixture_saved[fd].text,
+		    sizeof(fixture_saved[fd].text), 0);
+	fixture_saved[fd].len = n > 0 ? (int)n : 0;
+}
+
 int ftruncate64(int fd, off_t len)
 {
-	FD_CALL("ftruncate", fd, 0, K_RESTART, -1);
+	FD_CALL("ftruncate", fd, 2, END_RESTART, -1);
+	fixture_save(fd);
 	return (int)syscall(SYS_ftruncate, fd, len);
 }
 
 int ftruncate(int fd, off_t len)
 {
-	FD_CALL("ftruncate", fd, 0, K_RESTART, -1);
-	return (int)syscall(SYS_ftruncate, fd, len);
+	return ftruncate64(fd, len);
 }
 
 int mkostemp64(char *tmpl, int flags)

@@ -350,6 +350,21 @@ else
 	bad "rngfeed.service is $state (Result=$(prop show Result), NRestarts=$(prop show NRestarts))"
 fi
 
+# The assessment thread asks for nice ASSESSOR_NICE (src/assessor.c); the
+# unit's SystemCallFilter= must let setpriority through, or it stays at 0.
+nice_want=$(sed -n 's/^#define ASSESSOR_NICE \([0-9]*\).*/\1/p' include/rngfeed/assessor.h)
+assess=$(sect threads | awk '$2 == "rngfeed-assess"')
+if [ -z "$assess" ]; then
+	bad "no rngfeed-assess thread in the daemon; its threads: $(sect threads | tr '\n' ';')"
+elif grep -qv " nice=$nice_want\$" <<<"$assess"; then
+	bad "the assessment thread is not at nice $nice_want (the filter refused setpriority?): $(tr '\n' ';' <<<"$assess")"
+else
+	ok "$(grep -c . <<<"$assess") assessment thread(s) at nice $nice_want: $(tr '\n' ';' <<<"$assess")"
+fi
+refused=$(sect seccomp)
+[ -z "$refused" ] || bad "the kernel logged system calls the filter refused: $refused"
+echo "   guest's systemd-analyze security: $(sect security)"
+
 start=$(prop show ExecMainStartTimestampMonotonic)
 ready=$(prop show ActiveEnterTimestampMonotonic)
 sysinit=$(prop sysinit ActiveEnterTimestampMonotonic)

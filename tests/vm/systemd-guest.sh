@@ -41,7 +41,15 @@ out cmdline cat /proc/cmdline
 pid=$(systemctl show -p MainPID --value rngfeed.service)
 if [ -n "$pid" ] && [ "$pid" != 0 ] && [ -r "/proc/$pid/status" ]; then
 	out proc grep -E '^(Name|Uid|Gid|CapEff|CapPrm):' "/proc/$pid/status"
+	# Each thread's name and nice value (stat's 19th field; the names
+	# hold no blanks): the assessment thread lowers its own priority,
+	# which the unit's system call filter must allow.
+	out threads bash -c "for t in /proc/$pid/task/*; do echo \"\${t##*/} \$(cat \$t/comm) nice=\$(cut -d' ' -f19 \$t/stat)\"; done"
 fi
+# System calls the unit's filter refused with SystemCallErrorNumber= unset
+# (kill): the kernel's audit record (type=1326) names each.
+out seccomp bash -c "dmesg | grep -E 'type=1326|seccomp' || true"
+out security bash -c 'systemd-analyze security --no-pager rngfeed.service | tail -n 1' 
 hw=/sys/class/misc/hw_random
 if [ -r $hw/rng_current ]; then
 	out hwrng bash -c "for f in rng_current rng_quality rng_available rng_selected; do [ -r $hw/\$f ] && echo \$f=\$(cat $hw/\$f); done"

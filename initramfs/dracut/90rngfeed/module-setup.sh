@@ -1,7 +1,7 @@
 #!/bin/bash
 # dracut module: rngfeed in the initramfs when RNGFEED_INITRAMFS=yes in
-# the options file (/etc/default/rngfeed; /etc/sysconfig/rngfeed in the
-# RPM: make install's ENVFILE).  In a systemd initramfs it runs as
+# the options file, @ENVFILE@ (make install's ENVFILE: the RPM's is
+# /etc/sysconfig/rngfeed).  In a systemd initramfs it runs as
 # rngfeed-initrd.service, which initrd-switch-root.target stops; otherwise
 # a pre-trigger hook starts it and a cleanup hook stops it before
 # switch_root (initramfs-tools' boot scripts, installed into this module's
