@@ -61,15 +61,17 @@ int est_collision(const uint8_t *s, size_t n, unsigned bits, struct est_result *
 			acc = acc << bits | (s[next++] & ((1u << bits) - 1));
 			nacc += bits;
 		}
-		if (len - i < 13)
-			break;	/* every bit left is in acc */
+		/* every bit left is in acc (nacc < 13 only then: said for
+		 * the analyzer) */
+		if (len - i < 13 || nacc < 13)
+			break;
 		e = tab[(acc >> (nacc - 12)) & 4095];
 		v += e & 15;
 		sumsq += (e >> 4) & 255;
 		i += e >> 12;
 		nacc -= e >> 12;
 	}
-	while (i + 1 < len) {
+	while (i + 1 < len && nacc >= 2) {	/* nacc = len - i here */
 		unsigned t;
 
 		if (((acc >> (nacc - 1)) & 1) == ((acc >> (nacc - 2)) & 1))
