@@ -180,8 +180,13 @@ liveness-regressions: rngfeed build/liveness/interpose.so build/liveness/supervi
 # peers (installed with apt-get if missing), one Markdown table, also
 # written to bench/results.md.  Not in CI: noisy and minutes long.
 # make bench-smoke: the same scripts in a few seconds, no peers (CI).
-# bench/assess.sh makes its data with two test helpers.
-BENCH_HELPERS := $(filter tests/helper_streams tests/helper_estimate_gen,$(TEST_HELPERS))
+# bench/assess.sh makes its data with two test helpers and bench/assess_data
+# (real timing measurements, taken at run time).
+BENCH_HELPERS := $(filter tests/helper_streams tests/helper_estimate_gen,$(TEST_HELPERS)) \
+                 bench/assess_data
+
+bench/assess_data: bench/assess_data.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 bench: rngfeed $(BENCHES) $(BENCH_HELPERS) $(if $(wildcard bench/shim.c),bench/shim.so)
 	RNGFEED=./rngfeed bench/run.sh
@@ -553,7 +558,7 @@ analyze:
 	done; exit $$rc
 
 clean:
-	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES) bench/shim.so tests/fakep11.so bench/work
+	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES) bench/shim.so bench/assess_data tests/fakep11.so bench/work
 
 # ---- fuzzing (make fuzz, make fuzz-short) ----
 # libFuzzer harnesses in tests/fuzz/ for every parser of outside input.
