@@ -26,6 +26,10 @@ endif
 PKGS        := libgcrypt libcap $(if $(filter yes,$(SYSTEMD)),libsystemd)
 PKG_CFLAGS   = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# PKCS#11's header only (libp11-kit-dev): the pkcs11 source dlopen()s the
+# module it is given, and resolves a p11-kit module name itself.
+P11_CFLAGS   = $(shell $(PKG_CONFIG) --cflags p11-kit-1 2>/dev/null)
+P11_MODDIR   = $(shell $(PKG_CONFIG) --variable=p11_module_path p11-kit-1 2>/dev/null)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -37,7 +41,8 @@ override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
 # 32-bit targets (i386, armhf): 64-bit off_t, ino_t and time_t (readdir
 # and stat fail with EOVERFLOW on 64-bit inode numbers; time_t past 2038).
 override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -DRNGFEED_VERSION=\"$(VERSION)\" \
-                     -DRNGFEED_SYSTEMD=$(if $(filter yes,$(SYSTEMD)),1,0) -Iinclude $(PKG_CFLAGS)
+                     -DRNGFEED_SYSTEMD=$(if $(filter yes,$(SYSTEMD)),1,0) -Iinclude $(PKG_CFLAGS) \
+                     $(P11_CFLAGS) $(if $(P11_MODDIR),-DRNGFEED_P11_MODULE_DIR=\"$(P11_MODDIR)\")
 override LDFLAGS  += -pie -Wl,-z,relro -Wl,-z,now -pthread
 # libdivsufsort: the suffix array behind the t-tuple and LRS estimates (issue 19).
 LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
@@ -114,7 +119,12 @@ TESTS = $(UNIT_TESTS) $(TEST_SCRIPTS)
 # How many tests run at once (tests/run-tests.sh: never two that take the
 # machine's hw_random hand-over).  The suite mostly waits on its daemons.
 CHECK_JOBS ?= 3
-check-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so
+check-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.so tests/fakep11.so
+
+# A PKCS#11 module that tests/test_pkcs11.sh tells to fail (no CKF_RNG, a
+# lost session, a C_GenerateRandom that hangs).
+tests/fakep11.so: tests/fakep11.c
+	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $<
 
 check: $(if $(AS_USER),,check-programs)
 	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
@@ -170,8 +180,13 @@ liveness-regressions: rngfeed build/liveness/interpose.so build/liveness/supervi
 # peers (installed with apt-get if missing), one Markdown table, also
 # written to bench/results.md.  Not in CI: noisy and minutes long.
 # make bench-smoke: the same scripts in a few seconds, no peers (CI).
-# bench/assess.sh makes its data with two test helpers.
-BENCH_HELPERS := $(filter tests/helper_streams tests/helper_estimate_gen,$(TEST_HELPERS))
+# bench/assess.sh makes its data with two test helpers and bench/assess_data
+# (real timing measurements, taken at run time).
+BENCH_HELPERS := $(filter tests/helper_streams tests/helper_estimate_gen,$(TEST_HELPERS)) \
+                 bench/assess_data
+
+bench/assess_data: bench/assess_data.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 bench: rngfeed $(BENCHES) $(BENCH_HELPERS) $(if $(wildcard bench/shim.c),bench/shim.so)
 	RNGFEED=./rngfeed bench/run.sh
@@ -242,8 +257,8 @@ vm-test-usb: rngfeed tests/helper_ttyrng
 # builds and runs rngfeed; make test-deps adds what make check and the
 # gates (sanitize, analyze, valgrind, fuzz) use.
 DEB_DEPS      := build-essential pkg-config libgcrypt20-dev libsystemd-dev \
-                 libcap-dev libdivsufsort-dev
-DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools strace procps \
+                 libcap-dev libdivsufsort-dev libp11-kit-dev
+DEB_TEST_DEPS := check rng-tools5 swtpm swtpm-tools softhsm2 strace procps \
                  man-db groff-base clang libclang-rt-14-dev valgrind cppcheck clang-tools-14
 deps:
 	apt-get update
@@ -543,7 +558,7 @@ analyze:
 	done; exit $$rc
 
 clean:
-	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES) bench/shim.so bench/work
+	rm -rf build rngfeed $(UNIT_TESTS) $(TEST_HELPERS) tests/rngfeed-faulty tests/cavp-ctr-drbg $(BENCHES) bench/shim.so bench/assess_data tests/fakep11.so bench/work
 
 # ---- fuzzing (make fuzz, make fuzz-short) ----
 # libFuzzer harnesses in tests/fuzz/ for every parser of outside input.
@@ -646,7 +661,7 @@ CROSS_ARCHES := arm64 s390x i386 armhf ppc64el
 CROSS_CACHE  ?= $(CURDIR)/.cache/cross
 CROSS_BUILD  ?= host
 # make test-deps's list less the compiler and the native gates' tools.
-CROSS_DEPS   := $(filter-out build-essential pkg-config swtpm swtpm-tools strace \
+CROSS_DEPS   := $(filter-out build-essential pkg-config swtpm swtpm-tools softhsm2 strace \
                   man-db groff-base clang libclang-rt-14-dev valgrind cppcheck \
                   clang-tools-14,$(DEB_DEPS) $(DEB_TEST_DEPS))
 CROSS_UNITS  := $(UNIT_TESTS)

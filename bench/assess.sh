@@ -5,7 +5,13 @@
 # one): uniform bytes, timing-jitter-like low bytes and first-order Markov
 # bytes (tests/helper_streams jitter, markov), biased bytes, 1-bit and
 # 4-bit samples (tests/helper_estimate_gen byte-biased, bits-biased,
-# nibbles).  Both run one after the other, BENCH_RUNS times (at most
+# nibbles); and data shaped like what people assess (issue 37,
+# bench/assess_data): the low bytes of real CLOCK_MONOTONIC deltas from a
+# tight loop, measured at run time (a few common values, a long tail of
+# rare ones, repeated blocks); the same clock around a jitterentropy-like
+# memory workload (all 256 values, far from uniform: 8-bit data with a
+# wide alphabet from a real source); 8,000,000 1-bit first-order Markov
+# samples (P(stay) = 0.8); bytes with one value at probability 1/4.  Both run one after the other, BENCH_RUNS times (at most
 # 3: NIST's tool takes half a minute), and the medians of their CPU time
 # (user + system) and of their wall time are compared; every estimate both
 # print and the final min-entropy must agree.
@@ -20,7 +26,8 @@
 # ea_non_iid: EA_NON_IID, or ea_non_iid on PATH, or one built in
 # $BENCH_WORK/oracle (usnistgov/SP800-90B_EntropyAssessment's cpp/, outside
 # the tree).  Without it the part prints why and measures only ours.
-# BENCH_SMOKE: 100,000 samples, one run.
+# BENCH_SMOKE: 100,000 samples, one run.  BENCH_KINDS="clock quarter ...":
+# only these kinds (NIST's tool takes minutes a kind on a loaded machine).
 set -uo pipefail
 BENCH_DIR=${BENCH_DIR:-$(cd "$(dirname "$0")" && pwd)}
 # shellcheck source=bench/lib.sh
@@ -39,6 +46,7 @@ EA=${EA_NON_IID:-$(command -v ea_non_iid || true)}
 TOP=$(cd "$BENCH_DIR/.." && pwd)
 STREAMS=$TOP/tests/helper_streams
 GEN=$TOP/tests/helper_estimate_gen
+DATA=$TOP/bench/assess_data
 
 # seconds TIMEFILE: "wall cpu" from bash's time (TIMEFORMAT below).
 TIMEFORMAT='%3R %3U %3S'
@@ -60,16 +68,27 @@ make_kind() {
 	uniform) head -c "$n" /dev/urandom ;;
 	jitter | markov) [ -x "$STREAMS" ] && "$STREAMS" "$1" "$n" ;;
 	byte-biased | bits-biased | nibbles) [ -x "$GEN" ] && "$GEN" "$1" 1 "$n" ;;
-	esac >"$W/$1.bin" && [ "$(stat -c %s "$W/$1.bin")" -eq "$n" ]
+	clock | clock-work | quarter) [ -x "$DATA" ] && "$DATA" "$1" "$n" ;;
+	markov-bits) [ -x "$DATA" ] && "$DATA" "$1" "$((8 * n))" ;;
+	esac >"$W/$1.bin" && [ "$(stat -c %s "$W/$1.bin")" -eq "$(count "$1")" ]
+}
+count() { # KIND: its samples
+	case $1 in
+	markov-bits) echo $((8 * n)) ;;
+	*) echo "$n" ;;
+	esac
 }
 
 KINDS=("uniform 8 uniform bytes" "jitter 8 timing-jitter low bytes" "markov 8 first-order Markov bytes"
-	"byte-biased 8 biased bytes" "bits-biased 1 1-bit samples" "nibbles 4 4-bit samples")
+	"byte-biased 8 biased bytes" "bits-biased 1 1-bit samples" "nibbles 4 4-bit samples"
+	"clock 8 real clock-delta low bytes" "clock-work 8 real clock-delta low bytes around memory work"
+	"markov-bits 1 first-order Markov bits, P(stay) 0.8" "quarter 8 bytes, one value at p 1/4")
 failed=0
 for entry in "${KINDS[@]}"; do
 	read -r kind bits label <<<"$entry"
+	[ -n "${BENCH_KINDS:-}" ] && [[ " $BENCH_KINDS " != *" $kind "* ]] && continue
 	if ! make_kind "$kind"; then
-		note "assess: cannot make $kind samples (make tests/helper_streams tests/helper_estimate_gen)"
+		note "assess: cannot make $kind samples (make tests/helper_streams tests/helper_estimate_gen bench/assess_data)"
 		continue
 	fi
 	ours_t=() nist_t=()
@@ -85,7 +104,7 @@ for entry in "${KINDS[@]}"; do
 	done
 	ours_cpu=$(cpus "${ours_t[@]}" | median)
 	ours_wall=$(walls "${ours_t[@]}" | median)
-	what="--assess, $n $label ($bits bits), $runs run(s)"
+	what="--assess, $(count "$kind") $label ($bits bits), $runs run(s)"
 	if [ -z "$EA" ]; then
 		note "assess: no ea_non_iid (set EA_NON_IID, or build usnistgov/SP800-90B_EntropyAssessment's cpp/ in $BENCH_WORK/oracle): our time only"
 		row 7 "$what: CPU time" "${ours_cpu} s" "ea_non_iid absent" "—" "≥ 10×: not measured"

@@ -78,6 +78,7 @@ void config_usage(FILE *out)
 	      "  -O, --option NAME:KEY=VALUE\n"
 	      "                          set an option of source NAME, e.g.\n"
 	      "                          hwrng:device=/dev/hwrng, rdrand:credit=2\n"
+	      "                          (pkcs11:module=, token=, pin-file=: a token)\n"
 	      "  -r, --rng-device PATH   the hw_random device (hwrng:device=PATH)\n"
 	      "      --raw               write raw bytes of the one source given by -n\n"
 	      "                          to stdout, untouched\n"

@@ -21,5 +21,6 @@ const struct source_driver *const source_drivers[] = {
 	&source_file,
 	&source_egd,
 	&source_serial,
+	&source_pkcs11,
 	NULL,
 };

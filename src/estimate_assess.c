@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
+#include "rngfeed/estimate_predict.h"
 
 /* One estimator on one input: the unit of work the threads share. */
 struct task {
@@ -149,7 +150,8 @@ int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep
 int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		  struct est_report *rep)
 {
-	uint8_t *sym = NULL, *bitstr = NULL;
+	uint8_t *copy = NULL, *bitstr = NULL;
+	const uint8_t *sym = s;
 	struct task tasks[2 * EST_COUNT];
 	struct pool pool = { .tasks = tasks };
 	pthread_t tid[8];
@@ -166,12 +168,18 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		return -ENODATA;
 	rep->bits = bits;
 	rep->n = n;
-	/* est_zalloc: huge pages, where a 4-KiB page fault per 4 KiB of
-	 * buffer cost more than the bitstring's estimators read it. */
-	sym = est_zalloc(n);
-	if (!sym)
-		return -ENOMEM;
-	rep->k = est_translate(s, n, bits, sym);
+	/* Every value present (uniform bytes, 1-bit samples): the ranks are
+	 * the samples themselves, no copy (8 MiB of page faults and writes
+	 * for 8M bits).  est_zalloc: huge pages, where a 4-KiB page fault per
+	 * 4 KiB of buffer cost more than the bitstring's estimators read it. */
+	rep->k = est_alphabet(s, n, bits);
+	if (rep->k != 1u << bits) {
+		copy = est_zalloc(n);
+		if (!copy)
+			return -ENOMEM;
+		rep->k = est_translate(s, n, bits, copy);
+		sym = copy;
+	}
 	if (rep->k < 2) {
 		rc = -EDOM;
 		goto out;
@@ -244,8 +252,10 @@ out:
 		explicit_bzero(bitstr, n * bits);
 		est_zfree(bitstr, n * bits);
 	}
-	explicit_bzero(sym, n);
-	est_zfree(sym, n);
+	if (copy) {
+		explicit_bzero(copy, n);
+		est_zfree(copy, n);
+	}
 	return rc;
 }
 

@@ -260,13 +260,14 @@ static int run_raw(struct rngfeed_config *cfg)
 			want = (size_t)left;
 		n = source_read(src, buf, want, NULL);
 		if (n < 0) {
-			char desc[SOURCE_WHY_LEN];
+			char desc[SOURCE_WHY_LEN], words[SOURCE_WHY_LEN];
 
 			/* The driver may know more than errno says (a TPM
 			 * response code, a stuck CPU instruction). */
 			source_describe(src, desc, sizeof(desc));
 			log_err("%s: read failed: %s (%s)", sc->driver->name,
-				strerror((int)-n), desc);
+				source_why_failed(src, (int)n, words,
+						  sizeof(words)), desc);
 			goto out;
 		}
 		if (n == 0) {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_tuple.h"
 #include "test_doubles.h"
 
 /* xorshift64*: fixed-seed test data. */
@@ -177,6 +177,75 @@ START_TEST(test_lag_matches_reference)
 }
 END_TEST
 
+/* MultiMCW as 90B §6.3.7 writes it: each window's most common value counted
+ * afresh at every step (ties: the most recent), the scoreboard (>= takes
+ * over), the correct predictions and their longest run. */
+static void mcw_reference(const uint8_t *s, size_t n, uint64_t *correct, uint64_t *longest)
+{
+	static const size_t w[4] = { 63, 255, 1023, 4095 };
+	uint64_t score[4] = { 0 }, run = 0;
+	unsigned winner = 0;
+
+	*correct = *longest = 0;
+	for (size_t i = w[0]; i < n; i++) {
+		int freq[4] = { -1, -1, -1, -1 };
+
+		for (unsigned j = 0; j < 4; j++) {
+			size_t cnt[256] = { 0 }, last[256] = { 0 };
+
+			if (i < w[j])
+				continue;
+			for (size_t p = i - w[j]; p < i; p++) {
+				cnt[s[p]]++;
+				last[s[p]] = p;
+			}
+			for (unsigned v = 0; v < 256; v++)
+				if (cnt[v] && (freq[j] < 0 || cnt[v] > cnt[freq[j]] ||
+					       (cnt[v] == cnt[freq[j]] && last[v] > last[freq[j]])))
+					freq[j] = (int)v;
+		}
+		if (freq[winner] == s[i]) {
+			++*correct;
+			if (++run > *longest)
+				*longest = run;
+		} else {
+			run = 0;
+		}
+		for (unsigned j = 0; j < 4; j++)
+			if (freq[j] == s[i] && ++score[j] >= score[winner])
+				winner = j;
+	}
+}
+
+/* MultiMCW against the reference, where the most common value changes
+ * often and where one dominates (the steps where it leaves a window are
+ * the ones est_multi_mcw() shortcuts): small alphabets with ties, one
+ * value at 1/3 among 200, a few values at random. */
+START_TEST(test_mcw_matches_reference)
+{
+	enum { N = 9000 };
+	static uint8_t s[N];
+	const unsigned ks[] = { 3, 200, 6, 256 };
+	const unsigned k = ks[_i];
+	struct est_result r;
+	uint64_t c, longest;
+
+	rng_state = 300 + (uint64_t)_i;
+	for (int i = 0; i < N; i++) {
+		if (_i == 1)
+			s[i] = rnd() % 3 == 0 ? 42 : (uint8_t)(rnd() % k);
+		else if (_i == 3)
+			s[i] = rnd() % 4 == 0 ? 7 : rnd() % 2 ? 9 : (uint8_t)rnd();
+		else
+			s[i] = (uint8_t)(rnd() % k);
+	}
+	ck_assert_int_eq(est_multi_mcw(s, N, k, &r), 0);
+	mcw_reference(s, N, &c, &longest);
+	ck_assert_uint_eq(r.count, c);
+	ck_assert_uint_eq(r.run, longest + 1);
+}
+END_TEST
+
 START_TEST(test_prediction_bound_nist_figures)
 {
 	struct est_result r;
@@ -275,7 +344,9 @@ END_TEST
  * array gives, on random bits, on bits with long repeats (v >= 64), on
  * biased ones, on a 100-bit block repeated ten times (runs of ten positions
  * that share 64 bits, ordered past them) and on runs of 100 equal bits
- * (37 positions that share 64 bits) and one of 400 (the fallback). */
+ * (37 positions that share 64 bits) and one of 400 (the fallback), and on
+ * 200 runs of 48 zeros (600 positions whose words tie: more than an
+ * insertion sort takes, merged). */
 START_TEST(test_tuple_bits_sort_matches_suffix_array)
 {
 	enum { N = 200000 };
@@ -292,6 +363,8 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 			s[i] = (rnd() & 7) == 0;
 		else if (_i == 3)
 			s[i] = i >= 20000 && i % 20000 < 100 ? s[i % 20000 + 100] : rnd() & 1;
+		else if (_i == 6)
+			s[i] = i % 1000 < 48 ? 0 : rnd() & 1;
 		else
 			s[i] = (i >= 50000 && i < 50100) || (_i == 5 && i > 150000 && i < 150400) ? 1 : rnd() & 1;
 	}
@@ -485,9 +558,10 @@ static Suite *estimate_suite(void)
 	tcase_add_test(tc, test_markov_known_chains);
 	tcase_add_test(tc, test_lag_periodic);
 	tcase_add_loop_test(tc, test_lag_matches_reference, 0, 5);
+	tcase_add_loop_test(tc, test_mcw_matches_reference, 0, 4);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
-	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 6);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 7);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);

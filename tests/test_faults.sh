@@ -49,6 +49,7 @@ FAULTY=${FAULTY:-tests/rngfeed-faulty}
 PATTERN=tests/helper_pattern
 FAKETPM=tests/helper_faketpm
 TTYRNG=tests/helper_ttyrng
+FAKEP11=tests/fakep11.so
 . tests/lib_measure.sh
 RUN_S=9          # seconds a case runs (the metrics are first written at 5 s)
 RETRY_RUN_S=37   # TPM_RC_RETRY: the driver gives up after 30 s, retries 1 s later
@@ -65,7 +66,7 @@ fi
 	{ echo "SKIP: root without CAP_SYS_ADMIN (a container's default; --cap-add SYS_ADMIN grants it): RNDADDENTROPY would fail"; exit 77; }
 # Every row is measured through the LD_PRELOAD shim (not under ASan).
 measure_need_shim "$RNGFEED"
-for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$TTYRNG"; do
+for f in "$RNGFEED" "$FAULTY" "$PATTERN" "$FAKETPM" "$TTYRNG" "$FAKEP11"; do
 	if [ ! -x "$f" ] && [ ! -r "$f" ]; then
 		echo "FAIL: $f is not built (make $f)"
 		exit 1
@@ -93,6 +94,7 @@ export STATE_DIRECTORY="$tmp/state"
 # the tree while the cases run must not pull a binary from under them.
 mkdir "$tmp/bin" && cp "$RNGFEED" "$FAULTY" "$tmp/bin/" || exit 1
 RNGFEED=$tmp/bin/${RNGFEED##*/} FAULTY=$tmp/bin/${FAULTY##*/}
+case $FAKEP11 in /*) ;; *) FAKEP11=$PWD/$FAKEP11 ;; esac
 
 TCK=$(getconf CLK_TCK)
 case_bg=()
@@ -282,6 +284,38 @@ serial_vanish_case() {
 	SERIAL_RUN_S=$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }') serial_case "$@"
 }
 
+# p11_case NAME [FLAG]: the real daemon on tests/fakep11.so, told FLAG
+# (a file in its FAKEP11_DIR: stuck = constant bytes).
+p11_case() {
+	local dir=$tmp/$1
+	mkdir "$dir/p11"
+	export FAKEP11_DIR=$dir/p11
+	[ -z "${2:-}" ] || : >"$dir/p11/$2"
+	daemon "$dir" "$RNGFEED" pkcs11 -O "pkcs11:module=$FAKEP11" -O pkcs11:token=fake
+	finish "$dir" "${P11_RUN_S:-$RUN_S}"
+}
+
+# The token is removed once 2 blocks were read (CKR_DEVICE_REMOVED, then
+# no token in the slot list), and put back once the daemon has said so
+# and looked again; the blocks read before are in $dir/p1.  Runs 5 s
+# longer, as dev_vanish.
+p11_removed_case() {
+	local dir=$tmp/$1 i
+	mkdir "$dir/p11"
+	export FAKEP11_DIR=$dir/p11
+	daemon "$dir" "$RNGFEED" pkcs11 -O "pkcs11:module=$FAKEP11" -O pkcs11:token=fake
+	for i in $(seq 200); do
+		[ "$(grep -c '^C_GenerateRandom' "$dir/p11/log" 2>/dev/null)" -ge 2 ] && break
+		sleep 0.05
+	done
+	: >"$dir/p11/removed"
+	grep -c '^C_GenerateRandom' "$dir/p11/log" >"$dir/p1"
+	wait_log "$dir" "pkcs11: read failed: no token labelled" 8
+	rm -f "$dir/p11/removed"
+	finish "$dir" "$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }')"
+	: "$i"
+}
+
 # ---- the catalogue -------------------------------------------------------------
 # NAME|fault|how it runs.  Checks per case are in check_case below.
 CASES=(
@@ -326,6 +360,8 @@ CASES=(
 	"ser_whitened|serial: a whitened stream taken for raw (TrueRNG v3 knocked as a Pro)|serial_case ser_whitened truerng model=v3"
 	"ser_liar|serial: a OneRNG that keeps its whitener on (cmd1 ignored)|serial_case ser_liar onerng whiten"
 	"ser_vanish|serial: unplugged mid-read, back 2 s later|serial_vanish_case ser_vanish onerng vanish=27000 back=2"
+	"p11_stuck|PKCS#11: C_GenerateRandom returns constant bytes|p11_case p11_stuck stuck"
+	"p11_removed|PKCS#11: token removed mid-run, put back|p11_removed_case p11_removed"
 )
 
 # ONLY=REGEX runs only the cases whose name matches (for debugging).
@@ -385,6 +421,7 @@ check_case() {
 	dev_* ) src=fakedev ;;
 	tpm_* ) src=tpm ;;
 	ser_* ) src=serial ;;
+	p11_* ) src=pkcs11 ;;
 	* ) src="file" ;;
 	esac
 	m1=$dir/m1 m2=$dir/m2
@@ -484,6 +521,10 @@ check_case() {
 		credit_rule=passed retry_rule=quiet ;;
 	ser_vanish) want_log="read failed: the device went away"
 		credit_rule=passed retry_rule=gone ;;
+	p11_stuck) want_log="$src: block failed [A-Za-z].*discarded"
+		credit_rule=zero retry_rule=disable ;;
+	p11_removed) want_log="read failed: C_GenerateRandom: CKR_DEVICE_REMOVED"
+		credit_rule=passed retry_rule=error ;;
 	tpm_stray) # Idle when they come, or with a command pending.
 		want_log="read failed: Protocol error.*(bytes arrived that no command asked for|tag 0x5a5a)"
 		credit_rule=passed retry_rule=error ;;
@@ -631,6 +672,16 @@ check_case() {
 		[ "$(grep -c '^cmd O' "$dir/emu.log")" -ge 2 ] ||
 			problem "not told again after its return"
 		[ "$passed" -ge 2 ] || problem "only $passed blocks passed"
+		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
+	p11_*) # The module's path, this checkout's, is no part of the row.
+		detected=$(sed -E 's/ \(token .fake. of module [^)]*\)//' <<<"$detected") ;;&
+	p11_removed)
+		# Read again after its return: more blocks passed than were
+		# read before it went.
+		[ "$passed" -gt "$(cat "$dir/p1" 2>/dev/null || echo 999999)" ] ||
+			problem "no block passed after it came back ($(cat "$dir/p1" 2>/dev/null) -> $passed)"
+		grep -q "pkcs11: read failed: no token labelled 'fake'" "$dir/log" ||
+			problem "not looked for again while it was away"
 		[ "$enabled" = 1 ] || problem "not enabled at the end" ;;
 	dev_vanish | fifo_vanish | fifo_eof)
 		# It came back: more blocks passed than before it went (fakedev

@@ -123,6 +123,10 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
  * p_global_prime, p_local, count, n, run.  Pure arithmetic. */
 void est_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest,
 			  unsigned k, struct est_result *r);
+/* How many distinct values the low `bits` bits of the samples take.  When
+ * it is 1 << bits, est_translate() changes nothing in samples below
+ * 1 << bits. */
+unsigned est_alphabet(const uint8_t *s, size_t n, unsigned bits);
 /* Maps the low `bits` bits of each sample to its rank among the distinct
  * values present (out may be s).  Returns the alphabet size (>= 1). */
 unsigned est_translate(const uint8_t *s, size_t n, unsigned bits, uint8_t *out);

@@ -1,30 +1,45 @@
-/* Shared by the four predictors' files (estimate_predict.c: MultiMCW and
- * lag; estimate_mmc.c, estimate_lz78y.c: wide samples; estimate_bitboard.c:
- * MultiMMC and LZ78Y over binary samples).  Not part of the API. */
+/* Shared by the four predictors' files (§6.3.7-10: estimate_6_3_7_multi_mcw.c,
+ * estimate_6_3_8_lag.c, estimate_6_3_9_multi_mmc.c and estimate_6_3_10_lz78y.c
+ * over wide samples, estimate_6_3_9_10_binary.c MultiMMC and LZ78Y over
+ * binary ones): inline pieces, and the binary pass the MultiMMC and LZ78Y
+ * files both call.  Not part of the API. */
 #ifndef RNGFEED_ESTIMATE_PREDICT_H
 #define RNGFEED_ESTIMATE_PREDICT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "rngfeed/estimate_common.h"
 
 struct est_result;
 
-/* 0 or -EINVAL: s set, 2 <= k <= 256, n < 2^32, every sample below k. */
-int est_check_literal(const uint8_t *s, size_t n, unsigned k);
+/* MultiMMC (into mmc) and LZ78Y (into lz, when n >= 18) over binary
+ * samples (k = 2, n >= 3, checked by the caller), in one pass: the two
+ * count the same pairs (estimate_6_3_9_10_binary.c).  1 (both), 0
+ * (MultiMMC only: n < 18), -ENOMEM. */
+int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
+			 struct est_result *lz);
 
-/* Set bits of x.  Without the POPCNT instruction (x86-64's baseline lacks
- * it) __builtin_popcountll is a call into libgcc; this is a few
- * instructions inline. */
-static inline uint32_t popcount64(uint64_t x)
+/* Whether a sub-predictor whose score is sc at a block's start can take
+ * over from the winner (score high, the highest) within the block, where
+ * it is right at `ahead` steps at which the winner is not.  The highest
+ * score never falls below the winner's, so before one of its steps the
+ * sub-predictor has gained at most ahead - 1 on it (ahead when the winner
+ * is right at that step too), and the step itself adds 1: it needs
+ * sc + ahead + 1 >= high.  The winner itself always passes.  Tighter than
+ * sc + (its right predictions) >= high, which let a third of the blocks
+ * on biased bits be stepped through one sample at a time. */
+static inline int can_take(uint64_t sc, uint32_t ahead, uint64_t high)
 {
-#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
-	return (uint32_t)__builtin_popcountll(x);
-#else
-	x -= (x >> 1) & 0x5555555555555555ull;
-	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
-#endif
+	return sc + ahead + 1 >= high;
+}
+
+/* Set bits of x; hw: in a copy built for the POPCNT instruction (see
+ * lag_binary()). */
+static inline __attribute__((always_inline)) uint32_t popcount_hw(uint64_t x, int hw)
+{
+	return hw ? (uint32_t)__builtin_popcountll(x) : popcount64(x);
 }
 
 /* Counts of correct predictions and their longest run. */
@@ -80,6 +95,30 @@ static inline void tally_lsb(struct tally *t, uint64_t m, unsigned len)
 	tally_bits(t, m, len, 0);
 }
 
+/* Whether the len samples at a and b are the same: the hash tables' keys
+ * in MultiMMC and LZ78Y over wide samples, 1 to 17 samples, compared here
+ * rather than by a call to memcmp() (16 % of MultiMMC's time on real
+ * clock deltas), eight at a time from 8 on (the last eight overlapping the
+ * others). */
+static inline int same_samples(const uint8_t *a, const uint8_t *b, unsigned len)
+{
+	uint64_t x, y, diff = 0;
+
+	if (len < 8) {
+		for (unsigned k = 0; k < len; k++)
+			diff |= (uint64_t)(a[k] ^ b[k]);
+		return diff == 0;
+	}
+	for (unsigned k = 0; k + 8 <= len; k += 8) {
+		memcpy(&x, a + k, 8);
+		memcpy(&y, b + k, 8);
+		diff |= x ^ y;
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return (diff | (x ^ y)) == 0;
+}
+
 /* MultiMMC's and LZ78Y's context lengths, caps and shared pieces. */
 #define CTX_MAX 16
 #define MMC_MAX_ENTRIES 100000
@@ -115,7 +154,4 @@ static inline int len1_add(uint32_t *pairs1, uint32_t *best1, uint8_t *pred1, ui
 	}
 	return made;
 }
-
-
-
 #endif

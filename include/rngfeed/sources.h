@@ -17,6 +17,7 @@ extern const struct source_driver source_virtio;
 extern const struct source_driver source_file;
 extern const struct source_driver source_egd;
 extern const struct source_driver source_serial;
+extern const struct source_driver source_pkcs11;
 
 /*
  * The default credit of the hw_random device @name (NULL: the current

@@ -1,172 +1,14 @@
-/* SP 800-90B §6.3.5 t-tuple and §6.3.6 longest repeated substring (LRS),
- * both from one suffix array.
- *
- * Adjacent suffixes in sorted order that share their first t samples are
- * the occurrences of one t-tuple.  The LCP array (longest common prefix of
- * neighbours) groups them: every "lcp-interval" of depth h whose enclosing
- * interval has depth p stands for one tuple of each length t in (p, h], with
- * as many occurrences c as the interval has suffixes.  One bottom-up pass
- * over the LCP array visits every interval once, so
- *   Q[t] (count of the most common t-tuple) = max c over intervals of depth
- *        >= t (a range maximum, kept per depth and swept from the top), and
- *   S[t] (sum over t-tuples of C(c, 2), LRS's collision count) = a range add
- *        over (p, h], kept as a difference array,
- * in O(n) after the O(n log n) sort (libdivsufsort, which NIST's tool also
- * uses).  Memory: the suffix array and one more int32 per sample (the LCP,
- * computed in place of a "previous suffix" array, Kärkkäinen et al.'s PLCP
- * method), plus 12 bytes per repeated length. */
-#include <divsufsort.h>
+/* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples: the
+ * suffixes grouped by 64-bit words instead of a suffix array (see below);
+ * the tallies and estimates are estimate_6_3_5_6_tally.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
-
-#define TUPLE_MIN_COUNT 35	/* 90B: t-tuple uses tuples seen >= 35 times */
-
-struct frame { int32_t h, lb; };
-
-static long double upper_bound_l(long double p, size_t n)
-{
-	long double u = p + (long double)EST_ZALPHA *
-			    sqrtl(p * (1.0L - p) / (long double)(n - 1));
-
-	return u > 1.0L ? 1.0L : u;
-}
-
-/* Per-depth tallies: maxc[t], the largest lcp-interval of depth t (swept
- * into Q[t] by tuple_finish()); dsum, S[t] as a difference array; v, the
- * deepest interval.  Both arrays hold v + 2 entries. */
-struct tallies {
-	uint32_t *maxc;
-	uint64_t *dsum;
-	int32_t v;
-};
-
-/* An lcp-interval of depth h, c suffixes, inside one of depth parent. */
-static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t c)
-{
-	const uint64_t pairs = c * (c - 1) / 2;
-
-	if (c > ts->maxc[h])
-		ts->maxc[h] = (uint32_t)c;
-	ts->dsum[parent + 1] += pairs;
-	ts->dsum[h + 1] -= pairs;
-	if (h > ts->v)
-		ts->v = h;
-}
-
-/* The lcp-intervals deeper than base among m suffixes in sorted order that
- * all share their first base samples (lcp[r] >= base: the common prefix of
- * the suffixes ranked r - 1 and r; lcp[0] unused).  st: m + 1 frames. */
-static void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
-			  struct frame *st, struct tallies *ts)
-{
-	size_t top = 0;
-
-	st[0] = (struct frame){ base, 0 };
-	for (size_t r = 1; r <= m; r++) {
-		int32_t cur = r < m ? lcp[r] : base, lb = (int32_t)r - 1;
-
-		/* The root frame (depth base) never leaves: cur >= base. */
-		while (top > 0 && cur < st[top].h) {
-			struct frame f = st[top--];
-			int32_t parent = cur > st[top].h ? cur : st[top].h;
-
-			tally(ts, parent, f.h, (uint64_t)r - (uint64_t)f.lb);
-			lb = f.lb;
-		}
-		if (cur > st[top].h)
-			st[++top] = (struct frame){ cur, lb };
-	}
-}
-
-/* The two estimates from the tallies of n samples (ts->v > 0). */
-static void tuple_finish(struct tallies *ts, size_t n,
-			 struct est_result *tuple, struct est_result *lrs)
-{
-	uint32_t *maxc = ts->maxc;
-	uint64_t *dsum = ts->dsum;
-	const int32_t v = ts->v;
-	size_t u;
-	long double pmax;
-
-	/* Q[t] = max over depths >= t (1 if nothing repeats at t). */
-	for (int32_t t = v - 1; t >= 1; t--)
-		if (maxc[t + 1] > maxc[t])
-			maxc[t] = maxc[t + 1];
-	for (int32_t t = 1; t <= v; t++) {
-		dsum[t] += dsum[t - 1];
-		if (maxc[t] == 0)
-			maxc[t] = 1;
-	}
-
-	/* t-tuple: every t whose most common tuple occurs >= 35 times. */
-	for (u = 1; u <= (size_t)v && maxc[u] >= TUPLE_MIN_COUNT; u++)
-		;
-	tuple->t = u - 1;
-	lrs->u = u;
-	lrs->v = (uint64_t)v;
-	pmax = -1.0L;
-	for (size_t t = 1; t < u; t++) {
-		long double p = powl((long double)maxc[t] / (long double)(n - t + 1),
-				     1.0L / (long double)t);
-
-		if (p > pmax)
-			pmax = p;
-	}
-	if (pmax > 0.0L) {
-		long double pu = upper_bound_l(pmax, n);
-
-		tuple->p_hat = (double)pmax;
-		tuple->p_u = (double)pu;
-		tuple->count = maxc[1];
-		tuple->h = (double)-log2l(pu);
-	}
-	/* LRS: lengths u..v, collision probability per tuple length. */
-	if ((size_t)v >= u) {
-		long double pu;
-
-		pmax = 0.0L;
-		for (size_t t = u; t <= (size_t)v; t++) {
-			long double pairs = (long double)(n - t + 1) * (long double)(n - t) / 2.0L;
-			long double p = powl((long double)dsum[t] / pairs, 1.0L / (long double)t);
-
-			if (p > pmax)
-				pmax = p;
-		}
-		pu = upper_bound_l(pmax, n);
-		lrs->p_hat = (double)pmax;
-		lrs->p_u = (double)pu;
-		lrs->h = (double)-log2l(pu);
-	}
-}
-
-/* From the LCP array in sorted order (lcp[r]: the common prefix of the
- * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
- * two estimates.  Frees nothing it did not allocate. */
-static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
-		    struct est_result *tuple, struct est_result *lrs)
-{
-	struct tallies ts = { NULL, NULL, 0 };
-	/* The stack never holds more than v + 1 frames (depths increase). */
-	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
-	int rc = -ENOMEM;
-
-	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
-	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
-	if (ts.maxc && ts.dsum && st) {
-		lcp_intervals(lcp, n, 0, st, &ts);
-		tuple_finish(&ts, n, tuple, lrs);
-		rc = 0;
-	}
-	free(st);
-	free(ts.maxc);
-	free(ts.dsum);
-	return rc;
-}
+#include "rngfeed/estimate_common.h"
+#include "rngfeed/estimate_tuple.h"
 
 /* ---- bits: grouping words instead of sorting whole suffixes ----
  * On a bitstring the suffix order down to depth 64 is the order of the 64
@@ -237,9 +79,10 @@ static int long_run(const uint64_t *w, size_t n, size_t limit)
 /* ---- positions whose words tie ----
  * (They share their first `depth` bits.)  The sort leaves them in a run,
  * by position; each run is put in suffix order by comparing on, and their
- * LCP is counted the same way.  Many or deep ties (long runs of equal
- * bits, a repeated block) go to the suffix array instead: TIE_MAX
- * positions per run, TIE_DEPTH bits deep. */
+ * LCP is counted the same way (a group of more than TIE_MAX by a merge
+ * sort, merge_words()).  Deep ties (a run of equal bits longer than
+ * depth - 1 + TIE_MAX, a repeated block) go to the suffix array instead:
+ * TIE_DEPTH bits deep. */
 #define TIE_MAX 64
 #define TIE_DEPTH 4096
 
@@ -320,6 +163,7 @@ struct bits_sort {
 	uint64_t *tmp;		/* room for the largest bucket */
 	size_t large;		/* twice a bucket's mean size */
 	struct tallies ts;
+	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
 };
@@ -373,20 +217,65 @@ static void sort_words(uint64_t *x, size_t m)
 	}
 }
 
-/* A group of m words sharing their top `base` bits, which no counting
- * pass splits further: sorted, ties put in suffix order, and the
- * lcp-intervals below base through the stack.  0 or -EAGAIN. */
-static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+/* Word a before word b in suffix order: by their bits, ties by comparing
+ * on (*deep set past TIE_DEPTH). */
+static inline int word_less(const struct bits_sort *bs, uint64_t a, uint64_t b, int *deep)
+{
+	if ((a ^ b) > bs->pmask)
+		return a < b;
+	return suffix_less(bs->w, bs->n, a & bs->pmask, b & bs->pmask, deep);
+}
+
+/* x[0..m) in suffix order by a bottom-up merge sort through tmp (m
+ * words), for a group too large for insertion sorts: many positions
+ * whose words tie (long runs of equal bits: 8M first-order Markov bits
+ * with P(stay) = 0.8 put a thousand in each of the all-zero and all-one
+ * words).  0, or -EAGAIN when the ties are too deep or, all groups
+ * together, too many: on repetitive bits (the low bytes of real clock
+ * deltas repeat blocks of hundreds of bits) the suffix array is faster
+ * than comparing on word by word. */
+static int merge_words(struct bits_sort *bs, uint64_t *x, size_t m, uint64_t *tmp)
+{
+	uint64_t *from = x, *to = tmp;
+	int deep = 0;
+	/* the passes' comparisons, m per pass, at most */
+	const size_t cost = m * (size_t)(64 - __builtin_clzll((uint64_t)m));
+
+	if (cost > bs->tie_budget)
+		return -EAGAIN;
+	bs->tie_budget -= cost;
+
+	for (size_t width = 1; width < m; width *= 2) {
+		for (size_t lo = 0; lo < m; lo += 2 * width) {
+			const size_t mid = lo + width < m ? lo + width : m;
+			const size_t hi = lo + 2 * width < m ? lo + 2 * width : m;
+			size_t i = lo, j = mid, k = lo;
+
+			while (i < mid && j < hi)
+				to[k++] = word_less(bs, from[j], from[i], &deep) ? from[j++] : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+		}
+		if (deep)
+			return -EAGAIN;
+		from = from == x ? tmp : x;
+		to = to == x ? tmp : x;
+	}
+	if (from != x)
+		memcpy(x, from, m * sizeof(*x));
+	return 0;
+}
+
+/* The LCP of neighbours x[r - 1], x[r] in suffix order into lcp[1..m), and
+ * the lcp-intervals below base through the stack st (m + 1 frames).  0 or
+ * -EAGAIN. */
+static int group_intervals(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base,
+			   int32_t *lcp, struct frame *st)
 {
 	const uint64_t pmask = bs->pmask;
-	int rc;
 
-	if (m > TIE_MAX)
-		return -EAGAIN;
-	sort_words(x, m);
-	rc = sort_ties(x, m, pmask, bs->w, bs->n);
-	if (rc < 0)
-		return rc;
 	/* LCP of neighbours: their xor's leading zeros, or counted on past a
 	 * tie; at most the shorter's length. */
 	for (size_t r = 1; r < m; r++) {
@@ -404,10 +293,40 @@ static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned ba
 			if (deep)
 				return -EAGAIN;
 		}
-		bs->lcp[r] = (int32_t)(l < lim ? l : lim);
+		lcp[r] = (int32_t)(l < lim ? l : lim);
 	}
-	lcp_intervals(bs->lcp, m, (int32_t)base, bs->st, &bs->ts);
+	lcp_intervals(lcp, m, (int32_t)base, st, &bs->ts);
 	return 0;
+}
+
+/* A group of m words sharing their top `base` bits, which no counting
+ * pass splits further: sorted, ties put in suffix order, and the
+ * lcp-intervals below base through the stack.  0, -EAGAIN or -ENOMEM. */
+static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned base)
+{
+	uint64_t *tmp;
+	int32_t *lcp;
+	struct frame *st;
+	int rc;
+
+	if (m <= TIE_MAX) {
+		sort_words(x, m);
+		rc = sort_ties(x, m, bs->pmask, bs->w, bs->n);
+		return rc < 0 ? rc : group_intervals(bs, x, m, base, bs->lcp, bs->st);
+	}
+	tmp = malloc(m * sizeof(*tmp));
+	lcp = malloc(m * sizeof(*lcp));
+	st = malloc((m + 1) * sizeof(*st));
+	rc = -ENOMEM;
+	if (tmp && lcp && st) {
+		rc = merge_words(bs, x, m, tmp);
+		if (rc == 0)
+			rc = group_intervals(bs, x, m, base, lcp, st);
+	}
+	free(tmp);
+	free(lcp);
+	free(st);
+	return rc;
 }
 
 /* The LCP of the main-set words a and b: their xor's leading zeros, or
@@ -765,7 +684,43 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	return group_buckets(bs, e, nm, start);
 }
 
-static int tuple_lrs_bits(const uint8_t *s, size_t n,
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether the bits repeat so much that words tie everywhere: 8,192
+ * windows spread over them (an odd distance apart), and more than one in
+ * eight the same as another.  The low bytes of real clock deltas, 8M bits
+ * of them, have 7,700 such, a word-by-word sort of them takes 5 times as
+ * long as the suffix array, and found out only after most of it; random,
+ * biased and first-order Markov bits have a handful, a jitterentropy-like
+ * clock source's a few hundred (where the words are twice as fast as the
+ * suffix array).  -ENOMEM, 0 or 1. */
+#define SPOT_CHECKS 8192
+static int repetitive(const uint64_t *w, size_t n, unsigned depth)
+{
+	uint64_t *x;
+	size_t step, same = 0;
+
+	if (n < (size_t)64 * SPOT_CHECKS)
+		return 0;
+	x = malloc(SPOT_CHECKS * sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	step = ((n - 64) / SPOT_CHECKS) | 1;
+	for (size_t k = 0; k < SPOT_CHECKS; k++)
+		x[k] = window(w, k * step) >> (64 - depth);
+	qsort(x, SPOT_CHECKS, sizeof(*x), cmp_u64);
+	for (size_t k = 1; k < SPOT_CHECKS; k++)
+		same += x[k] == x[k - 1];
+	free(x);
+	return same > SPOT_CHECKS / 8;
+}
+
+int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 			  struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
@@ -774,6 +729,8 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
 	struct bits_sort bs = {
 		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
+		/* the clock-work kind of bench/assess.sh takes n / 12 */
+		.tie_budget = n / 4,
 	};
 	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
 	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));
@@ -791,6 +748,11 @@ static int tuple_lrs_bits(const uint8_t *s, size_t n,
 		rc = -EAGAIN;
 		goto out;
 	}
+	rc = repetitive(w, n, bs.depth);
+	if (rc != 0) {
+		rc = rc < 0 ? rc : -EAGAIN;
+		goto out;
+	}
 	rc = sort_and_tally(&bs, e, start);
 	if (rc == 0 && bs.ts.v == 0)
 		rc = -ENODATA;
@@ -803,87 +765,5 @@ out:
 	free(start);
 	free(bs.ts.maxc);
 	free(bs.ts.dsum);
-	return rc;
-}
-
-int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
-		  struct est_result *tuple, struct est_result *lrs)
-{
-	if (!s || !tuple || !lrs || k < 2 || k > 256 || n >= INT32_MAX)
-		return -EINVAL;
-	if (n < 2)
-		return -ENODATA;
-	memset(tuple, 0, sizeof(*tuple));
-	memset(lrs, 0, sizeof(*lrs));
-	tuple->h = lrs->h = -1.0;
-	if (k == 2 && n >= 128) {
-		int rc = tuple_lrs_bits(s, n, tuple, lrs);
-
-		if (rc != -EAGAIN)
-			return rc;
-	}
-	return est_tuple_lrs_sa(s, n, tuple, lrs);
-}
-
-/* The general case: libdivsufsort's suffix array, then the LCP array. */
-int est_tuple_lrs_sa(const uint8_t *s, size_t n,
-		     struct est_result *tuple, struct est_result *lrs)
-{
-	int32_t *sa = NULL, *plcp = NULL, v = 0;
-	int rc = -ENOMEM;
-
-	memset(tuple, 0, sizeof(*tuple));
-	memset(lrs, 0, sizeof(*lrs));
-	tuple->h = lrs->h = -1.0;
-	sa = est_zalloc(n * sizeof(*sa));
-	plcp = est_zalloc(n * sizeof(*plcp));
-	if (!sa || !plcp)
-		goto out;
-	if (divsufsort(s, sa, (saidx_t)n) != 0) {
-		rc = -EINVAL;
-		goto out;
-	}
-	/* Each of these loops reads or writes one random place per sample
-	 * (8 million for a megabyte's bits): prefetched a few ahead. */
-	plcp[sa[0]] = -1;
-	for (size_t r = 1; r < n; r++) {
-		if (r + 16 < n)
-			__builtin_prefetch(&plcp[sa[r + 16]], 1);
-		plcp[sa[r]] = sa[r - 1];
-	}
-	/* plcp[i]: first the suffix sorted just before suffix i (-1: none),
-	 * then the LCP of the two; h drops by at most one from i to i + 1. */
-	for (int32_t i = 0, h = 0; i < (int32_t)n; i++) {
-		int32_t j = plcp[i];
-
-		if (i + 16 < (int32_t)n && plcp[i + 16] >= 0)
-			__builtin_prefetch(s + plcp[i + 16]);
-		if (j < 0) {
-			h = 0;
-			plcp[i] = 0;
-			continue;
-		}
-		while (i + h < (int32_t)n && j + h < (int32_t)n && s[i + h] == s[j + h])
-			h++;
-		plcp[i] = h;
-		if (h > v)
-			v = h;
-		if (h > 0)
-			h--;
-	}
-	if (v == 0) {	/* no sample repeats: nothing to estimate */
-		rc = -ENODATA;
-		goto out;
-	}
-	/* In rank order, over the suffix array (each rank read once). */
-	for (size_t r = 0; r < n; r++) {
-		if (r + 16 < n)
-			__builtin_prefetch(&plcp[sa[r + 16]]);
-		sa[r] = plcp[sa[r]];
-	}
-	rc = from_lcp(sa, n, v, tuple, lrs);
-out:
-	est_zfree(sa, n * sizeof(*sa));
-	est_zfree(plcp, n * sizeof(*plcp));
 	return rc;
 }

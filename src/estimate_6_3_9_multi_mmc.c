@@ -1,11 +1,11 @@
 /* SP 800-90B §6.3.9 MultiMMC over wide samples (more than 1 bit).
- * Binary samples: estimate_bitboard.c. */
+ * Binary samples: estimate_6_3_9_10_binary.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_predict.h"
 
 /* ================= §6.3.9 MultiMMC ================= */
@@ -88,7 +88,7 @@ static size_t stab_find(const struct stab *t, const uint8_t *s, uint32_t pos,
 
 		if (e->tag == 0)
 			return at;
-		if ((e->tag & ~0xffu) == key && memcmp(s + e->pos, s + pos, len) == 0)
+		if ((e->tag & ~0xffu) == key && same_samples(s + e->pos, s + pos, len))
 			return at;
 	}
 }

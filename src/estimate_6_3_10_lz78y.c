@@ -1,18 +1,18 @@
 /* SP 800-90B §6.3.10 LZ78Y over wide samples (more than 1 bit): its
- * dictionary in hash tables.  Binary samples: estimate_bitboard.c. */
+ * dictionary in hash tables.  Binary samples: estimate_6_3_9_10_binary.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_predict.h"
 
 /* ================= dictionaries for MultiMMC and LZ78Y ================= */
 /* Both count, for every context x (the 1..16 samples before position i)
  * and follower y, how often y followed x, and predict x's most frequent
  * follower (ties: larger y).  Binary samples index flat arrays by the
- * context's bits (estimate_bitboard.c); wider ones use these
+ * context's bits (estimate_6_3_9_10_binary.c); wider ones use these
  * open-addressing hash tables keyed by positions in the sample buffer (a
  * key is the substring there, so nothing is copied).  Tables grow by
  * doubling; each holds at most the number of distinct keys seen. */
@@ -50,29 +50,25 @@ static int htab_init(struct htab *t, size_t cap)
 	return 0;
 }
 
-/* The keys are 1 to 17 samples: compared here, not by a call to memcmp(). */
-static inline int same_str(const uint8_t *a, const uint8_t *b, unsigned len)
+/* Where the key of hash h starts looking: from the high bits of a
+ * multiplication (hmix's low bits depend on the low bits of the samples
+ * only). */
+static inline size_t htab_home(const struct htab *t, uint32_t h)
 {
-	unsigned diff = 0;
-
-	for (unsigned k = 0; k < len; k++)
-		diff |= a[k] ^ b[k];
-	return diff == 0;
+	return (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
 }
 
 /* The slot of the key at pos (its own, or the empty one it would take). */
 static size_t htab_find(const struct htab *t, const uint8_t *s,
 			uint32_t pos, unsigned len, uint32_t h)
 {
-	/* The slot from the high bits of a multiplication: hmix's low bits
-	 * depend on the low bits of the samples only. */
-	for (size_t at = (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;;
+	for (size_t at = htab_home(t, h);;
 	     at = (at + 1) & t->mask) {
 		const struct hslot *e = &t->slot[at];
 
 		if (e->hash == 0)
 			return at;
-		if (e->hash == h && same_str(s + e->pos, s + pos, len))
+		if (e->hash == h && same_samples(s + e->pos, s + pos, len))
 			return at;
 	}
 }
@@ -134,6 +130,10 @@ struct dict {
 	size_t i;
 	uint32_t h[CTX_MAX + 1];	/* hash of the context of length j */
 	unsigned hn;			/* h[0..hn] computed */
+	/* The same for position next_i, computed by dict_prefetch(). */
+	uint32_t next_h[CTX_MAX + 1];
+	unsigned next_hn;
+	size_t next_i;
 	/* The slot dict_find() last found, for dict_add() at the same place. */
 	size_t found_i, found_at;
 	unsigned found_j;
@@ -177,8 +177,42 @@ static int dict_init(struct dict *d, const uint8_t *s, size_t cap)
 static inline void dict_at(struct dict *d, size_t i)
 {
 	d->i = i;
+	if (d->next_i == i && d->next_hn) {
+		memcpy(d->h, d->next_h, (d->next_hn + 1) * sizeof(d->h[0]));
+		d->hn = d->next_hn;
+		return;
+	}
 	d->h[0] = 0x12345678u;
 	d->hn = 0;
+}
+
+/* The contexts at position i + 1 and their pairs miss the caches (a table
+ * per length, 16-byte slots, looked up at random, each lookup waiting for
+ * the one before): their slots are fetched one position ahead, for the
+ * lengths 2..want, while position i is worked on.  Where every length is
+ * in the dictionary (repetitive samples: the low bytes of real clock
+ * deltas) that is 30 misses a sample, which otherwise come one after the
+ * other. */
+static inline void dict_prefetch(struct dict *d, size_t n, unsigned want)
+{
+	const size_t i = d->i + 1;
+	uint32_t *h = d->next_h;
+
+	if (i >= n)
+		return;
+	d->next_i = i;
+	d->next_hn = want;
+	h[0] = 0x12345678u;
+	h[1] = hmix(h[0], d->s[i - 1]) | 1u;
+	__builtin_prefetch(&d->ctx2[(unsigned)d->s[i - 2] << 8 | d->s[i - 1]], 1);
+	for (unsigned j = 2; j <= want; j++) {
+		const struct htab *pt = &d->pair[j - 1];
+
+		h[j] = hmix(h[j - 1], d->s[i - j]) | 1u;
+		if (j >= 3)
+			__builtin_prefetch(&d->ctx[j - 1].slot[htab_home(&d->ctx[j - 1], h[j])], 1);
+		__builtin_prefetch(&pt->slot[htab_home(pt, hmix(h[j] ^ 0xa5a5a5a5u, d->s[i]) | 1u)], 1);
+	}
 }
 
 /* The hash of the context of length j at this position.  Computed when
@@ -290,7 +324,7 @@ static int dict_add(struct dict *d, unsigned j, int allow_new)
  * are 1..J (J: the first absent, minus one) and any of the filling step's
  * contexts that the current one repeats. */
 static int lz78y_full_step(struct dict *d, size_t fill_i, unsigned fill_j,
-			   uint32_t *best, uint8_t *pred, int *have)
+			   uint32_t *best, uint8_t *pred, int *have, unsigned *reach)
 {
 	uint8_t y[LZ_B + 1];
 	uint32_t cnt[LZ_B + 1];
@@ -298,14 +332,18 @@ static int lz78y_full_step(struct dict *d, size_t fill_i, unsigned fill_j,
 
 	for (; jj <= LZ_B && dict_find(d, jj, &y[jj], &cnt[jj]); jj++)
 		present |= 1u << jj;
+	*reach = jj;	/* the lengths looked up */
 	/* The filling step's contexts end where it was: the current one
 	 * repeats those of the lengths up to where the two first differ
 	 * (looking back from their ends), none longer. */
-	for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= LZ_B; j++) {
-		if (memcmp(d->s + fill_i - j, d->s + d->i - j, j) != 0)
-			break;
-		if (dict_find(d, j, &y[j], &cnt[j]))
-			present |= 1u << j;
+	{
+		unsigned same = 0;	/* samples the two contexts share */
+
+		while (same < LZ_B && d->s[fill_i - 1 - same] == d->s[d->i - 1 - same])
+			same++;
+		for (unsigned j = jj + 1 > fill_j ? jj + 1 : fill_j; j <= same; j++)
+			if (dict_find(d, j, &y[j], &cnt[j]))
+				present |= 1u << j;
 	}
 	for (unsigned j = LZ_B; j >= 1; j--) {
 		int rc;
@@ -330,7 +368,7 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 	struct tally t = { 0, 0, 0 };
 	uint32_t dict_size = 0;
 	size_t fill_i = 0;
-	unsigned fill_j = 1;
+	unsigned fill_j = 1, want = LZ_B;	/* lengths to fetch ahead */
 	int rc = est_check_literal(s, n, k);
 
 	if (rc < 0)
@@ -360,10 +398,15 @@ int est_lz78y(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 		int have = 0;
 
 		dict_at(&d, i);
+		dict_prefetch(&d, n, want);
 		if (dict_size >= LZ_MAX_DICT) {
-			rc = lz78y_full_step(&d, fill_i, fill_j, &best, &pred, &have);
+			unsigned reach;
+
+			rc = lz78y_full_step(&d, fill_i, fill_j, &best, &pred, &have, &reach);
 			if (rc < 0)
 				goto out;
+			/* the next position's contexts are one longer at most */
+			want = reach + 1 < LZ_B ? reach + 1 : LZ_B;
 			tally(&t, have && pred == s[i]);
 			continue;
 		}

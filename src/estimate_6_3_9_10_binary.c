@@ -17,7 +17,7 @@
 #endif
 
 #include "rngfeed/estimate.h"
-#include "rngfeed/estimate_internal.h"
+#include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_predict.h"
 
 /* ---- the table ----

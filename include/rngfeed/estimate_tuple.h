@@ -1,0 +1,57 @@
+/* Shared by the SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS files: the
+ * tallies both ways of sorting the suffixes feed (estimate_6_3_5_6_tally.c),
+ * the binary grouping (estimate_6_3_5_6_bits.c) and the suffix array
+ * (estimate_6_3_5_6_tuple_lrs.c).  Not part of the API. */
+#ifndef RNGFEED_ESTIMATE_TUPLE_H
+#define RNGFEED_ESTIMATE_TUPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct est_result;
+
+#define TUPLE_MIN_COUNT 35	/* 90B: t-tuple uses tuples seen >= 35 times */
+
+struct frame { int32_t h, lb; };
+
+/* Per-depth tallies: maxc[t], the largest lcp-interval of depth t (swept
+ * into Q[t] by tuple_finish()); dsum, S[t] as a difference array; v, the
+ * deepest interval.  Both arrays hold v + 2 entries. */
+struct tallies {
+	uint32_t *maxc;
+	uint64_t *dsum;
+	int32_t v;
+};
+
+/* An lcp-interval of depth h, c suffixes, inside one of depth parent. */
+static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t c)
+{
+	const uint64_t pairs = c * (c - 1) / 2;
+
+	if (c > ts->maxc[h])
+		ts->maxc[h] = (uint32_t)c;
+	ts->dsum[parent + 1] += pairs;
+	ts->dsum[h + 1] -= pairs;
+	if (h > ts->v)
+		ts->v = h;
+}
+
+/* The lcp-intervals deeper than base among m suffixes in sorted order that
+ * all share their first base samples (lcp[r] >= base: the common prefix of
+ * the suffixes ranked r - 1 and r; lcp[0] unused).  st: m + 1 frames. */
+void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
+		   struct frame *st, struct tallies *ts);
+/* The two estimates from the tallies of n samples (ts->v > 0). */
+void tuple_finish(struct tallies *ts, size_t n,
+		  struct est_result *tuple, struct est_result *lrs);
+
+/* t-tuple and LRS of binary samples (n >= 128) by grouping 64-bit words;
+ * -EAGAIN when too many positions tie (the caller then sorts suffixes). */
+int est_tuple_lrs_bits(const uint8_t *s, size_t n,
+		       struct est_result *tuple, struct est_result *lrs);
+/* t-tuple and LRS over libdivsufsort's suffix array, whatever the
+ * alphabet (est_tuple_lrs() sorts binary input its own way first). */
+int est_tuple_lrs_sa(const uint8_t *s, size_t n,
+		     struct est_result *tuple, struct est_result *lrs);
+
+#endif

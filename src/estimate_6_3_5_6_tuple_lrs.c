@@ -1,0 +1,119 @@
+/* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS: the entry point, and the
+ * general case over libdivsufsort's suffix array and its LCP array (the
+ * method: estimate_6_3_5_6_tally.c's comment).  Binary samples are
+ * grouped by words first (estimate_6_3_5_6_bits.c). */
+#include <divsufsort.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rngfeed/estimate.h"
+#include "rngfeed/estimate_common.h"
+#include "rngfeed/estimate_tuple.h"
+
+/* From the LCP array in sorted order (lcp[r]: the common prefix of the
+ * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
+ * two estimates.  Frees nothing it did not allocate. */
+static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
+		    struct est_result *tuple, struct est_result *lrs)
+{
+	struct tallies ts = { NULL, NULL, 0 };
+	/* The stack never holds more than v + 1 frames (depths increase). */
+	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
+	int rc = -ENOMEM;
+
+	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
+	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
+	if (ts.maxc && ts.dsum && st) {
+		lcp_intervals(lcp, n, 0, st, &ts);
+		tuple_finish(&ts, n, tuple, lrs);
+		rc = 0;
+	}
+	free(st);
+	free(ts.maxc);
+	free(ts.dsum);
+	return rc;
+}
+
+int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
+		  struct est_result *tuple, struct est_result *lrs)
+{
+	if (!s || !tuple || !lrs || k < 2 || k > 256 || n >= INT32_MAX)
+		return -EINVAL;
+	if (n < 2)
+		return -ENODATA;
+	memset(tuple, 0, sizeof(*tuple));
+	memset(lrs, 0, sizeof(*lrs));
+	tuple->h = lrs->h = -1.0;
+	if (k == 2 && n >= 128) {
+		int rc = est_tuple_lrs_bits(s, n, tuple, lrs);
+
+		if (rc != -EAGAIN)
+			return rc;
+	}
+	return est_tuple_lrs_sa(s, n, tuple, lrs);
+}
+
+/* The general case: libdivsufsort's suffix array, then the LCP array. */
+int est_tuple_lrs_sa(const uint8_t *s, size_t n,
+		     struct est_result *tuple, struct est_result *lrs)
+{
+	int32_t *sa = NULL, *plcp = NULL, v = 0;
+	int rc = -ENOMEM;
+
+	memset(tuple, 0, sizeof(*tuple));
+	memset(lrs, 0, sizeof(*lrs));
+	tuple->h = lrs->h = -1.0;
+	sa = est_zalloc(n * sizeof(*sa));
+	plcp = est_zalloc(n * sizeof(*plcp));
+	if (!sa || !plcp)
+		goto out;
+	if (divsufsort(s, sa, (saidx_t)n) != 0) {
+		rc = -EINVAL;
+		goto out;
+	}
+	/* Each of these loops reads or writes one random place per sample
+	 * (8 million for a megabyte's bits): prefetched a few ahead. */
+	plcp[sa[0]] = -1;
+	for (size_t r = 1; r < n; r++) {
+		if (r + 16 < n)
+			__builtin_prefetch(&plcp[sa[r + 16]], 1);
+		plcp[sa[r]] = sa[r - 1];
+	}
+	/* plcp[i]: first the suffix sorted just before suffix i (-1: none),
+	 * then the LCP of the two; h drops by at most one from i to i + 1. */
+	for (int32_t i = 0, h = 0; i < (int32_t)n; i++) {
+		int32_t j = plcp[i];
+
+		if (i + 16 < (int32_t)n && plcp[i + 16] >= 0)
+			__builtin_prefetch(s + plcp[i + 16]);
+		if (j < 0) {
+			h = 0;
+			plcp[i] = 0;
+			continue;
+		}
+		while (i + h < (int32_t)n && j + h < (int32_t)n && s[i + h] == s[j + h])
+			h++;
+		plcp[i] = h;
+		if (h > v)
+			v = h;
+		if (h > 0)
+			h--;
+	}
+	if (v == 0) {	/* no sample repeats: nothing to estimate */
+		rc = -ENODATA;
+		goto out;
+	}
+	/* In rank order, over the suffix array (each rank read once). */
+	for (size_t r = 0; r < n; r++) {
+		if (r + 16 < n)
+			__builtin_prefetch(&plcp[sa[r + 16]]);
+		sa[r] = plcp[sa[r]];
+	}
+	rc = from_lcp(sa, n, v, tuple, lrs);
+out:
+	est_zfree(sa, n * sizeof(*sa));
+	est_zfree(plcp, n * sizeof(*plcp));
+	return rc;
+}
