@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -382,6 +383,32 @@ int source_fd_is_kernel_output(int fd)
 
 /* ---- fd helpers for device and file drivers ---------------------------- */
 
+/* Root's open of a file it may read by its mode fails only by a MAC
+ * policy: say so, since the policy's own log is elsewhere. */
+void source_say_open_error(char *why, size_t why_len, const char *path,
+			   int err)
+{
+	const char *hint = "";
+
+	if (err == EACCES) {
+		cap_t caps = cap_get_proc();
+		cap_flag_value_t v = CAP_CLEAR;
+
+		if (caps) {
+			cap_get_flag(caps, CAP_DAC_OVERRIDE, CAP_EFFECTIVE, &v);
+			cap_free(caps);
+		}
+		hint = v == CAP_SET
+			? " (not by its mode, which this process may override: "
+			  "a security policy such as AppArmor or SELinux denies "
+			  "it; see the kernel's audit log)"
+			: " (by its mode or owner, or by a security policy such "
+			  "as AppArmor or SELinux; see the kernel's audit log)";
+	}
+	snprintf(why, why_len, "cannot open %s: %s%s", path, strerror(err),
+		 hint);
+}
+
 int source_fd_open(const char *path, int extra_flags, char *why,
 		   size_t why_len)
 {
@@ -390,8 +417,7 @@ int source_fd_open(const char *path, int extra_flags, char *why,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
 	if (fd < 0) {
 		r = -errno;
-		snprintf(why, why_len, "cannot open %s: %s", path,
-			 strerror(-r));
+		source_say_open_error(why, why_len, path, -r);
 		return r;
 	}
 	/* Checked on the open fd, so a link swapped after a path check
