@@ -309,7 +309,8 @@ vm-test-initramfs:
 # init/openrc/rngfeed, the openrc-run script, there instead, with
 # $(SYSCONFDIR)/conf.d/rngfeed (kept when it exists).  APPARMOR=yes:
 # apparmor/usr.sbin.rngfeed in $(APPARMORDIR), named after the binary's
-# path.  Each names the binary at $(SBINDIR) and the files under
+# path, and apparmor/rngfeed.service.conf, the unit's drop-in that loads it
+# before the first start.  Each names the binary at $(SBINDIR) and the files under
 # $(SYSCONFDIR).  Enabling is the system's: update-rc.d rngfeed defaults,
 # rc-update add rngfeed boot, apparmor_parser -r.
 INITSCRIPTS ?= none
@@ -320,6 +321,7 @@ APPARMOR_PROFILE = $(subst /,.,$(patsubst /%,%,$(SBINDIR))).rngfeed
 INIT_SUBST = sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
 	-e 's|/etc/default/rngfeed|$(SYSCONFDIR)/default/rngfeed|g' \
 	-e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
+	-e 's|/etc/apparmor\.d/|$(APPARMORDIR)/|g' \
 	-e 's|usr\.sbin\.rngfeed|$(APPARMOR_PROFILE)|g'
 
 install: install-init install-apparmor
@@ -346,6 +348,9 @@ ifeq ($(APPARMOR),yes)
 	install -d $(DESTDIR)$(APPARMORDIR)
 	$(INIT_SUBST) apparmor/usr.sbin.rngfeed >$(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE)
 	chmod 0644 $(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE)
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d
+	$(INIT_SUBST) apparmor/rngfeed.service.conf >$(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
 else ifneq ($(APPARMOR),no)
 	$(error APPARMOR=$(APPARMOR): say yes or no)
 endif
@@ -354,7 +359,9 @@ endif
 # administrator's conf.d file stays, as /etc/rngfeed.conf does.
 uninstall: uninstall-init
 uninstall-init:
-	rm -f $(DESTDIR)$(INITDDIR)/rngfeed $(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE)
+	rm -f $(DESTDIR)$(INITDDIR)/rngfeed $(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE) \
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
+	-rmdir $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d 2>/dev/null
 
 .PHONY: install-init install-apparmor uninstall-init
 

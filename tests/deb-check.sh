@@ -103,7 +103,10 @@ grep -E '^(tests:|dpkg-deb: building)' "$tmp/build.log"
 cd "$tmp" || exit 2
 step "contents of $(basename "$deb")"
 dpkg-deb -c "$deb" | awk '{ print "    " $1, $NF }'
-for f in ./etc/init.d/rngfeed:-rwxr-xr-x ./etc/apparmor.d/usr.sbin.rngfeed:-rw-r--r--; do
+# (where debian/rules puts units: systemd's .pc says)
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
+for f in ./etc/init.d/rngfeed:-rwxr-xr-x ./etc/apparmor.d/usr.sbin.rngfeed:-rw-r--r-- \
+	".$unitdir/rngfeed.service.d/apparmor.conf:-rw-r--r--"; do
 	dpkg-deb -c "$deb" | awk -v f="${f%:*}" -v m="${f##*:}" '$NF == f && $1 == m { found = 1 } END { exit !found }' ||
 		die "the package does not carry ${f%:*} with mode ${f##*:}"
 done

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The AppArmor profile apparmor/usr.sbin.rngfeed:
-#   1. make install APPARMOR=yes installs it as /etc/apparmor.d/usr.sbin.rngfeed (and
-#      nothing of it without APPARMOR=yes); with SBINDIR=/usr/local/sbin and
+#   1. make install APPARMOR=yes installs it as /etc/apparmor.d/usr.sbin.rngfeed, and
+#      the unit's drop-in (rngfeed.service.d/apparmor.conf) that loads it before the
+#      first start (nothing of it without APPARMOR=yes); with SBINDIR=/usr/local/sbin and
 #      SYSCONFDIR=/usr/local/etc it is usr.local.sbin.rngfeed, attached to that binary,
 #      allowing that configuration file and including local/usr.local.sbin.rngfeed;
 #      make uninstall removes it;
@@ -39,6 +40,17 @@ if [ -f "$p1" ] && [ "$(stat -c %a "$p1")" = 644 ]; then
 else
 	fail "make install APPARMOR=yes did not install /etc/apparmor.d/usr.sbin.rngfeed (mode 644)"
 fi
+# The unit's drop-in that loads the profile before the first start.
+dropin=$(find "$tmp/d1" -path '*/rngfeed.service.d/apparmor.conf')
+if [ -f "$dropin" ]; then
+	cmd=$(sed -n "s|^ExecStartPre=+-/bin/sh -c '\(.*\)'\$|\1|p" "$dropin" | sed 's/\$\$/$/g')
+	[ -n "$cmd" ] && sh -n -c "$cmd" &&
+		grep -q 'apparmor_parser -r "$p"' <<<"$cmd" && grep -q 'p=/etc/apparmor.d/usr.sbin.rngfeed ' <<<"$cmd" &&
+		ok "the unit's drop-in ${dropin#"$tmp/d1"} loads the profile first (ExecStartPre=+-, valid sh)" ||
+		fail "the drop-in's ExecStartPre= is not the expected sh command: $(cat "$dropin")"
+else
+	fail "make install APPARMOR=yes did not install rngfeed.service.d/apparmor.conf"
+fi
 mk install-apparmor APPARMOR=yes DESTDIR="$tmp/d2" SBINDIR=/usr/local/sbin SYSCONFDIR=/usr/local/etc
 p2=$tmp/d2/usr/local/etc/apparmor.d/usr.local.sbin.rngfeed
 if [ -f "$p2" ]; then
@@ -65,8 +77,11 @@ if command -v apparmor_parser >/dev/null 2>&1 && [ -d /etc/apparmor.d/abstractio
 else
 	say "SKIP: apparmor_parser (or /etc/apparmor.d/abstractions) is not installed: the profile's syntax not checked (apt-get install apparmor)"
 fi
+grep -q 'p=/usr/local/etc/apparmor.d/usr.local.sbin.rngfeed ' "$(find "$tmp/d2" -path '*/rngfeed.service.d/apparmor.conf')" ||
+	fail "with the other paths the drop-in does not load usr.local.sbin.rngfeed from /usr/local/etc/apparmor.d"
 mk uninstall-init APPARMOR=yes DESTDIR="$tmp/d2" SBINDIR=/usr/local/sbin SYSCONFDIR=/usr/local/etc
-[ ! -e "$p2" ] && ok "make uninstall removes it" || fail "make uninstall left $p2"
+[ ! -e "$p2" ] && [ -z "$(find "$tmp/d2" -name apparmor.conf)" ] && ok "make uninstall removes the profile and the drop-in" ||
+	fail "make uninstall left $p2 or the drop-in"
 
 # ---- 3. what it allows -----------------------------------------------------------------
 rules=$(grep -v '^[[:space:]]*#' apparmor/usr.sbin.rngfeed)
