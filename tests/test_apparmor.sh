@@ -13,9 +13,11 @@
 #      lock, the configuration, the devices, the hw_random attributes) and no file
 #      source outside /run/rngfeed/ and /var/lib/rngfeed/;
 #   4. rngfeed's word on a file source it may not open: run without CAP_DAC_OVERRIDE,
-#      the message names the file's mode and a security policy, and the audit log (the
-#      old message said only "Permission denied").  Denials by the profile itself are
-#      booted in tests/vm/init-boot.sh (systemd+apparmor).
+#      the message names the file's mode and a security policy, and the audit log; for
+#      a file its mode lets it read (an LD_PRELOAD shim failing the open with EACCES
+#      stands in for AppArmor), the policy alone (the old message said only
+#      "Permission denied").  Denials by the profile itself are booted in
+#      tests/vm/init-boot.sh (systemd+apparmor).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 RNGFEED=${RNGFEED:-./rngfeed}
@@ -95,8 +97,8 @@ done
 # devices, /etc, /proc and /sys.
 others=$(grep -E '^ *(/|@\{)' <<<"$rules" | grep -vE '^ *(@\{run\}/(rngfeed|rngfeed-egd|systemd/notify)|/var/lib/(rngfeed|prometheus/node-exporter)/|/etc/|/dev/|@\{PROC\}/sys/kernel/random/|@\{sys\}/(devices/virtual/misc/hw_random|module/rng_core)/|/usr/sbin/rngfeed )')
 [ -z "$others" ] || fail "the profile allows files outside the daemon's own places: $others"
-grep -qE 'capability (dac_override|dac_read_search|sys_ptrace|net_admin|sys_module)' <<<"$rules" &&
-	fail "the profile grants a capability the daemon does not use: $(grep -E 'capability' <<<"$rules" | paste -sd' ')"
+grep -qE '^ *capability (dac_override|dac_read_search|sys_ptrace|net_admin|sys_module)' <<<"$rules" &&
+	fail "the profile grants a capability the daemon does not use: $(grep -E '^ *capability' <<<"$rules" | paste -sd' ')"
 [ $failures -eq 0 ] && ok "the profile allows the daemon's paths, and files only in its own places"
 
 # ---- 4. the message on a denied open ------------------------------------------------
@@ -111,6 +113,65 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 		fail "the message for a file source it may not open: '$line'"
 else
 	say "SKIP: the message on a denied open: needs root and setpriv (to run without CAP_DAC_OVERRIDE)"
+fi
+# As a policy denies it: the file's mode lets it be read, its open fails
+# with EACCES (an LD_PRELOAD shim stands in for AppArmor).
+if command -v cc >/dev/null 2>&1; then
+	cat >"$tmp/deny.c" <<'EOF_C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+static int denied(const char *p)
+{
+	const char *d = getenv("DENY_OPEN");
+	return d && p && strcmp(p, d) == 0;
+}
+#define SHIM(name, ...) \
+	int name(__VA_ARGS__, int flags, ...) \
+	{ \
+		va_list ap; \
+		va_start(ap, flags); \
+		mode_t m = va_arg(ap, mode_t); \
+		va_end(ap); \
+		if (denied(path)) { errno = EACCES; return -1; } \
+		int (*real)() = (int (*)())dlsym(RTLD_NEXT, #name); \
+		return CALL_##name; \
+	}
+#define CALL_open real(path, flags, m)
+#define CALL_open64 real(path, flags, m)
+#define CALL_openat real(dir, path, flags, m)
+#define CALL_openat64 real(dir, path, flags, m)
+SHIM(open, const char *path)
+SHIM(open64, const char *path)
+SHIM(openat, int dir, const char *path)
+SHIM(openat64, int dir, const char *path)
+/* _FORTIFY_SOURCE's checked forms, for flags the compiler cannot see */
+#define SHIM2(name) \
+	int name(const char *path, int flags) \
+	{ \
+		if (denied(path)) { errno = EACCES; return -1; } \
+		return ((int (*)(const char *, int))dlsym(RTLD_NEXT, #name))(path, flags); \
+	}
+SHIM2(__open_2)
+SHIM2(__open64_2)
+EOF_C
+	if cc -shared -fPIC -o "$tmp/deny.so" "$tmp/deny.c" -ldl 2>"$tmp/cc.log"; then
+		head -c 4096 /dev/urandom >"$tmp/src2"
+		chmod 644 "$tmp/src2"
+		line=$(DENY_OPEN="$tmp/src2" LD_PRELOAD="$tmp/deny.so" \
+			timeout 20 "$RNGFEED" -c /dev/null -f -t -n file -O file:device="$tmp/src2" 2>&1 | grep 'file: ')
+		[[ "$line" == *"cannot open $tmp/src2: Permission denied (not by its mode, which lets this process read it: a security policy such as AppArmor or SELinux denies it; see the kernel's audit log)"* ]] &&
+			ok "a readable file whose open is denied: '$(grep -o 'cannot open.*' <<<"$line")'" ||
+			fail "the message for a readable file whose open is denied: '$line'"
+	else
+		say "SKIP: the policy's message: the shim does not build: $(head -n 3 "$tmp/cc.log")"
+	fi
+else
+	say "SKIP: the policy's message: no cc to build the shim that stands in for the policy"
 fi
 
 [ $failures -eq 0 ] || exit 1
