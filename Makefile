@@ -363,7 +363,13 @@ uninstall-init:
 	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
 	-rmdir $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d 2>/dev/null
 
-.PHONY: install-init install-apparmor uninstall-init
+# Whole-VM boots of Debian 12 with sysvinit, OpenRC, and systemd with the
+# AppArmor profile enforcing (tests/vm/init-boot.sh; not in CI, about 10
+# minutes).
+vm-test-init:
+	tests/vm/init-boot.sh
+
+.PHONY: install-init install-apparmor uninstall-init vm-test-init
 
 # ---- sanitize, valgrind, analyze ----
 # make sanitize: all of "make check" (unit tests and integration scripts;
