@@ -117,10 +117,11 @@ int detach_start(int sigfd)
 		if (nul > 2)
 			close(nul);
 	}
-	/* stderr is gone: syslog (or the journal, under systemd), and the
-	 * verdict carries the last error. */
+	/* stderr is gone: syslog (or the journal, under systemd, when built
+	 * with libsystemd: without it the journal target is stderr), and
+	 * the verdict carries the last error. */
 	log_keep_last_error(true);
-	if (!getenv("JOURNAL_STREAM"))
+	if (!RNGFEED_SYSTEMD || !getenv("JOURNAL_STREAM"))
 		log_setup(log_max_priority(), LOG_TO_SYSLOG);
 	return p[1];
 }

@@ -11,12 +11,15 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
+#if RNGFEED_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "rngfeed/egd_listen.h"
 #include "rngfeed/log.h"
@@ -88,6 +91,7 @@ static int clear_stale(const char *path, char *why, size_t why_len)
 }
 
 /* A socket systemd passed (rngfeed.socket) for this address, or -1. */
+#if RNGFEED_SYSTEMD
 static int listen_fd_from_systemd(const struct egd_addr *a)
 {
 	int n = sd_listen_fds(0);
@@ -106,6 +110,23 @@ static int listen_fd_from_systemd(const struct egd_addr *a)
 	}
 	return -1;
 }
+#else
+/* Built without libsystemd (make SYSTEMD=no): no socket activation.  A
+ * socket passed anyway (LISTEN_PID names this process, as sd_listen_fds(3)
+ * requires) is not used, and saying so explains the error that binding
+ * the same address then gives. */
+static int listen_fd_from_systemd(const struct egd_addr *a)
+{
+	const char *pid = getenv("LISTEN_PID");
+
+	(void)a;
+	if (getenv("LISTEN_FDS") && pid && strtol(pid, NULL, 10) == (long)getpid())
+		log_warn("egd: LISTEN_FDS is set, but this rngfeed was built "
+			 "without libsystemd: no socket activation, the "
+			 "passed socket is not used");
+	return -1;
+}
+#endif
 
 static int listen_unix(const struct egd_listen_params *p, bool *created,
 		       char *why, size_t why_len)

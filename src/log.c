@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <systemd/sd-journal.h>
 
+#include "rngfeed/journal.h"
 #include "rngfeed/log.h"
 
 /* The one piece of process-wide state: where messages go.  Set once at
@@ -69,7 +69,7 @@ void log_msg(int priority, const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	if (log_target.target == LOG_TO_JOURNAL) {
-		sd_journal_printv(priority, fmt, ap);
+		journal_printv(priority, fmt, ap);
 	} else if (log_target.target == LOG_TO_SYSLOG) {
 		vsyslog(priority, fmt, ap);
 	} else {

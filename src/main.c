@@ -361,7 +361,8 @@ int main(int argc, char **argv)
 		config_usage(stdout);
 		return EXIT_SUCCESS;
 	case MODE_VERSION:
-		printf("rngfeed %s\n", RNGFEED_VERSION);
+		printf("rngfeed %s%s\n", RNGFEED_VERSION,
+		       RNGFEED_SYSTEMD ? "" : " (built without libsystemd)");
 		return EXIT_SUCCESS;
 	case MODE_LIST:
 		return run_list(&cfg);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "rngfeed/service.h"
@@ -45,14 +44,41 @@ static int notify(const char *msg)
 	return r;
 }
 
+/*
+ * systemd's watchdog period in microseconds, or 0 for none: WATCHDOG_USEC,
+ * when WATCHDOG_PID (if set) names this process (sd_watchdog_enabled(3)'s
+ * protocol, read here so that the notify protocol needs no libsystemd).
+ */
+static uint64_t watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC");
+	const char *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (pid) {
+		errno = 0;
+		v = strtoull(pid, &end, 10);
+		if (errno || end == pid || *end || v != (unsigned long long)getpid())
+			return 0;
+	}
+	if (!usec || *usec < '0' || *usec > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno || *end)
+		return 0;
+	return v;
+}
+
 void service_init(struct service *s, double now)
 {
-	uint64_t usec = 0;
+	uint64_t usec = watchdog_usec();
 
 	*s = (struct service){ .last_ping = now,
 			       .enabled = getenv("NOTIFY_SOCKET") != NULL };
 	/* Ping at half the period, as sd_watchdog_enabled(3) advises. */
-	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0)
+	if (usec > 0)
 		s->watchdog_period = (double)usec / 2e6;
 }
 

@@ -17,18 +17,19 @@
  *   helper_egd_client ADDR noread S          requests, never reads: print
  *                                            the seconds until dropped, or
  *                                            "kept" after S
- *   helper_egd_client ADDR many K S [W [cpu]] K clients for S seconds, W
- *                                            requests in flight each (8):
- *                                            "clients K bytes B rate R min
- *                                            M max X"; with "cpu", then
- *                                            " cpu_s C": this process's CPU
- *                                            seconds (user + system) over
- *                                            the S seconds
+ *   helper_egd_client ADDR many K S [W [cpu]] K clients for S seconds (or
+ *                                            until SIGTERM), W requests in
+ *                                            flight each (8): "clients K
+ *                                            bytes B rate R min M max X";
+ *                                            with "cpu", then " cpu_s C":
+ *                                            this process's CPU seconds
+ *                                            (user + system) over that time
  *   helper_egd_client ADDR hold K S          K idle connections for S seconds:
  *                                            print "held K" if none was closed
- *   helper_egd_client ADDR latency S [N]     one request of N bytes (64) at
- *                                            a time for S seconds: "requests
- *                                            R max_ms M"
+ *   helper_egd_client ADDR latency S [N [R]] one request of N bytes (64) at
+ *                                            a time for S seconds, and on
+ *                                            until R requests were made (0):
+ *                                            "requests R max_ms M"
  *   helper_egd_client ADDR pipeline N [Q]    N 0x02 255 requests in one write,
  *                                            then reads until all came or
  *                                            nothing for Q s (10): "bytes B
@@ -308,6 +309,17 @@ static void top_up(struct conn *c, const uint8_t *req, int window)
 	}
 }
 
+/* SIGTERM ends "many" early, with its line: a test keeps greedy clients
+ * going for as long as it needs them, however slowly a loaded machine
+ * runs it. */
+static volatile sig_atomic_t many_stop;
+
+static void on_many_stop(int sig)
+{
+	(void)sig;
+	many_stop = 1;
+}
+
 /*
  * One process for any K, so that 1, 8 and 64 clients are measured alike.
  * epoll, not poll: poll(2) over all K sockets every turn cost the
@@ -325,7 +337,10 @@ static int cmd_many(int k, double s, int window, bool cpu)
 	double t0, end, cpu0;
 	long long total = 0, min = -1, max = 0;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct sigaction sa = { .sa_handler = on_many_stop };
 
+	/* No SA_RESTART: epoll_wait() returns at once. */
+	sigaction(SIGTERM, &sa, NULL);
 	if (!c || !ev)
 		die("calloc");
 	if (ep < 0)
@@ -349,7 +364,7 @@ static int cmd_many(int k, double s, int window, bool cpu)
 	end = t0 + s;
 	for (int i = 0; i < k; i++)
 		top_up(&c[i], req, window);
-	while (now_s() < end) {
+	while (now_s() < end && !many_stop) {
 		int n = epoll_wait(ep, ev, k, 100);
 
 		for (int j = 0; j < n; j++) {
@@ -386,13 +401,16 @@ static int cmd_many(int k, double s, int window, bool cpu)
 	return 0;
 }
 
-static int cmd_latency(int fd, double s, int n)
+/* At least @min_count requests whatever the time they take: on a loaded
+ * machine the client's own turns (and its 10-ms pauses) come late, which
+ * says nothing about the server. */
+static int cmd_latency(int fd, double s, int n, long min_count)
 {
 	uint8_t req[2] = { 0x02, (uint8_t)n }, buf[255];
 	double end = now_s() + s, worst = 0;
 	long count = 0;
 
-	while (now_s() < end) {
+	while (now_s() < end || count < min_count) {
 		double t = now_s();
 
 		send_all(fd, req, 2);
@@ -573,7 +591,8 @@ int main(int argc, char **argv)
 		return cmd_noread(fd, argc > 3 ? atof(argv[3]) : 30);
 	if (strcmp(cmd, "latency") == 0)
 		return cmd_latency(fd, argc > 3 ? atof(argv[3]) : 1,
-				   argc > 4 ? atoi(argv[4]) : 64);
+				   argc > 4 ? atoi(argv[4]) : 64,
+				   argc > 5 ? atol(argv[5]) : 0);
 	fprintf(stderr, "helper_egd_client: unknown command '%s'\n", cmd);
 	return 1;
 }

@@ -14,7 +14,9 @@
 # never runs beside another such script: two daemons on the device would
 # see each other as the other owner.  RUN_TESTS_ALONE_LOCK=FILE (unset by
 # default) extends that across runs: each such script runs under flock(1) on
-# FILE, so several checkouts tested at once on one machine take turns.
+# FILE, so several checkouts tested at once on one machine take turns; the
+# lock is flock's own (-o), never inherited by the script's processes, so
+# a daemon a script leaves behind does not hold every run's turn forever.
 # Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
 # of its own.  Each test's report is printed when it ends, whole.
 set -u
@@ -54,7 +56,7 @@ run_test() {
 	local -a lock=()
 	mkdir -p "$work/$n.run" "$work/$n.state"
 	[ -z "${RUN_TESTS_ALONE_LOCK:-}" ] || ! alone "$t" ||
-		lock=(flock "$RUN_TESTS_ALONE_LOCK")
+		lock=(flock -o "$RUN_TESTS_ALONE_LOCK")
 	if [ "${t%.sh}" != "$t" ]; then
 		RUNTIME_DIRECTORY=$work/$n.run STATE_DIRECTORY=$work/$n.state \
 			"${lock[@]}" bash "$t" >"$work/$n.log" 2>&1
@@ -64,6 +66,21 @@ run_test() {
 	fi
 	rc=$?
 	echo "$rc" >"$work/$n.rc.new" && mv "$work/$n.rc.new" "$work/$n.rc"
+}
+
+# show_failed LOG REGEX: a failed test's report: every line of LOG that
+# says what failed (REGEX: a script's "FAIL: ...", a check's
+# "file:line:F:..."), wherever it is, then LOG's last 40 lines; a failure
+# line among those is not shown twice.
+show_failed() {
+	local log=$1 n
+	n=$(grep -c '' "$log")
+	if [ "$n" -gt 40 ]; then
+		grep -nE -- "$2" "$log" | awk -F: -v last=$((n - 40)) \
+			'$1 <= last { sub(/^[0-9]+:/, ""); print "    | " $0; k++ }
+			 END { if (k) print "    | ... (" k " failure line(s) above, from its first " last " lines; its last 40:)" }'
+	fi
+	sed 's/^/    | /' "$log" | tail -n 40
 }
 
 # report N TEST SECONDS: its lines and its counts.
@@ -87,7 +104,7 @@ report() {
 			echo "SKIP ($(grep -m1 -i 'skip' "$log" || tail -n1 "$log"))"
 			skipped=$((skipped + 1))
 		else
-			echo "FAIL (exit $rc)"; sed 's/^/    | /' "$log" | tail -n 40
+			echo "FAIL (exit $rc)"; show_failed "$log" '^[[:space:]]*FAIL'
 			failed=$((failed + 1)); failed_names+=("$t")
 		fi
 		;;
@@ -104,7 +121,8 @@ report() {
 			skipped=$((skipped + k))
 		fi
 		if [ "$rc" -ne 0 ] || [ -z "$n" ]; then
-			grep -vE '^[0-9]+%: Checks|^Running suite' "$log" | sed 's/^/    | /' | tail -n 40
+			grep -vE '^[0-9]+%: Checks|^Running suite' "$log" >"$log.shown"
+			show_failed "$log.shown" ':[FE]:'
 			[ -z "$n" ] || [ "$f" -gt 0 ] || [ "$e" -gt 0 ] || failed=$((failed + 1))
 			[ -n "$n" ] || failed=$((failed + 1))
 			failed_names+=("$t")

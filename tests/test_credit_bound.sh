@@ -64,6 +64,13 @@
 # found: two at once could put back each other's 0); the others run in
 # parallel with them.  About 60 s.  /sys/class/misc/hw_random/rng_quality
 # is checked to be as found at the end.
+# Beside another rngfeed that owns the machine's hw_random hand-over (a
+# running service; tests/lib_handover.sh), the hwrng cases' daemons wait
+# for it and credit the device 0 (their bound is then 0): zero_hwrng's
+# daemon looks once a second whether the owner stopped (sourceset_tick()),
+# which its wake-ups limit then allows for ("SKIP:" the 1 a second), and
+# hwrng_default reads the default credit and H from --list -n hwrng, which
+# says what a run without an owner beside it uses (test_list.sh).
 # Run from the top of the tree as root:
 #   RNGFEED=./rngfeed bash tests/test_credit_bound.sh   (ONLY=REGEX, KEEP=1)
 # Exit 0 pass, 1 fail, 77 skip (with a printed reason).
@@ -71,6 +78,7 @@ set -u
 
 RNGFEED=${RNGFEED:-./rngfeed}
 . tests/lib_measure.sh
+. tests/lib_handover.sh
 PATTERN=${PATTERN:-tests/helper_pattern}
 BLOCK_BITS=20000
 QUALITY=/sys/class/misc/hw_random/rng_quality
@@ -125,6 +133,7 @@ start() {
 	local dir=$1 bin=$2
 	shift 2
 	now >"$dir/start"
+	printf '%s\n' "$@" >"$dir/args"
 	"${SHIM_ENV[@]}" RNGFEED_SHIM_OUT="$dir/shim" "$bin" -f -v \
 		-c /dev/null --metrics "$dir/metrics" "$@" 2>"$dir/log" </dev/null &
 	echo $! >"$dir/pid"
@@ -313,12 +322,21 @@ row_fail=
 
 # bound DIR: sum over the metrics' sources of passed x 20000 x credit/1024
 # (the credit from the log; a source in the metrics without a "using it"
-# line counts with the largest credit there is, 1024).
+# line counts with the largest credit there is, 1024).  A daemon that
+# waited for the hand-over (credit 0) and took it over when the other
+# owner stopped credits the device as a run without one would: the credit
+# --list gives with the case's arguments.
 bound() {
-	local dir=$1 s p c total=0
+	local dir=$1 s p c total=0 args
 	for s in $(sed -nE 's/^rngfeed_source_blocks_passed_total\{source="([^"]+)"\}.*/\1/p' "$dir/metrics" 2>/dev/null); do
 		p=$(metric "$dir/metrics" rngfeed_source_blocks_passed_total "$s")
 		c=$(credit_of "$dir" "$s")
+		if grep -q "^rngfeed: $s: another rngfeed owns the hand-over" "$dir/log" &&
+			grep -q '^rngfeed: hwrng: the other rngfeed stopped' "$dir/log"; then
+			mapfile -t args <"$dir/args"
+			c=$("$RNGFEED" -c /dev/null "${args[@]}" --list 2>/dev/null |
+				awk -v s="$s" '$1 == s { print $3 }')
+		fi
 		total=$((total + p * BLOCK_BITS * ${c:-1024} / 1024))
 	done
 	echo $total
@@ -357,7 +375,7 @@ check_case() {
 
 	case $name in
 	zero_* | idle_mix)
-		local src t0 n0 w0 t1 n1 w1 dt dns dw raw
+		local src t0 n0 w0 t1 n1 w1 dt dns dw raw wl
 		src=$(sed -nE 's/^rngfeed: ([a-z]+): using it.*/\1/p' "$dir/log" | head -n1)
 		[ "$name" = idle_mix ] && src="file"
 		tsrc=$src
@@ -383,7 +401,13 @@ check_case() {
 				dt=$((t1 - t0)) dns=$(((n1 - n0) / 1000)) dw=$((w1 - w0))
 				[ "$dt" -le 4 ] || problem "CPU $dt ticks in 20 s (limit 4: 0.1 % of a core, 2 ticks, + 2 of rounding)"
 				[ "$dns" -le 20000 ] || problem "CPU $dns us in 20 s (limit 20000: 0.1 % of a core)"
-				[ "$dw" -le 20 ] || problem "$dw wake-ups in 20 s (limit 20: 1 a second)"
+				wl=20
+				if [ "$name" = zero_hwrng ] && handover_waited "$dir/log"; then
+					# Waiting for the hand-over: one look a second more.
+					wl=40
+					say "SKIP: zero_hwrng: at most 1 wake-up a second not checked (2 a second allowed: waiting for the hand-over, the daemon looks once a second whether the owner stopped): $HANDOVER_WHY"
+				fi
+				[ "$dw" -le "$wl" ] || problem "$dw wake-ups in 20 s (limit $wl: $((wl / 20)) a second)"
 			fi
 			[ -n "$raw" ] && [ "$raw" -le 100000 ] ||
 				problem "read ${raw:-?} raw bytes from $src in 29 s (limit 100 kB, 40 blocks: a top-up needs one, the reader's queue holds a few)"
@@ -411,15 +435,21 @@ check_case() {
 		tsrc="file"
 		[ "$name" = reuse_bench ] && credcol+="; the file holds $((blocks * BLOCK_BITS * ${c:-1024} / 1024))" ;;
 	hwrng_default)
-		local c h
+		local c h from=
 		c=$(credit_of "$dir" hwrng) h=$(h_of "$dir" hwrng)
+		if [ "$c" = 0 ] && handover_waited "$dir/log"; then
+			# Credited 0 while the other owns the hand-over: the
+			# default is the one --list gives (CREDIT, H).
+			read -r _ _ c h _ < <("$RNGFEED" -c /dev/null -n hwrng --list 2>/dev/null | grep '^hwrng ')
+			from=" (--list: this run waited for the hand-over, credit 0)"
+		fi
 		if [ -z "$c" ] || [ -z "$h" ]; then
 			problem "no 'hwrng: using it' line"
 		else
 			awk -v c="$c" -v h="$h" 'BEGIN { exit !(c <= 1024 * h / 8) }' ||
 				problem "default credit $c/1024 above 1024 x H / 8 = $(awk -v h="$h" 'BEGIN { print 1024 * h / 8 }') (H $h)"
 		fi
-		detected="credit ${c:-?}/1024 at H ${h:-?}"
+		detected="credit ${c:-?}/1024 at H ${h:-?}$from"
 		tsrc=hwrng
 		state="$(metric "$dir/metrics" rngfeed_source_blocks_passed_total hwrng) blocks passed" ;;
 	pty_*)

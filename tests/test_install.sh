@@ -3,7 +3,9 @@
 # files, their modes and that nothing else was installed; checks that a
 # second install keeps an edited /etc/rngfeed.conf, that SBINDIR, MANDIR,
 # SYSCONFDIR and SYSTEMDUNITDIR are honoured (PREFIX and SYSCONFDIR in the
-# unit's ExecStart= and the binary's default configuration path too), and that "make uninstall"
+# unit's ExecStart= and the binary's default configuration path too), that
+# ENVFILE moves the options file the unit and the initramfs tools read
+# (the RPM's /etc/sysconfig/rngfeed), and that "make uninstall"
 # removes the program, the pages and the unit (and, like dpkg's "remove",
 # leaves the administrator's configuration alone).
 #
@@ -108,7 +110,7 @@ only "$d" "${files[@]}"
 grep -q '^RNGFEED_INITRAMFS=no$' "$d/etc/default/rngfeed" ||
 	fail "/etc/default/rngfeed does not ship the initramfs switch off"
 # The scripts name the installed binary and configuration, no placeholder.
-if grep -l '@SBINDIR@\|@SYSCONFDIR@' "${initramfs_files[@]/#/$d}" 2>/dev/null | grep -q .; then
+if grep -l '@SBINDIR@\|@SYSCONFDIR@\|@ENVFILE@' "${initramfs_files[@]/#/$d}" 2>/dev/null | grep -q .; then
 	fail "an initramfs script still has a @...@ placeholder"
 fi
 grep -q '^sbin=/usr/sbin/rngfeed$' "$d/usr/share/initramfs-tools/hooks/rngfeed" ||
@@ -205,6 +207,31 @@ if [ -x ./rngfeed ]; then
 	tree=$(./rngfeed --help 2>&1 | grep -oE 'default [^ ]*rngfeed\.conf')
 	[ "$tree" = "default /etc/rngfeed.conf" ] || fail "the tree's ./rngfeed now says '$tree'"
 fi
+
+# --- 6. ENVFILE: the options file where the RPM keeps it -----------------------
+# The unit reads it (EnvironmentFile=-) and passes $RNGFEED_OPTIONS; the
+# initramfs tools read RNGFEED_INITRAMFS from the same file.
+d=$tmp/envfile
+if ! mk install DESTDIR="$d" PREFIX=/usr ENVFILE=/etc/sysconfig/rngfeed >"$tmp/log" 2>&1; then
+	fail "make install ENVFILE=/etc/sysconfig/rngfeed failed:"
+	sed 's/^/    /' "$tmp/log"
+fi
+expect "$d" /etc/sysconfig/rngfeed:644
+[ ! -e "$d/etc/default/rngfeed" ] || fail "ENVFILE=/etc/sysconfig/rngfeed: /etc/default/rngfeed installed too"
+grep -q '^#RNGFEED_OPTIONS=' "$d/etc/sysconfig/rngfeed" ||
+	fail "the options file has no commented RNGFEED_OPTIONS="
+unit=$d$unitdir/rngfeed.service
+[ "$(grep -c '^EnvironmentFile=' "$unit")" = 1 ] &&
+	grep -qx 'EnvironmentFile=-/etc/sysconfig/rngfeed' "$unit" ||
+	fail "ENVFILE: the unit's EnvironmentFile= is '$(grep '^EnvironmentFile=' "$unit")'"
+grep -qx 'ExecStart=/usr/sbin/rngfeed -f $RNGFEED_OPTIONS' "$unit" ||
+	fail "the unit's ExecStart= does not pass \$RNGFEED_OPTIONS: $(grep '^ExecStart=' "$unit")"
+for f in /usr/lib/dracut/modules.d/90rngfeed/module-setup.sh /usr/share/initramfs-tools/hooks/rngfeed; do
+	grep -q '\. /etc/sysconfig/rngfeed$' "$d$f" || fail "ENVFILE: $f does not read /etc/sysconfig/rngfeed"
+	grep -v '^[[:space:]]*#' "$d$f" | grep -q '/etc/default/rngfeed' &&
+		fail "ENVFILE: $f still reads /etc/default/rngfeed"
+done
+echo "ENVFILE=/etc/sysconfig/rngfeed: $(grep '^EnvironmentFile=' "$unit")"
 
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: make install and make uninstall"

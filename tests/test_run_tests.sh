@@ -7,6 +7,10 @@
 # Fails on the old run-tests.sh: "tests: 2 passed, 0 failed, 1 skipped".
 # Exit 0 pass, 1 fail.
 set -u
+# The stand-in "alone" scripts here take no device: never the machine's
+# lock (make check run with RUN_TESTS_ALONE_LOCK set waited on other
+# checkouts' hand-over tests for minutes).
+unset RUN_TESTS_ALONE_LOCK
 tmp=$(mktemp -d /tmp/test_run_tests.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 printf 'echo ok: fine\nexit 0\n' >"$tmp/a_pass.sh"
@@ -109,3 +113,56 @@ if [ $fails -ne 0 ]; then
 	exit 1
 fi
 echo "ok: RUN_TESTS_JOBS=3 runs tests side by side, never two alone ones, each with its own directories"
+
+# Issue 33: a failing script's report shows every "FAIL:" line, wherever it
+# is, and its last lines (the old report showed the last 40 lines only: a
+# test that failed early and went on logging read "1 failure(s)" alone).
+{
+	echo 'echo "ok: first part"'
+	echo 'echo "FAIL: early: the row that failed, with a reason this long: $(printf "x%.0s" $(seq 300))"'
+	echo 'for i in $(seq 100); do echo "a table line $i"; done'
+	echo 'echo "    FAIL: late, indented"'
+	echo 'echo "1 failure(s)"'
+	echo 'exit 1'
+} >"$tmp/long_fail.sh"
+out=$(RUN_TESTS_JOBS=1 bash tests/run-tests.sh "$tmp/long_fail.sh" 2>&1)
+fails=0
+grep -qE '^    \| FAIL: early: the row that failed, with a reason this long: x{300}$' <<<"$out" ||
+	{ echo "FAIL: the early FAIL: line of a failing script is not in its report, whole"; fails=1; }
+[ "$(grep -c 'FAIL: early' <<<"$out")" -eq 1 ] ||
+	{ echo "FAIL: the early FAIL: line is shown more than once"; fails=1; }
+[ "$(grep -c 'FAIL: late, indented' <<<"$out")" -eq 1 ] ||
+	{ echo "FAIL: the late FAIL: line is not shown once"; fails=1; }
+grep -q '| 1 failure(s)$' <<<"$out" && grep -q '| a table line 100$' <<<"$out" ||
+	{ echo "FAIL: the report lacks the script's last lines"; fails=1; }
+if [ $fails -ne 0 ]; then
+	sed 's/^/    | /' <<<"$out"
+	exit 1
+fi
+echo "ok: a failing script's report shows its FAIL: line from 100 lines before its end, whole, and its last lines"
+
+# Issue 33: RUN_TESTS_ALONE_LOCK is held by flock(1) alone: a process an
+# alone script leaves running (a daemon it failed to stop) does not hold
+# it after the script ends (it did: the lock file's descriptor went to
+# every child, and one stray daemon held up every checkout's alone tests).
+lock=$tmp/alone.lock
+cat >"$tmp/leaves.sh" <<EOS
+# run-tests: alone (leaves a process running)
+sleep 60 >/dev/null 2>&1 &
+echo \$! >"$tmp/leaked.pid"
+exit 0
+EOS
+out=$(RUN_TESTS_JOBS=1 RUN_TESTS_ALONE_LOCK=$lock bash tests/run-tests.sh "$tmp/leaves.sh" 2>&1)
+leaked=$(cat "$tmp/leaked.pid" 2>/dev/null)
+fails=0
+if [ -z "$leaked" ] || ! kill -0 "$leaked" 2>/dev/null; then
+	echo "FAIL: the alone script did not leave its process running"; fails=1
+elif ! flock -n "$lock" true; then
+	echo "FAIL: a process left by an alone script holds RUN_TESTS_ALONE_LOCK after the script ended"; fails=1
+fi
+[ -z "$leaked" ] || kill "$leaked" 2>/dev/null
+if [ $fails -ne 0 ]; then
+	sed 's/^/    | /' <<<"$out"
+	exit 1
+fi
+echo "ok: RUN_TESTS_ALONE_LOCK: a process an alone script leaves behind does not hold the lock"

@@ -3,8 +3,13 @@
 # rngfeed as a systemd service: the unit verifies and is hardened (exposure
 # <= 2.0), the notify protocol really speaks (READY=1, STATUS=, WATCHDOG=1,
 # STOPPING=1), and after start-up only CAP_SYS_ADMIN is left, as the
-# chosen user.
+# chosen user with its group alone (no supplementary group kept).  Beside
+# another rngfeed that owns the machine's hw_random hand-over (a running
+# service), the -D part on hwrng waits for tested hwrng blocks instead of
+# credit, which that daemon does not give then ("SKIP: ...",
+# tests/lib_handover.sh).
 set -u
+. tests/lib_handover.sh
 RNGFEED=${RNGFEED:-./rngfeed}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d) || exit 1
@@ -62,9 +67,18 @@ credited=$(sed -n "$((ready_line + 1))p" "$tmp/notify")
 grep -q 'STATUS=.* [1-9][0-9]* bits credited' <<<"$credited" ||
 	fail "READY=1 not followed by a status with credit: $credited"
 
+# WATCHDOG_PID naming another process: the watchdog is that one's, so no
+# WATCHDOG=1 (sd_watchdog_enabled(3)'s rule, which rngfeed reads itself).
+tests/helper_notify -w 300000 1 /usr/bin/env WATCHDOG_PID=1 "$RNGFEED" -f -n rdrand \
+	>"$tmp/notify4" 2>"$tmp/err4n" ||
+	fail "daemon with another WATCHDOG_PID failed: $(cat "$tmp/notify4" "$tmp/err4n")"
+grep -qx 'notify: READY=1' "$tmp/notify4" || fail "another WATCHDOG_PID: no READY=1: $(cat "$tmp/notify4")"
+n=$(grep -cx 'notify: WATCHDOG=1' "$tmp/notify4")
+[ "$n" -eq 0 ] || fail "WATCHDOG_PID=1 (not rngfeed's): $n WATCHDOG=1 pings, want none"
+
 # --- privileges -------------------------------------------------------------
 cap_sys_admin=0000000000200000 # 1 << CAP_SYS_ADMIN (21)
-check_caps() { # PID USER-ID
+check_caps() { # PID USER-ID [GROUP-ID]
 	local st=/proc/$1/status
 	for f in CapPrm CapEff CapBnd; do
 		v=$(awk -v f="$f:" '$1 == f { print $2 }' "$st")
@@ -75,6 +89,14 @@ check_caps() { # PID USER-ID
 	[ "$(awk '$1 == "NoNewPrivs:" { print $2 }' "$st")" = 1 ] || fail "NoNewPrivs is not set"
 	uids=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
 	[ "$uids" = "$2 $2 $2 $2" ] || fail "uids are $uids, expected $2"
+	# After a user switch: that group, and it alone as the supplementary
+	# list (setgroups() before setresgid(): none of root's groups kept).
+	if [ $# -ge 3 ]; then
+		v=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$st")
+		[ "$v" = "$3 $3 $3 $3" ] || fail "gids are $v, expected $3"
+		v=$(awk '$1 == "Groups:" { $1 = ""; print }' "$st" | xargs)
+		[ "$v" = "$3" ] || fail "supplementary groups are '$v', expected only $3"
+	fi
 	# Every thread, not only the main one.
 	for t in /proc/$1/task/*; do
 		v=$(awk '$1 == "CapEff:" { print $2 }' "$t/status")
@@ -100,11 +122,20 @@ check_caps "${pids[-1]}" 0
 kill -TERM "${pids[-1]}"; wait "${pids[-1]}" || fail "daemon exited non-zero: $(cat "$tmp/e1")"
 
 nobody=$(id -u nobody 2>/dev/null) || fail "no user nobody"
+nobody_gid=$(id -g nobody)
 chmod 0777 "$tmp" # the metrics file is written as nobody
-"$RNGFEED" -f -n rdrand -D nobody --metrics "$tmp/m2" 2>"$tmp/e2" &
+# Started with root's groups and disk (6) as supplementary groups: none of
+# them may survive the switch to nobody.
+with_groups=()
+if command -v setpriv >/dev/null; then
+	with_groups=(setpriv --groups 0,6)
+else
+	skipped+=("no setpriv: the switch to nobody starts without extra supplementary groups")
+fi
+"${with_groups[@]}" "$RNGFEED" -f -n rdrand -D nobody --metrics "$tmp/m2" 2>"$tmp/e2" &
 pids+=($!)
 wait_metric "$tmp/m2" rngfeed_fed_bytes_total
-check_caps "${pids[-1]}" "$nobody"
+check_caps "${pids[-1]}" "$nobody" "$nobody_gid"
 kill -TERM "${pids[-1]}"; wait "${pids[-1]}" || fail "daemon as nobody exited non-zero: $(cat "$tmp/e2")"
 
 "$RNGFEED" -f -n rdrand -D no-such-user-here 2>"$tmp/e3"
@@ -145,17 +176,26 @@ if [ -c /dev/hwrng ] && "$RNGFEED" --list -n hwrng 2>/dev/null | grep -q '^hwrng
 	bset=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/rngfeed.service |
 		tr ' ' '\n' | sed 's/^CAP_/+/' | tr 'A-Z' 'a-z' | paste -sd, -)
 	[ -n "$bset" ] || fail "no CapabilityBoundingSet= in the unit"
+	beside=false
+	handover_elsewhere && beside=true
 	setpriv --bounding-set "-all,$bset" --no-new-privs \
 		"$RNGFEED" -f -n hwrng -D nobody --metrics "$tmp/m4" 2>"$tmp/e4" &
 	pids+=($!)
-	wait_metric "$tmp/m4" rngfeed_credited_bits_total
-	check_caps "${pids[-1]}" "$nobody"
+	if $beside; then
+		wait_metric "$tmp/m4" 'rngfeed_source_blocks_passed_total{source="hwrng"}'
+		handover_waited "$tmp/e4" ||
+			fail "hwrng as nobody: another rngfeed owns the hand-over, but the daemon did not say it waits for it: $(cat "$tmp/e4")"
+		echo "SKIP: -D nobody on hwrng: credit not awaited (its blocks were tested): $HANDOVER_WHY"
+	else
+		wait_metric "$tmp/m4" rngfeed_credited_bits_total
+	fi
+	check_caps "${pids[-1]}" "$nobody" "$nobody_gid"
 	kill -TERM "${pids[-1]}"; wait "${pids[-1]}" ||
 		fail "hwrng as nobody exited non-zero: $(cat "$tmp/e4")"
 else
 	skipped+=("no usable /dev/hwrng or no setpriv: -D with a root-only device not checked")
 fi
 
-for s in "${skipped[@]}"; do echo "note: $s"; done
+for s in "${skipped[@]}"; do echo "SKIP: $s"; done
 echo "notify, watchdog, capabilities and user switch checked"
 exit 0

@@ -111,7 +111,7 @@ n=$(raw 37 2>"$tmp/c.err" | wc -c)
 # software TPM on this host is the kernel's own output at one remove: it is
 # credited here to test the pipeline, not because it earns it.)
 if [ "$(id -u)" -ne 0 ]; then
-	echo "note: not root, the daemon part is not run (RNDADDENTROPY needs root)"
+	echo "SKIP: the daemon part: not root (RNDADDENTROPY needs root)"
 elif ! (( 16#$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 21 & 1 )); then
 	echo "SKIP: the daemon part: root without CAP_SYS_ADMIN (a container's default): RNDADDENTROPY would fail"
 else

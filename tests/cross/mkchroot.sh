@@ -22,7 +22,19 @@
 # A stamp file (DIR/.rngfeed-chroot) records kind, architecture and
 # packages: a root made from another list is made again (sysroot) or
 # completed (buildd).  Needs root, qemu-user-static, binfmt-support,
-# mmdebstrap and arch-test.  Exit 0 ready, 1 failed.
+# mmdebstrap and arch-test.
+#
+# From bookworm's main suite alone (MIRROR), not bookworm-updates nor
+# bookworm-security: a root is a fixture to build and run the tests in,
+# never a system anyone runs, and what it proves (the code builds, links
+# and passes against the release's libraries) the security suite does not
+# change (its updates keep the ABI).  One archive instead of two, and no
+# index that changes between point releases: the security mirror in the
+# middle of a sync stopped a CI run (SECURITY=URL adds it back, with
+# bookworm-updates).  The archive in flux is tried again with back-off
+# (tests/cross/archive-retry.sh); if it stays unreachable, one line says so.
+# Exit 0 ready, 77 the archive stayed unreachable (that line printed), 1
+# failed.
 set -euo pipefail
 usage="usage: $0 sysroot|buildd ARCH DIR PACKAGE..."
 kind=${1:?$usage}
@@ -31,7 +43,10 @@ dir=${3:?$usage}
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-SECURITY=${SECURITY:-http://deb.debian.org/debian-security}
+SECURITY=${SECURITY:-}
+sources=("deb $MIRROR bookworm main")
+[ -z "$SECURITY" ] ||
+	sources+=("deb $MIRROR bookworm-updates main" "deb $SECURITY bookworm-security main")
 case $kind in
 sysroot)
 	# What the test scripts and tests/run-tests.sh call, beyond libc.
@@ -71,7 +86,15 @@ binfmt_ready() {
 				>/proc/sys/fs/binfmt_misc/register
 		q=i386
 	fi
-	[ -e "/proc/sys/fs/binfmt_misc/qemu-$q" ] || update-binfmts --enable "qemu-$q"
+	if [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$q" ]; then
+		# qemu-user-static imports its formats into binfmt-support's
+		# database only if binfmt-support was configured first; installed
+		# in one apt-get transaction, dpkg may order them the other way
+		# (a fresh CI machine did): import it now, then enable it.
+		update-binfmts --display "qemu-$q" >/dev/null 2>&1 ||
+			update-binfmts --import "qemu-$q"
+		update-binfmts --enable "qemu-$q"
+	fi
 	grep -q '^enabled' "/proc/sys/fs/binfmt_misc/qemu-$q"
 }
 
@@ -95,40 +118,54 @@ start=$(date +%s)
 if [ "$kind" = buildd ] && [ "${have%% *}" = buildd ] &&
 	[ "$(cut -d' ' -f3 <<<"$have")" = "$arch" ]; then
 	echo "mkchroot: adding packages to $dir"
-	"$here/in-chroot.sh" "$dir" /bin/sh -c \
+	"$here/archive-retry.sh" "mkchroot: $arch" "$here/in-chroot.sh" "$dir" /bin/sh -c \
 		'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"' \
-		apt "${pkgs[@]}"
+		apt "${pkgs[@]}" || exit $?
 	echo "$want" >"$stamp"
 	echo "mkchroot: $arch completed in $(($(date +%s) - start)) s"
 	exit 0
 fi
 # Never remove a tree with something mounted in it (a run killed before its
 # clean-up: the host's /proc or /dev would go with it).
-if [ -d "$dir" ]; then
+remove_dir() {
+	local real
+	[ -d "$dir" ] || return 0
 	real=$(realpath "$dir")
 	if grep -q " $real/" /proc/mounts; then
 		echo "mkchroot: something is mounted under $real; not removing it" >&2
-		exit 1
+		return 1
 	fi
 	rm -rf --one-file-system "$dir"
-fi
+}
+remove_dir || exit 1
 mkdir -p "$(dirname "$dir")"
 echo "mkchroot: creating $dir ($kind, $arch: ${pkgs[*]})"
 variant=extract
 [ "$kind" = buildd ] && variant=buildd
 # No man pages, translations or documentation (but the copyright files).
 # The system's tools only: mmdebstrap runs python3 (mmtarfilter) once per
-# package, and a python3 shim in PATH (pyenv) costs seconds each.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin mmdebstrap --quiet --variant=$variant --architectures="$arch" \
-	--include="$(IFS=,; echo "${pkgs[*]}")" \
-	--dpkgopt='path-exclude=/usr/share/man/*' \
-	--dpkgopt='path-exclude=/usr/share/locale/*' \
-	--dpkgopt='path-exclude=/usr/share/doc/*' \
-	--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-	bookworm "$dir" \
-	"deb $MIRROR bookworm main" \
-	"deb $MIRROR bookworm-updates main" \
-	"deb $SECURITY bookworm-security main"
+# package, and a python3 shim in PATH (pyenv) costs seconds each.  Not
+# --quiet: that hides apt's lines saying why the archive failed.  Each try
+# starts from an empty DIR.
+make_root() {
+	local pkgs sources
+	mapfile -t pkgs <<<"$PKGS_LINES"
+	mapfile -t sources <<<"$SOURCES_LINES"
+	remove_dir || return 1
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin mmdebstrap --variant="$variant" --architectures="$arch" \
+		--include="$(IFS=,; echo "${pkgs[*]}")" \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+		bookworm "$dir" "${sources[@]}"
+}
+# archive-retry.sh runs it in a bash of its own (lists as lines: bash
+# exports no arrays).
+PKGS_LINES=$(printf '%s\n' "${pkgs[@]}") SOURCES_LINES=$(printf '%s\n' "${sources[@]}")
+export dir variant arch PKGS_LINES SOURCES_LINES
+export -f remove_dir make_root
+"$here/archive-retry.sh" "mkchroot: $arch" bash -c make_root || exit $?
 if [ "$kind" = sysroot ]; then
 	# What base-passwd's and mawk's maintainer scripts would have done,
 	# and ldconfig (the root's own, under emulation: a second).

@@ -1,6 +1,7 @@
 #!/bin/bash
 # dracut module: rngfeed in the initramfs when RNGFEED_INITRAMFS=yes in
-# /etc/default/rngfeed.  In a systemd initramfs it runs as
+# the options file (/etc/default/rngfeed; /etc/sysconfig/rngfeed in the
+# RPM: make install's ENVFILE).  In a systemd initramfs it runs as
 # rngfeed-initrd.service, which initrd-switch-root.target stops; otherwise
 # a pre-trigger hook starts it and a cleanup hook stops it before
 # switch_root (initramfs-tools' boot scripts, installed into this module's
@@ -8,7 +9,7 @@
 
 check() {
 	local RNGFEED_INITRAMFS=no
-	[ -r /etc/default/rngfeed ] && . /etc/default/rngfeed
+	[ -r @ENVFILE@ ] && . @ENVFILE@
 	[ "$RNGFEED_INITRAMFS" = yes ] || return 255
 	require_binaries @SBINDIR@/rngfeed || return 1
 	return 0
