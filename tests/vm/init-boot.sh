@@ -106,13 +106,15 @@ sysvinit_hook() {
 # Required-Start:
 # Required-Stop:
 # X-Stop-After:      rngfeed sendsigs
-# Default-Start:
+# Default-Start:     S
 # Default-Stop:      0 6
 # Short-Description: tests/vm/init-boot.sh: the state after rngfeed's stop
 ### END INIT INFO
 [ "$1" = stop ] && /usr/local/sbin/rngfeed-vmtest shutdown
 exit 0
 EOF
+	# Started (a no-op) in runlevel S: startpar stops at shutdown only
+	# what was started (without it, its stop never ran).
 	chmod 755 "$root/etc/init.d/rngfeed-vmcheck"
 	chroot "$root" update-rc.d rngfeed-vmcheck defaults >"$work/sysvinit.update-rc.d" 2>&1
 }
@@ -186,11 +188,12 @@ check_boot() { # INIT REPORT CONSOLE
 		bad "no rngfeed daemon after the boot (procs: $(sect procs | tr '\n' ';'))"
 	fi
 	case $init in
-	sysvinit | openrc)
-		sect daemon | grep -q '^cmdline=/usr/sbin/rngfeed -p /run/rngfeed.pid --interval 30' &&
-			ok "the script passed RNGFEED_OPTIONS from its options file" ||
-			bad "the daemon's command line lacks the options file's RNGFEED_OPTIONS: $(sect daemon | grep cmdline)" ;;
+	sysvinit | openrc) v='/usr/sbin/rngfeed -p /run/rngfeed.pid --interval 30' ;;
+	*) v='/usr/sbin/rngfeed -f --interval 30' ;;
 	esac
+	sect daemon | grep -qx "cmdline=$v *" &&
+		ok "the init passed RNGFEED_OPTIONS from its options file: $v" ||
+		bad "the daemon's command line is not '$v' (RNGFEED_OPTIONS from the options file): $(sect daemon | grep cmdline)"
 	[ "$(sect procs | grep -c .)" = 1 ] || bad "$(sect procs | grep -c .) rngfeed processes: $(sect procs | tr '\n' ';')"
 	v=$(sect metrics | sed -n 's/^rngfeed_credited_bits_total //p')
 	[ -n "$v" ] && [ "$v" != 0 ] && ok "it credited the kernel: rngfeed_credited_bits_total $v" ||
@@ -285,6 +288,15 @@ check_boot() { # INIT REPORT CONSOLE
 	s=$(tr -d '\r\0' <"$console" | sed -n '/^@@ end: /,$p' | sed 's/\x1b\[[0-9;]*[mK]//g' | grep -a -m1 "$v")
 	[ -n "$s" ] && ok "the init's own stop ran at shutdown: '$(cut -c1-60 <<<"$s")'" ||
 		bad "no '$v' on the console at shutdown"
+	if [ "$init" = sysvinit ]; then
+		# before sendsigs, which would race the stop with its own signals
+		local n_stop n_kill
+		n_stop=$(tr -d '\r\0' <"$console" | sed -n '/^@@ end: /,$p' | grep -a -n -m1 "$v" | cut -d: -f1)
+		n_kill=$(tr -d '\r\0' <"$console" | sed -n '/^@@ end: /,$p' | grep -a -n -m1 'Asking all remaining processes' | cut -d: -f1)
+		[ -n "$n_stop" ] && [ -n "$n_kill" ] && [ "$n_stop" -lt "$n_kill" ] &&
+			ok "rngfeed stopped before sendsigs asked the remaining processes to end" ||
+			bad "rngfeed's stop (console line ${n_stop:-none}) not before sendsigs' (line ${n_kill:-none})"
+	fi
 	# The figures: from the kernel's trace and log.
 	local exec credit crng
 	exec=$(sect trace | grep -m1 'filename=/usr/sbin/rngfeed' | sed -n 's/.* \([0-9]*\.[0-9]*\): .*/\1/p')
