@@ -104,7 +104,7 @@ sysvinit_hook() {
 ### BEGIN INIT INFO
 # Provides:          rngfeed-vmcheck
 # Required-Start:
-# Required-Stop:
+# Required-Stop:     $local_fs
 # X-Stop-After:      rngfeed sendsigs
 # Default-Start:     S
 # Default-Stop:      0 6
@@ -113,8 +113,9 @@ sysvinit_hook() {
 [ "$1" = stop ] && /usr/local/sbin/rngfeed-vmtest shutdown
 exit 0
 EOF
-	# Started (a no-op) in runlevel S: startpar stops at shutdown only
-	# what was started (without it, its stop never ran).
+	# Started (a no-op) in runlevel S, as the scripts whose stop startpar
+	# runs are; Required-Stop: $local_fs: before umountfs and halt, which
+	# otherwise ran beside it (the report cut short by the power-off).
 	chmod 755 "$root/etc/init.d/rngfeed-vmcheck"
 	chroot "$root" update-rc.d rngfeed-vmcheck defaults >"$work/sysvinit.update-rc.d" 2>&1
 }

@@ -262,7 +262,8 @@ sdvm_boot() {
 		kill "$swtpm_pid" 2>/dev/null
 		wait "$swtpm_pid" 2>/dev/null
 	fi
-	tr -d '\r' <"$console" | sed -n 's/^@@ //p' >"${console%.log}.report"
+	# (a line may start with a terminal escape, e.g. systemd's status line's erase, ESC [K)
+	tr -d '\r' <"$console" | sed -n 's/^\(\x1b\[[0-9;?]*[A-Za-z]\)*@@ //p' >"${console%.log}.report"
 	return $rc
 }
 
