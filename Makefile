@@ -396,8 +396,8 @@ uninstall-init:
 	-rmdir $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d 2>/dev/null
 
 # Whole-VM boots of Debian 12 with sysvinit, OpenRC, and systemd with the
-# AppArmor profile enforcing (tests/vm/init-boot.sh; not in CI, about 10
-# minutes).
+# AppArmor profile enforcing (tests/vm/init-boot.sh; not in CI, 20 minutes
+# or more on a loaded machine).
 vm-test-init:
 	tests/vm/init-boot.sh
 
