@@ -377,6 +377,74 @@ vm-test-initramfs:
 
 .PHONY: install-initramfs uninstall-initramfs vm-test-initramfs
 
+# ---- init scripts and the AppArmor profile (none by default) ----
+# INITSCRIPTS=sysvinit: init/sysvinit/rngfeed, the LSB script (options from
+# $(ENVFILE)), as $(INITDDIR)/rngfeed; INITSCRIPTS=openrc:
+# init/openrc/rngfeed, the openrc-run script, there instead, with
+# $(SYSCONFDIR)/conf.d/rngfeed (kept when it exists).  APPARMOR=yes:
+# apparmor/usr.sbin.rngfeed in $(APPARMORDIR), named after the binary's
+# path, and apparmor/rngfeed.service.conf, the unit's drop-in that loads it
+# before the first start.  Each names the binary at $(SBINDIR) and the files under
+# $(SYSCONFDIR).  Enabling is the system's: update-rc.d rngfeed defaults,
+# rc-update add rngfeed boot, apparmor_parser -r.
+INITSCRIPTS ?= none
+APPARMOR    ?= no
+INITDDIR    ?= $(SYSCONFDIR)/init.d
+APPARMORDIR ?= $(SYSCONFDIR)/apparmor.d
+APPARMOR_PROFILE = $(subst /,.,$(patsubst /%,%,$(SBINDIR))).rngfeed
+INIT_SUBST = sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
+	-e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
+	-e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
+	-e 's|/etc/apparmor\.d/|$(APPARMORDIR)/|g' \
+	-e 's|usr\.sbin\.rngfeed|$(APPARMOR_PROFILE)|g'
+
+install: install-init install-apparmor
+install-init:
+ifeq ($(INITSCRIPTS),sysvinit)
+	install -d $(DESTDIR)$(INITDDIR)
+	$(INIT_SUBST) init/sysvinit/rngfeed >$(DESTDIR)$(INITDDIR)/rngfeed
+	chmod 0755 $(DESTDIR)$(INITDDIR)/rngfeed
+else ifeq ($(INITSCRIPTS),openrc)
+	install -d $(DESTDIR)$(INITDDIR)
+	$(INIT_SUBST) init/openrc/rngfeed >$(DESTDIR)$(INITDDIR)/rngfeed
+	chmod 0755 $(DESTDIR)$(INITDDIR)/rngfeed
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/conf.d/rngfeed ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/conf.d/rngfeed"; \
+	else \
+		install -D -m 0644 init/openrc/rngfeed.confd $(DESTDIR)$(SYSCONFDIR)/conf.d/rngfeed; \
+	fi
+else ifneq ($(INITSCRIPTS),none)
+	$(error INITSCRIPTS=$(INITSCRIPTS): say sysvinit, openrc or none)
+endif
+
+install-apparmor:
+ifeq ($(APPARMOR),yes)
+	install -d $(DESTDIR)$(APPARMORDIR)
+	$(INIT_SUBST) apparmor/usr.sbin.rngfeed >$(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE)
+	chmod 0644 $(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE)
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d
+	$(INIT_SUBST) apparmor/rngfeed.service.conf >$(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
+else ifneq ($(APPARMOR),no)
+	$(error APPARMOR=$(APPARMOR): say yes or no)
+endif
+
+# The script and the profile are removed whatever was installed; the
+# administrator's conf.d file stays, as /etc/rngfeed.conf does.
+uninstall: uninstall-init
+uninstall-init:
+	rm -f $(DESTDIR)$(INITDDIR)/rngfeed $(DESTDIR)$(APPARMORDIR)/$(APPARMOR_PROFILE) \
+	      $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d/apparmor.conf
+	-rmdir $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service.d 2>/dev/null
+
+# Whole-VM boots of Debian 12 with sysvinit, OpenRC, and systemd with the
+# AppArmor profile enforcing (tests/vm/init-boot.sh; not in CI, 20 minutes
+# or more on a loaded machine).
+vm-test-init:
+	tests/vm/init-boot.sh
+
+.PHONY: install-init install-apparmor uninstall-init vm-test-init
+
 # ---- the RPM (rpm/rngfeed.spec) ----
 # make rpm: the source and binary RPMs from the working tree, built with
 # rpmbuild in build/rpm (Debian: apt-get install rpm rpmlint; the spec's

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -439,6 +440,59 @@ int source_fd_is_kernel_output(int fd)
 
 /* ---- fd helpers for device and file drivers ---------------------------- */
 
+/* May this process read @path by its mode alone (owner, group or other
+ * bits for the effective ids)?  False when that cannot be told. */
+static bool mode_lets_us_read(const char *path)
+{
+	gid_t groups[64];
+	struct stat st;
+	int n;
+
+	if (stat(path, &st) < 0)
+		return false;
+	if (st.st_uid == geteuid())
+		return st.st_mode & S_IRUSR;
+	if (st.st_gid == getegid())
+		return st.st_mode & S_IRGRP;
+	n = getgroups((int)(sizeof(groups) / sizeof(groups[0])), groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == st.st_gid)
+			return st.st_mode & S_IRGRP;
+	return st.st_mode & S_IROTH;
+}
+
+static bool can_override_mode(void)
+{
+	cap_t caps = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (caps) {
+		cap_get_flag(caps, CAP_DAC_OVERRIDE, CAP_EFFECTIVE, &v);
+		cap_free(caps);
+	}
+	return v == CAP_SET;
+}
+
+/* An open its file's mode allows (or this process could override) fails
+ * with EACCES only by a MAC policy: say so, since the policy's own log is
+ * elsewhere.  (AppArmor hides the capabilities its profile denies from
+ * capget(), so a confined root may not seem able to override the mode.) */
+void source_say_open_error(char *why, size_t why_len, const char *path,
+			   int err)
+{
+	const char *hint = "";
+
+	if (err == EACCES)
+		hint = mode_lets_us_read(path) || can_override_mode()
+			? " (not by its mode, which lets this process read it: "
+			  "a security policy such as AppArmor or SELinux denies "
+			  "it; see the kernel's audit log)"
+			: " (by its mode or owner, or by a security policy such "
+			  "as AppArmor or SELinux; see the kernel's audit log)";
+	snprintf(why, why_len, "cannot open %s: %s%s", path, strerror(err),
+		 hint);
+}
+
 int source_fd_open(const char *path, int extra_flags, char *why,
 		   size_t why_len)
 {
@@ -447,8 +501,7 @@ int source_fd_open(const char *path, int extra_flags, char *why,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | extra_flags);
 	if (fd < 0) {
 		r = -errno;
-		snprintf(why, why_len, "cannot open %s: %s", path,
-			 strerror(-r));
+		source_say_open_error(why, why_len, path, -r);
 		return r;
 	}
 	/* Checked on the open fd, so a link swapped after a path check

@@ -512,7 +512,7 @@ static int can_open_device(const struct source_config *cfg, char *why,
 	if (fd < 0) {
 		int e = errno;
 
-		snprintf(why, why_len, "cannot open %s: %s", dev, strerror(e));
+		source_say_open_error(why, why_len, dev, e);
 		return -e;
 	}
 	close(fd);

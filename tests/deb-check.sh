@@ -12,12 +12,17 @@
 # 2. Installs missing build dependencies (apt-get build-dep, as root) and
 #    runs dpkg-buildpackage -us -uc -b.
 # 3. Runs lintian on the source package (dpkg-source -b of the pristine
-#    copy) and on the .deb: any error fails; warnings and hints are shown.
+#    copy) and on the .deb: any error or warning fails; hints are shown.
+#    The .deb must carry the LSB init script and the AppArmor profile.
 # 4. As root: dpkg -i, checks /usr/sbin/rngfeed --version, the unit, its
 #    sysinit.target.wants link, both man pages and the conffile without
-#    systemctl; then dpkg -r (the conffile stays) and dpkg -P (it goes),
+#    systemctl, the init script and the profile (conffiles; the profile
+#    parses, with apparmor_parser if there is one; dh_apparmor's local/
+#    include); then dpkg -r (the conffile stays) and dpkg -P (it goes),
 #    leaving the machine as it was.  A machine where rngfeed is already
-#    installed is left alone (exit 77).
+#    installed is left alone (exit 77).  The postinst starts the init
+#    script where no systemd runs, unless policy-rc.d forbids it (a
+#    container's usual one does); dpkg -r stops it again.
 #
 # Exit 0 pass, 1 fail, 77 skip (the install part needs root).
 set -u
@@ -98,19 +103,26 @@ grep -E '^(tests:|dpkg-deb: building)' "$tmp/build.log"
 cd "$tmp" || exit 2
 step "contents of $(basename "$deb")"
 dpkg-deb -c "$deb" | awk '{ print "    " $1, $NF }'
+# (where debian/rules puts units: systemd's .pc says)
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
+for f in ./etc/init.d/rngfeed:-rwxr-xr-x ./etc/apparmor.d/usr.sbin.rngfeed:-rw-r--r-- \
+	".$unitdir/rngfeed.service.d/apparmor.conf:-rw-r--r--"; do
+	dpkg-deb -c "$deb" | awk -v f="${f%:*}" -v m="${f##*:}" '$NF == f && $1 == m { found = 1 } END { exit !found }' ||
+		die "the package does not carry ${f%:*} with mode ${f##*:}"
+done
 [ ! -e "$repo/../$(basename "$deb")" ] || [ "$repo/../$(basename "$deb")" -ot "$deb" ] ||
 	die "a .deb appeared next to the repository"
 
 # --- 3. lintian -------------------------------------------------------------------
 step "lintian rngfeed_$version.dsc $(basename "$deb")"
-lintian --fail-on error --display-info --pedantic "$tmp/rngfeed_$version.dsc" "$deb" \
+lintian --fail-on error,warning --display-info --pedantic "$tmp/rngfeed_$version.dsc" "$deb" \
 	>"$tmp/lintian.log" 2>&1
 lintian_rc=$?
 # Lintian's own advice on running as root is not about the package.
 grep -v 'running with root privileges' "$tmp/lintian.log" | sed 's/^/    /'
 [ -s "$tmp/lintian.log" ] || echo "    (no tags)"
-[ $lintian_rc -eq 0 ] || die "lintian reports errors (exit $lintian_rc)"
-! grep -q '^E: ' "$tmp/lintian.log" || die "lintian reports errors"
+[ $lintian_rc -eq 0 ] || die "lintian reports errors or warnings (exit $lintian_rc)"
+! grep -q '^[EW]: ' "$tmp/lintian.log" || die "lintian reports errors or warnings"
 
 # --- 4. install, check, remove, purge ----------------------------------------------
 if [ "$(id -u)" -ne 0 ]; then
@@ -189,18 +201,41 @@ fi
 /usr/sbin/rngfeed -c /etc/rngfeed.conf --list >"$tmp/list" 2>&1 ||
 	bad "rngfeed --list with the installed configuration failed: $(cat "$tmp/list")"
 [ -f /usr/share/doc/rngfeed/copyright ] || bad "/usr/share/doc/rngfeed/copyright is missing"
+# The init script (update-rc.d put it into runlevel S where the machine has
+# rc directories) and the AppArmor profile, both conffiles.
+for f in /etc/init.d/rngfeed /etc/apparmor.d/usr.sbin.rngfeed; do
+	grep -q "^ *$f " <<<"$conffiles" || bad "$f is not a conffile: '$conffiles'"
+done
+[ -x /etc/init.d/rngfeed ] && sh -n /etc/init.d/rngfeed || bad "/etc/init.d/rngfeed is missing or not valid sh"
+links=$(ls /etc/rc[S0-6].d/*rngfeed 2>/dev/null | paste -sd' ')
+echo "    init script: /etc/init.d/rngfeed${links:+, $links}"
+[ -e /etc/apparmor.d/local/usr.sbin.rngfeed ] ||
+	bad "dh_apparmor's postinst did not make /etc/apparmor.d/local/usr.sbin.rngfeed"
+if command -v apparmor_parser >/dev/null 2>&1; then
+	apparmor_parser -Q -K /etc/apparmor.d/usr.sbin.rngfeed >"$tmp/aa" 2>&1 ||
+		bad "apparmor_parser does not take the installed profile: $(cat "$tmp/aa")"
+	echo "    AppArmor profile: /etc/apparmor.d/usr.sbin.rngfeed (parses)"
+fi
+started=$(pgrep -x rngfeed -a | grep -c '^[0-9]* /usr/sbin/rngfeed')
+[ "$started" = 0 ] || echo "    the postinst started the init script: $started daemon(s) (dpkg -r stops it)"
 
 step "dpkg -r rngfeed"
 dpkg -r rngfeed >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r failed"; }
 [ ! -e /usr/sbin/rngfeed ] || bad "dpkg -r left /usr/sbin/rngfeed"
 [ -n "$unit" ] && [ -e "$unit" ] && bad "dpkg -r left $unit"
 [ -e /etc/rngfeed.conf ] || bad "dpkg -r removed the conffile (only purge should)"
+[ "$(pgrep -x rngfeed -a | grep -c '^[0-9]* /usr/sbin/rngfeed')" = 0 ] ||
+	bad "dpkg -r left /usr/sbin/rngfeed running: $(pgrep -x rngfeed -a)"
 if [ $had_conf -eq 0 ]; then
 	step "dpkg -P rngfeed"
 	dpkg -P rngfeed >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -P failed"; }
 	[ ! -e /etc/rngfeed.conf ] || bad "dpkg -P left /etc/rngfeed.conf"
 	[ ! -L /etc/systemd/system/sysinit.target.wants/rngfeed.service ] ||
 		bad "dpkg -P left the sysinit.target.wants link"
+	[ ! -e /etc/init.d/rngfeed ] && [ ! -e /etc/apparmor.d/usr.sbin.rngfeed ] &&
+		[ ! -e /etc/apparmor.d/local/usr.sbin.rngfeed ] ||
+		bad "dpkg -P left the init script or the AppArmor profile"
+	! ls /etc/rc[S0-6].d/*rngfeed >/dev/null 2>&1 || bad "dpkg -P left rc links: $(ls /etc/rc[S0-6].d/*rngfeed)"
 else
 	echo "    /etc/rngfeed.conf was here before: package not purged, file kept"
 fi

@@ -169,7 +169,7 @@ else
 			"$root$dracut/module-setup.sh" && bash -n "$root$dracut/module-setup.sh" ||
 			fail "install: the dracut module does not read /etc/sysconfig/rngfeed"
 		if command -v systemd-analyze >/dev/null; then
-			mkdir -p "$root/bin" && cp /bin/kill "$root/bin/kill"
+			mkdir -p "$root/bin" && cp /bin/sh "$root/bin/sh"  # ExecReload='s shell
 			out=$(systemd-analyze verify --man=no --root="$root" rngfeed.service 2>&1) &&
 				[ -z "$out" ] || fail "install: systemd-analyze verify: $out"
 		else

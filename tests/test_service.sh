@@ -56,10 +56,10 @@ if command -v systemd-analyze >/dev/null; then
 		echo "unit: SystemCallFilter= allows the assessment thread's setpriority"
 	fi
 	# verify resolves ExecStart= and ExecReload= in a root holding what
-	# "make install" puts there, plus the host's kill(1) that every
+	# "make install" puts there, plus the host's /bin/sh that every
 	# system has.  Documentation= is checked by test_man.sh.
 	make -s install DESTDIR="$tmp/root" >/dev/null || fail "make install failed"
-	mkdir -p "$tmp/root/bin" && cp /bin/kill "$tmp/root/bin/kill"
+	mkdir -p "$tmp/root/bin" && cp /bin/sh "$tmp/root/bin/sh"
 	out=$(systemd-analyze verify --man=no --root="$tmp/root" rngfeed.service 2>&1) ||
 		fail "systemd-analyze verify: $out"
 	[ -z "$out" ] || fail "systemd-analyze verify printed: $out"

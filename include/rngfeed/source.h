@@ -336,6 +336,14 @@ int source_opened_credit(struct source *src);
 int source_fd_open(const char *path, int extra_flags, char *why,
 		   size_t why_len);
 /*
+ * "cannot open PATH: ERROR" into @why; for EACCES it adds who may have
+ * said no: a security policy (AppArmor, SELinux) when the file's mode lets
+ * this process read it or the process could override the mode
+ * (CAP_DAC_OVERRIDE), else the mode or the policy.
+ */
+void source_say_open_error(char *why, size_t why_len, const char *path,
+			   int err);
+/*
  * source_fd_open() for a device, whoever calls it: the open itself never
  * waits (O_NONBLOCK: a FIFO or a slow device named by mistake), then the
  * fd blocks as reads expect.

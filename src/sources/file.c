@@ -96,8 +96,7 @@ static int file_check_path(const char *path, char *why, size_t why_len)
 	if (stat(path, &st) < 0) {
 		int r = -errno;
 
-		snprintf(why, why_len, "cannot open %s: %s", path,
-			 strerror(-r));
+		source_say_open_error(why, why_len, path, -r);
 		return r;
 	}
 	if (source_path_is_kernel_output(path) == 1) {

@@ -101,176 +101,56 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The bookworm mirror this machine's apt uses (one-line or deb822 format).
-find_mirror() {
-	local f
-	{
-		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-			[ -f "$f" ] || continue
-			awk '$1 == "deb" { i = 2
-				if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
-				if ($(i + 1) == "bookworm") print $i }' "$f"
-		done
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -f "$f" ] || continue
-			awk 'BEGIN { RS = "" }
-				/(^|\n)Suites:[^\n]*[ \t]bookworm([ \t\n]|$)/ &&
-				match($0, /(^|\n)URIs:[ \t]*[^ \t\n]+/) {
-					u = substr($0, RSTART, RLENGTH); sub(/^\n?URIs:[ \t]*/, "", u); print u }' "$f"
-		done
-	} | head -n 1
-}
+# shellcheck source=tests/vm/sdvm.sh
+. "$vmdir/sdvm.sh"
 
 # --- 1. kernel ----------------------------------------------------------------
 phase "kernel: tests/vm/fetch.sh"
-[ -x "$vmdir/fetch.sh" ] || die "tests/vm/fetch.sh is missing"
-vars=$("$vmdir/fetch.sh") || die "tests/vm/fetch.sh failed"
-eval "$vars"
-if [ -n "${VM_KERNEL:-}" ]; then
-	vars=$("$vmdir/fetch-kernel.sh" "$VM_KERNEL") || die "tests/vm/fetch-kernel.sh $VM_KERNEL failed"
-	eval "$vars"
-fi
-: "${VM_CACHE:?}" "${VM_KVER:?}" "${VM_VMLINUZ:?}" "${VM_KCONFIG:?}" "${VM_MODROOT:?}"
-[ -d "$VM_MODROOT/lib/modules/$VM_KVER" ] || die "no $VM_MODROOT/lib/modules/$VM_KVER"
+sdvm_kernel || die "no kernel"
 echo "   kernel $VM_KVER"
 
 # --- 2. the cached root file system --------------------------------------------
-base=$VM_CACHE/systemd-rootfs
-if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$include" ]; then
-	mirror=${VM_MIRROR:-$(find_mirror)}
-	[ -n "$mirror" ] || die "no bookworm mirror in /etc/apt/sources.list*; set VM_MIRROR"
-	phase "debootstrap --variant=minbase --include=$include bookworm ($mirror)"
-	rm -rf "$base" "$base.new" "$base.stamp" "$base.kver"
-	debootstrap --variant=minbase --include="$include" bookworm "$base.new" "$mirror" \
-		>"$tmp/debootstrap.log" 2>&1 ||
-		{ tail -n 30 "$tmp/debootstrap.log"; rm -rf "$base.new"; die "debootstrap failed"; }
-	# bookworm is merged-/usr: /lib is a relative link to usr/lib.
-	[ -d "$base.new/usr/lib" ] || die "debootstrap left no usr/lib"
-	echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$base.new/etc/fstab"
-	# The report goes to ttyS0; a login prompt there would only get in its way.
-	ln -sf /dev/null "$base.new/etc/systemd/system/serial-getty@ttyS0.service"
-	# Debian's initramfs with just what mounts the root disk: small and quick
-	# to unpack under emulation (zstd is not in the tree, hence gzip).
-	printf 'MODULES=list\nCOMPRESS=gzip\n' \
-		>"$base.new/etc/initramfs-tools/conf.d/rngfeed-vmtest.conf"
-	printf 'virtio_pci\nvirtio_blk\next4\n' >>"$base.new/etc/initramfs-tools/modules"
-	mv "$base.new" "$base"
-	echo "$include" >"$base.stamp"
-fi
-# The kernel image in /boot and update-initramfs -c, as the kernel
-# package leaves them: update-initramfs -u (a package's initramfs trigger)
-# rebuilds the initrds of the kernels it finds there.
-if [ "$(cat "$base.kver" 2>/dev/null)" != "$VM_KVER with vmlinuz, update-initramfs -c" ]; then
-	phase "modules and initramfs for $VM_KVER in the cached tree"
-	rm -rf "${base:?}/usr/lib/modules" "${base:?}"/boot/*
-	mkdir -p "$base/usr/lib/modules"
-	cp -a "$VM_MODROOT/lib/modules/$VM_KVER" "$base/usr/lib/modules/" || die "copying the modules failed"
-	cp "$VM_KCONFIG" "$base/boot/config-$VM_KVER"
-	cp "$VM_VMLINUZ" "$base/boot/vmlinuz-$VM_KVER"
-	chroot "$base" depmod "$VM_KVER" || die "depmod in the tree failed"
-	rm -rf "$base/var/lib/initramfs-tools"
-	chroot "$base" update-initramfs -c -k "$VM_KVER" \
-		>"$tmp/mkinitramfs.log" 2>&1 ||
-		{ cat "$tmp/mkinitramfs.log"; die "update-initramfs -c in the tree failed"; }
-	echo "$VM_KVER with vmlinuz, update-initramfs -c" >"$base.kver"
-fi
+phase "the cached tree: $VM_CACHE/systemd-rootfs"
+sdvm_rootfs systemd "$include" || die "the cached tree failed"
 
 # --- 3. the package and the disk image ------------------------------------------
 phase "dpkg-buildpackage -b in a copy of the working tree"
-rm -rf "$work"
-mkdir -p "$work/deb/rngfeed"
-src=$work/deb/rngfeed
-if [ -n "${VM_REV:-}" ]; then
-	git archive --format=tar "$VM_REV" | tar -x -C "$src" || die "git archive $VM_REV failed"
-	echo "   from git archive $VM_REV ($(git rev-parse --short "$VM_REV"))"
-elif [ -e .git ]; then
-	git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar -c --null -T - -f - | tar -x -C "$src" || die "copying the tree failed"
-else
-	cp -a . "$src" || die "copying the tree failed"
-fi
-(cd "$src" && dpkg-checkbuilddeps) >"$tmp/bdeps" 2>&1 ||
-	die "$(cat "$tmp/bdeps") (apt-get build-dep ./ or make deps)"
-# nocheck: the unit tests are make check's job; this test is about the boot.
-(cd "$src" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) \
-	>"$work/build.log" 2>&1 ||
-	{ tail -n 40 "$work/build.log"; die "dpkg-buildpackage failed (log: $work/build.log)"; }
-deb=''
-for f in "$work"/deb/rngfeed_*.deb; do [ -f "$f" ] && deb=$f; done
-[ -n "$deb" ] || die "no rngfeed_*.deb after the build"
-echo "   $(basename "$deb")"
+sdvm_deb "$work/deb" || die "the package was not built"
 
+# What only this test's image holds: the reporter and its unit, and the
+# check that the package enabled the unit.
+systemd_image() {
+	local root=$1 wants=etc/systemd/system/sysinit.target.wants/rngfeed.service
+	# The package's postinst (dh_installsystemd, deb-systemd-helper) should have
+	# enabled the unit; if not, that is a finding, and the test enables it.
+	if [ -L "$root/$wants" ]; then
+		pkg_enabled=yes
+		echo "   the package enabled it: /$wants -> $(readlink "$root/$wants")"
+	else
+		pkg_enabled=no
+		echo "   FINDING: dpkg -i did not enable rngfeed.service (no /$wants); enabling it for the test"
+		ln -s /lib/systemd/system/rngfeed.service "$root/$wants"
+	fi
+	if [ -n "${VM_DROPIN:-}" ]; then
+		# For trying a unit change without touching systemd/: the result is then
+		# not that of the packaged unit, and says so.
+		mkdir -p "$root/etc/systemd/system/rngfeed.service.d"
+		install -m 0644 "$VM_DROPIN" "$root/etc/systemd/system/rngfeed.service.d/vmtest.conf" ||
+			{ echo "cannot install VM_DROPIN=$VM_DROPIN" >&2; return 1; }
+		echo "   NOTE: drop-in $VM_DROPIN installed; this run does not test the unit as packaged"
+		sed 's/^/     /' "$VM_DROPIN"
+	fi
+	install -m 0755 "$vmdir/systemd-guest.sh" "$root/usr/local/sbin/rngfeed-vmtest"
+	install -m 0644 "$vmdir/systemd-vmtest.service" "$root/etc/systemd/system/rngfeed-vmtest.service"
+	ln -s /etc/systemd/system/rngfeed-vmtest.service \
+		"$root/etc/systemd/system/multi-user.target.wants/rngfeed-vmtest.service"
+}
 phase "image: copy of the cached tree, dpkg -i, the test unit, mkfs.ext4 -d"
-root=$work/root
-cp -a "$base" "$root" || die "copying the cached tree failed"
-cp "$deb" "$root/tmp/rngfeed.deb"
-DEBIAN_FRONTEND=noninteractive chroot "$root" dpkg -i /tmp/rngfeed.deb >"$work/dpkg.log" 2>&1 ||
-	{ cat "$work/dpkg.log"; die "dpkg -i in the image failed"; }
-rm -f "$root/tmp/rngfeed.deb"
-# The package's postinst (dh_installsystemd, deb-systemd-helper) should have
-# enabled the unit; if not, that is a finding, and the test enables it.
-wants=etc/systemd/system/sysinit.target.wants/rngfeed.service
-if [ -L "$root/$wants" ]; then
-	pkg_enabled=yes
-	echo "   the package enabled it: /$wants -> $(readlink "$root/$wants")"
-else
-	pkg_enabled=no
-	echo "   FINDING: dpkg -i did not enable rngfeed.service (no /$wants); enabling it for the test"
-	ln -s /lib/systemd/system/rngfeed.service "$root/$wants"
-fi
-# A host name that does not contain "rngfeed", so the guest's grep for
-# rngfeed's journal lines picks only those.
-echo vmguest >"$root/etc/hostname"
-if [ -n "${VM_DROPIN:-}" ]; then
-	# For trying a unit change without touching systemd/: the result is then
-	# not that of the packaged unit, and says so.
-	mkdir -p "$root/etc/systemd/system/rngfeed.service.d"
-	install -m 0644 "$VM_DROPIN" "$root/etc/systemd/system/rngfeed.service.d/vmtest.conf" ||
-		die "cannot install VM_DROPIN=$VM_DROPIN"
-	echo "   NOTE: drop-in $VM_DROPIN installed; this run does not test the unit as packaged"
-	sed 's/^/     /' "$VM_DROPIN"
-fi
-if [ -n "${VM_CONF:-}" ]; then
-	install -m 0644 "$VM_CONF" "$root/etc/rngfeed.conf" || die "cannot install VM_CONF=$VM_CONF"
-	echo "   NOTE: /etc/rngfeed.conf from $VM_CONF:"
-	grep -v '^[[:space:]]*\(#\|$\)' "$VM_CONF" | sed 's/^/     /'
-fi
-if [ -n "${VM_EXTRA_DEBS:-}" ]; then
-	extra=$VM_CACHE/debs-extra
-	mkdir -p "$extra"
-	for p in $VM_EXTRA_DEBS; do
-		ls "$extra/${p}"_*.deb >/dev/null 2>&1 ||
-			(cd "$extra" && apt-get download -q "$p") >"$tmp/extra.log" 2>&1 ||
-			{ cat "$tmp/extra.log"; die "apt-get download $p failed"; }
-		cp "$extra/${p}"_*.deb "$root/tmp/"
-	done
-	DEBIAN_FRONTEND=noninteractive chroot "$root" sh -c 'dpkg -i /tmp/*.deb' >"$work/dpkg-extra.log" 2>&1 ||
-		{ cat "$work/dpkg-extra.log"; die "dpkg -i of $VM_EXTRA_DEBS in the image failed"; }
-	rm -f "$root"/tmp/*.deb
-	echo "   installed: $VM_EXTRA_DEBS"
-fi
-if [ -n "${VM_IMAGE_HOOK:-}" ]; then
-	"$VM_IMAGE_HOOK" "$root" || die "VM_IMAGE_HOOK=$VM_IMAGE_HOOK failed"
-	echo "   NOTE: VM_IMAGE_HOOK=$VM_IMAGE_HOOK ran on the image"
-fi
-install -m 0755 "$vmdir/systemd-guest.sh" "$root/usr/local/sbin/rngfeed-vmtest"
-install -m 0644 "$vmdir/systemd-vmtest.service" "$root/etc/systemd/system/rngfeed-vmtest.service"
-ln -s /etc/systemd/system/rngfeed-vmtest.service \
-	"$root/etc/systemd/system/multi-user.target.wants/rngfeed-vmtest.service"
-# A first boot: no saved seed that systemd-random-seed could load.
-rm -f "$root/var/lib/systemd/random-seed"
-cp "$root/boot/initrd.img-$VM_KVER" "$work/initrd.img"
-size_mb=$(($(du -sm "$root" | cut -f1) * 5 / 4 + 256))
-truncate -s "${size_mb}M" "$work/disk.img"
-mkfs.ext4 -q -F -L rngfeed-vm -d "$root" "$work/disk.img" >"$tmp/mkfs.log" 2>&1 ||
-	{ cat "$tmp/mkfs.log"; die "mkfs.ext4 -d failed"; }
-rm -rf "$root"
-echo "   $work/disk.img: ${size_mb} MiB (sparse)"
+sdvm_mkimage "$work" systemd_image || die "the image was not made"
 if [ "${VM_IMAGE_ONLY:-0}" = 1 ]; then
 	phase "done (image only)"
-	echo "VM_IMAGE=$work/disk.img"
-	echo "VM_INITRD=$work/initrd.img"
+	echo "VM_IMAGE=$SD_IMAGE"
+	echo "VM_INITRD=$SD_INITRD"
 	echo "VM_KVER=$VM_KVER"
 	echo "VM_VMLINUZ=$VM_VMLINUZ"
 	exit 0
