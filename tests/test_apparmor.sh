@@ -88,14 +88,16 @@ mk uninstall-init APPARMOR=yes DESTDIR="$tmp/d2" SBINDIR=/usr/local/sbin SYSCONF
 # ---- 3. what it allows -----------------------------------------------------------------
 rules=$(grep -v '^[[:space:]]*#' apparmor/usr.sbin.rngfeed)
 for want in '@{run}/rngfeed/\*\* rwk' '/etc/rngfeed.conf r' '/dev/random rw' '/dev/hwrng r' \
+	'/dev/ttyACM\[0-9\]\* rw' '/dev/ttyUSB\[0-9\]\* rw' \
 	'/dev/tpmrm\[0-9\]\* rw' '@{sys}/devices/virtual/misc/hw_random/rng_{current,quality} rw' 'capability sys_admin' \
 	'network netlink dgram' '@{run}/rngfeed-egd/\* rw' '/var/lib/rngfeed/\*\* rwk' \
 	'include <abstractions/base>' 'include if exists <local/usr.sbin.rngfeed>'; do
 	grep -q "^ *$want" <<<"$rules" || fail "the profile has no rule '$want'"
 done
 # Files anywhere else: no rule for a path outside the daemon's own directories,
-# devices, /etc, /proc and /sys.
-others=$(grep -E '^ *(/|@\{)' <<<"$rules" | grep -vE '^ *(@\{run\}/(rngfeed|rngfeed-egd|systemd/notify)|/var/lib/(rngfeed|prometheus/node-exporter)/|/etc/|/dev/|@\{PROC\}/sys/kernel/random/|@\{sys\}/(devices/virtual/misc/hw_random|module/rng_core)/|/usr/sbin/rngfeed )')
+# devices, /etc, /proc and the /sys attributes it reads (hw_random, a USB
+# stick's ids, s390x's secure-guest flag).
+others=$(grep -E '^ *(/|@\{)' <<<"$rules" | grep -vE '^ *(@\{run\}/(rngfeed|rngfeed-egd|systemd/notify)|/var/lib/(rngfeed|prometheus/node-exporter)/|/etc/|/dev/|@\{PROC\}/sys/kernel/random/|@\{sys\}/(devices/virtual/misc/hw_random|module/rng_core)/|@\{sys\}/dev/char/ r,|@\{sys\}/devices/\*\*/usb\*/\*\*/\{idVendor,[a-zA-Z,]*\} r,|@\{sys\}/firmware/uv/prot_virt_guest r,|/usr/sbin/rngfeed )')
 [ -z "$others" ] || fail "the profile allows files outside the daemon's own places: $others"
 grep -qE '^ *capability (dac_override|dac_read_search|sys_ptrace|net_admin|sys_module)' <<<"$rules" &&
 	fail "the profile grants a capability the daemon does not use: $(grep -E '^ *capability' <<<"$rules" | paste -sd' ')"
