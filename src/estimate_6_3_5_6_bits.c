@@ -1,6 +1,7 @@
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples: the
  * suffixes grouped by 64-bit words instead of a suffix array (see below);
- * the tallies and estimates are estimate_6_3_5_6_tally.c's. */
+ * the tallies and estimates are estimate_6_3_5_6_tally.c's, the words
+ * that tie estimate_6_3_5_6_ties.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_tuple.h"
+#include "estimate_6_3_5_6_ties.h"
 
 /* ---- bits: grouping words instead of sorting whole suffixes ----
  * On a bitstring the suffix order down to depth 64 is the order of the 64
@@ -42,14 +44,6 @@
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
 #define GROUP_MAX 8	/* a group whose pairs are counted one by one */
 
-static inline uint64_t window(const uint64_t *w, size_t i)
-{
-	unsigned sh = i & 63;
-	uint64_t x = w[i >> 6] << sh;
-
-	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
-}
-
 /* A run of more than `limit` equal bits among the n bits packed in w.
  * Bit 63 - b of t marks where bit 64k + b differs from the next one; a run
  * of limit + 1 is limit unmarked in a row, counted across the words. */
@@ -72,82 +66,6 @@ static int long_run(const uint64_t *w, size_t n, size_t limit)
 		if (same + (size_t)__builtin_clzll(t) >= limit)
 			return 1;
 		same = (size_t)__builtin_ctzll(t);
-	}
-	return 0;
-}
-
-/* ---- positions whose words tie ----
- * (They share their first `depth` bits.)  The sort leaves them in a run,
- * by position; each run is put in suffix order by comparing on, and their
- * LCP is counted the same way (a group of more than TIE_MAX by a merge
- * sort, merge_words()).  Deep ties (a run of equal bits longer than
- * depth - 1 + TIE_MAX, a repeated block) go to the suffix array instead:
- * TIE_DEPTH bits deep. */
-#define TIE_MAX 64
-#define TIE_DEPTH 4096
-
-/* Bits the suffixes at p and q have in common (p != q), at most the
- * shorter's length; *deep set (and the count cut short) past TIE_DEPTH. */
-static size_t common_bits(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
-{
-	const size_t lim = n - (p > q ? p : q);
-	size_t l = 0;
-
-	while (l < lim) {
-		const uint64_t x = window(w, p + l) ^ window(w, q + l);
-
-		if (x) {
-			l += (size_t)__builtin_clzll(x);
-			break;
-		}
-		l += 64;
-		if (l >= TIE_DEPTH) {
-			*deep = 1;
-			break;
-		}
-	}
-	return l < lim ? l : lim;
-}
-
-/* Suffix p before suffix q: at the first bit that differs, or the shorter
- * (the later one) first when one is a prefix of the other. */
-static int suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
-{
-	const size_t l = common_bits(w, n, p, q, deep);
-
-	if (l >= n - (p > q ? p : q))
-		return p > q;
-	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
-}
-
-/* Puts every run of tied words in e[0..m) in suffix order (pmask: the
- * position's bits; w: the n bits).  0, or -EAGAIN when the ties are too
- * many or too deep. */
-static int sort_ties(uint64_t *e, size_t m, uint64_t pmask, const uint64_t *w, size_t n)
-{
-	int deep = 0;
-
-	for (size_t r = 1; r < m; r++) {
-		size_t end = r;
-
-		if ((e[r] ^ e[r - 1]) > pmask)
-			continue;
-		while (end + 1 < m && (e[end + 1] ^ e[r]) <= pmask)
-			end++;
-		if (end - r + 2 > TIE_MAX)
-			return -EAGAIN;
-		/* insertion sort of e[r - 1 .. end] */
-		for (size_t i = r; i <= end; i++) {
-			const uint64_t x = e[i];
-			size_t j = i;
-
-			for (; j > r - 1 && suffix_less(w, n, x & pmask, e[j - 1] & pmask, &deep); j--)
-				e[j] = e[j - 1];
-			e[j] = x;
-		}
-		if (deep)
-			return -EAGAIN;
-		r = end;
 	}
 	return 0;
 }
@@ -223,7 +141,7 @@ static inline int word_less(const struct bits_sort *bs, uint64_t a, uint64_t b, 
 {
 	if ((a ^ b) > bs->pmask)
 		return a < b;
-	return suffix_less(bs->w, bs->n, a & bs->pmask, b & bs->pmask, deep);
+	return est_bits_suffix_less(bs->w, bs->n, a & bs->pmask, b & bs->pmask, deep);
 }
 
 /* x[0..m) in suffix order by a bottom-up merge sort through tmp (m
@@ -289,7 +207,7 @@ static int group_intervals(struct bits_sort *bs, const uint64_t *x, size_t m, un
 		} else {
 			int deep = 0;
 
-			l = common_bits(bs->w, bs->n, p, q, &deep);
+			l = est_bits_common_bits(bs->w, bs->n, p, q, &deep);
 			if (deep)
 				return -EAGAIN;
 		}
@@ -311,7 +229,7 @@ static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned ba
 
 	if (m <= TIE_MAX) {
 		sort_words(x, m);
-		rc = sort_ties(x, m, bs->pmask, bs->w, bs->n);
+		rc = est_bits_sort_ties(x, m, bs->pmask, bs->w, bs->n);
 		return rc < 0 ? rc : group_intervals(bs, x, m, base, bs->lcp, bs->st);
 	}
 	tmp = malloc(m * sizeof(*tmp));
@@ -340,7 +258,7 @@ static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t 
 
 	if (d > bs->pmask)
 		return __builtin_clzll(d);
-	l = common_bits(bs->w, bs->n, a & bs->pmask, b & bs->pmask, &deep);
+	l = est_bits_common_bits(bs->w, bs->n, a & bs->pmask, b & bs->pmask, &deep);
 	return deep ? -1 : (int32_t)l;
 }
 
