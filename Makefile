@@ -50,7 +50,7 @@ LDLIBS       = $(PKG_LIBS) -ldivsufsort -lm
 LIB_SRCS    := $(filter-out src/main.c,$(wildcard src/*.c src/sources/*.c))
 LIB_OBJS    := $(LIB_SRCS:%.c=build/%.o)
 LIB         := build/librngfeed.a
-HEADERS     := $(wildcard include/rngfeed/*.h)
+HEADERS     := $(wildcard include/rngfeed/*.h src/*.h)
 
 UNIT_TESTS  := $(patsubst %.c,%,$(wildcard tests/check_*.c))
 TEST_TOOLS  := $(if $(wildcard tests/cavp-ctr-drbg.c),tests/cavp-ctr-drbg)
