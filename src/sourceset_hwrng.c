@@ -126,20 +126,23 @@ static void credit_from_gate(struct source_set *s, struct slot *sl)
 /* The hw_random directory the gate uses for @sl: the source's sysfs key
  * (a test's fixture) or the set's; its lock beside a fixture, else the
  * machine's. */
-static void gate_paths(struct source_set *s, const struct slot *sl)
+static void paths_of(const struct source_set *s, const struct slot *sl,
+		     char sysfs[GATE_PATH_LEN], char lock[GATE_PATH_LEN])
 {
 	const char *dir = source_config_get(&sl->cfg, "sysfs");
 
 	if (!dir || strcmp(dir, s->p.sysfs_dir) == 0) {
-		snprintf(s->gate_sysfs, sizeof(s->gate_sysfs), "%s",
-			 s->p.sysfs_dir);
-		snprintf(s->gate_lock_here, sizeof(s->gate_lock_here), "%s",
-			 s->p.gate_lock);
+		snprintf(sysfs, GATE_PATH_LEN, "%s", s->p.sysfs_dir);
+		snprintf(lock, GATE_PATH_LEN, "%s", s->p.gate_lock);
 		return;
 	}
-	snprintf(s->gate_sysfs, sizeof(s->gate_sysfs), "%s", dir);
-	snprintf(s->gate_lock_here, sizeof(s->gate_lock_here),
-		 "%s/rngfeed-hwrng.lock", dir);
+	snprintf(sysfs, GATE_PATH_LEN, "%s", dir);
+	snprintf(lock, GATE_PATH_LEN, "%s/rngfeed-hwrng.lock", dir);
+}
+
+static void gate_paths(struct source_set *s, const struct slot *sl)
+{
+	paths_of(s, sl, s->gate_sysfs, s->gate_lock_here);
 }
 
 /*
@@ -202,23 +205,16 @@ bool sourceset_handover_elsewhere(const struct source_set *s,
 				  const struct slot *sl, char *why,
 				  size_t why_len)
 {
-	const char *dir = source_config_get(&sl->cfg, "sysfs");
-	char lock[sizeof(s->gate_lock_here)];
+	char sysfs[GATE_PATH_LEN], lock[GATE_PATH_LEN];
 	char cur[HWRANDOM_NAME_LEN];
 
 	if (!s->p.gate_hwrng || !s->p.gate_lock ||
 	    !sourceset_reads_hw_random(&sl->cfg))
 		return false;
-	/* gate_paths()' choice, without writing the set. */
-	if (!dir || strcmp(dir, s->p.sysfs_dir) == 0) {
-		dir = s->p.sysfs_dir;
-		snprintf(lock, sizeof(lock), "%s", s->p.gate_lock);
-	} else {
-		snprintf(lock, sizeof(lock), "%s/rngfeed-hwrng.lock", dir);
-	}
+	paths_of(s, sl, sysfs, lock);
 	if (hwrng_lock_owned_at(lock) <= 0)
 		return false;
-	if (hwrandom_current(dir, cur, sizeof(cur)) < 0)
+	if (hwrandom_current(sysfs, cur, sizeof(cur)) < 0)
 		snprintf(cur, sizeof(cur), "hw_random");
 	snprintf(why, why_len,
 		 "credit 0 here: another rngfeed owns the hand-over of %s "

@@ -45,6 +45,9 @@ struct slot {
 				      * reload does not read it again */
 };
 
+/* A hw_random directory, or the hand-over lock beside it. */
+#define GATE_PATH_LEN 300
+
 struct source_set {
 	struct sourceset_params p;
 	size_t n_slots, next_take;
@@ -53,7 +56,7 @@ struct source_set {
 					      * params' strings, kept */
 	double next_tick;            /* when sourceset_tick() looks again */
 	char gate_seen[HWRANDOM_NAME_LEN]; /* rng_current at the last take */
-	char gate_sysfs[256], gate_lock_here[300]; /* the gate's, for the
+	char gate_sysfs[GATE_PATH_LEN], gate_lock_here[GATE_PATH_LEN]; /* the gate's, for the
 					      * slot it was taken for */
 	char ledger_dir[256];
 	char kernel_line[200];
