@@ -649,11 +649,13 @@ FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
 # What each harness parses, and what that code links against.
 FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
                     src/hwrandom.c src/tpm2.c src/egd_proto.c src/file_ledger.c src/drbg.c \
+                    src/serial_tty.c src/serial_profile.c src/pkcs11_token.c \
+                    src/sysfs_io.c src/metrics.c \
                     $(wildcard src/sources/*.c)
 FUZZ_SRCS_config  := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_options := src/config.c src/conffile.c $(FUZZ_SOURCES_LIB)
 FUZZ_SRCS_tpm2    := src/tpm2.c
-FUZZ_SRCS_sysfs   := src/hwrandom.c src/util.c
+FUZZ_SRCS_sysfs   := src/hwrandom.c src/sysfs_io.c src/util.c
 FUZZ_SRCS_egd     := src/egd_proto.c src/util.c
 FUZZ_SRCS_cavp    := tests/cavp.c
 FUZZ_EXTRA_replay_cavp := tests/cavp.c
@@ -674,7 +676,7 @@ build/fuzz/obj/%.o: %.c $(FUZZ_HDRS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(FUZZ_HDRS)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_LINK_$*) \
-		-o $@ $< $(call fuzz_objs,$*) -lm -lgcrypt
+		-o $@ $< $(call fuzz_objs,$*) -lm -lgcrypt -lcap
 
 # Replay programs: the harness and tests/fuzz/replay.c, ordinary build.
 build/fuzz/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_replay_$$*) $(LIB) $(FUZZ_HDRS)

@@ -13,12 +13,13 @@
  * allows (consistency errors of their own).
  */
 #include "config_invariants.h"
+#include "rngfeed/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct rngfeed_config defaults, cfg, cfg2;
 	static bool have_defaults;
-	char err[256], err2[256];
+	char err[256], err2[256], why[256];
 	const char *path;
 	int r, r2;
 
@@ -58,6 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r2 == -EINVAL);
 		fuzz_assert_message(err2, sizeof(err2));
 		FUZZ_ASSERT(strstr(err2, "retry-max") != NULL);
+	} else if (cfg.metrics_path[0] &&
+		   metrics_check_path(cfg.metrics_path, why, sizeof(why)) < 0) {
+		/* Checked with the options: there, and not a regular file
+		 * (a FIFO would be replaced, or block --list). */
+		FUZZ_ASSERT(r2 == -EINVAL);
+		fuzz_assert_message(err2, sizeof(err2));
 	} else if (fuzz_credit_above_cap(&cfg)) {
 		/* Checked once every option is read (source.h). */
 		FUZZ_ASSERT(r2 == -EINVAL);
