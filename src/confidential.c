@@ -67,12 +67,15 @@ static bool leaf(const struct confidential_view *v, uint32_t l,
 	return v->cpuid && v->cpuid(l, 0, regs, v->ctx);
 }
 
-/* Twelve signature bytes from three registers, in the order given. */
+/* Twelve signature bytes from three registers, in the order given; each
+ * register holds its four bytes lowest first, as x86 stores them (spelt
+ * out, so that a fake CPUID gives the same answer on any host). */
 static void signature(char out[13], uint32_t a, uint32_t b, uint32_t c)
 {
-	memcpy(out, &a, 4);
-	memcpy(out + 4, &b, 4);
-	memcpy(out + 8, &c, 4);
+	const uint32_t regs[3] = { a, b, c };
+
+	for (int i = 0; i < 12; i++)
+		out[i] = (char)(regs[i / 4] >> (8 * (i % 4)) & 0xffu);
 	out[12] = '\0';
 }
 

@@ -278,7 +278,7 @@ static unsigned read_blocks(const char *path, const uint8_t *data, size_t size, 
 		ssize_t got = source_read(src, buf, B, &stop);
 
 		ck_assert_int_ge(got, 0);
-		if (got < B)
+		if (got < (ssize_t)B)
 			break;
 		if (data) {
 			bool found = false;
