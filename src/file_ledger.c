@@ -158,19 +158,12 @@ static off_t bucket_at(uint64_t b)
 
 static int read_page(int fd, off_t at, uint8_t page[PAGE])
 {
-	size_t got = 0;
+	ssize_t n = util_pread_full(fd, page, PAGE, at);
+	size_t got;
 
-	while (got < PAGE) {
-		ssize_t n = pread(fd, page + got, PAGE - got, at + (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	if (n < 0)
+		return (int)n;
+	got = (size_t)n;
 	/* Past the end of a table that was cut short: reads as damage
 	 * for a bucket (never as empty), as a bad magic for the header. */
 	if (got < PAGE)

@@ -178,3 +178,22 @@ int set_error(char *err, size_t err_len, const char *fmt, ...)
 	va_end(ap);
 	return -EINVAL;
 }
+
+ssize_t util_pread_full(int fd, void *buf, size_t len, off_t at)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got,
+				  at + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}

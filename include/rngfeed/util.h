@@ -47,4 +47,8 @@ int set_error(char *err, size_t err_len, const char *fmt, ...)
  * what it must be): the user has something to fix. */
 #define EXIT_USAGE 2
 
+/* Read up to @len bytes of @fd at @at, retrying short reads and EINTR
+ * until @len or the end of the file: the bytes read, or -errno. */
+ssize_t util_pread_full(int fd, void *buf, size_t len, off_t at);
+
 #endif

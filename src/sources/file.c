@@ -28,6 +28,7 @@
 
 #include "rngfeed/file_ledger.h"
 #include "rngfeed/sources.h"
+#include "rngfeed/util.h"
 
 /* Blocks claimed in the ledger at once, ahead of the reads: one durable
  * write per 320,000 bytes.  What a crash leaves claimed and unread is
@@ -175,21 +176,7 @@ fail:
  * -errno. */
 static ssize_t read_block(struct file_state *st, uint64_t at, uint8_t *buf)
 {
-	size_t got = 0;
-
-	while (got < FILE_LEDGER_BLOCK) {
-		ssize_t n = pread(st->fd, buf + got, FILE_LEDGER_BLOCK - got,
-				  (off_t)(at + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
+	return util_pread_full(st->fd, buf, FILE_LEDGER_BLOCK, (off_t)at);
 }
 
 /* The first read: the ledger opened; the rules of copied images and of
