@@ -112,6 +112,11 @@ static bool shares_device_with_later(const struct source_set *s, size_t i)
 	return true;
 }
 
+/* Said of an unopenable hw_random device by the run and by --list alike. */
+#define NO_NODE_HERE                                                        \
+	"; the kernel has a hw_random device, but this /dev has no node for " \
+	"it (a container? give it /dev/hwrng, e.g. --device /dev/hwrng)"
+
 static void open_slot(struct source_set *s, struct slot *sl)
 {
 	const char *name = sl->cfg.driver->name;
@@ -148,10 +153,7 @@ static void open_slot(struct source_set *s, struct slot *sl)
 	}
 	const char *elsewhere =
 		r < 0 && sourceset_hw_random_elsewhere(s, &sl->cfg)
-			? "; the kernel has a hw_random device, but this /dev "
-			  "has no node for it (a container? give it /dev/hwrng, "
-			  "e.g. --device /dev/hwrng)"
-			: "";
+			? NO_NODE_HERE : "";
 
 	if (r < 0 && !sourceset_waits_for(s, sl, r)) {
 		log_msg(s->p.sources_named ? LOG_WARNING : LOG_INFO,
@@ -535,6 +537,10 @@ void sourceset_plan(const struct source_set *s, size_t i,
 	if (r == 0)
 		r = can_open_device(cfg, out->detail, sizeof(out->detail));
 	out->available = r == 0;
+	if (r < 0 && sourceset_hw_random_elsewhere(s, cfg))
+		snprintf(out->detail + strlen(out->detail),
+			 sizeof(out->detail) - strlen(out->detail), "%s",
+			 NO_NODE_HERE);
 	/* In sourceset_open()'s order: enabled, shared device, usable. */
 	if (!cfg->enabled) {
 		snprintf(out->why_not, sizeof(out->why_not), "%s",
