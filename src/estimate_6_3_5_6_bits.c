@@ -628,7 +628,9 @@ static int repetitive(const uint64_t *w, size_t n, unsigned depth)
 	x = malloc(SPOT_CHECKS * sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	step = ((n - 64) / SPOT_CHECKS) | 1;
+	/* odd, and rounded down: the last window ends inside the n bits */
+	step = (n - 64) / SPOT_CHECKS;
+	step -= !(step & 1);
 	for (size_t k = 0; k < SPOT_CHECKS; k++)
 		x[k] = window(w, k * step) >> (64 - depth);
 	qsort(x, SPOT_CHECKS, sizeof(*x), cmp_u64);
