@@ -608,6 +608,12 @@ valgrind: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS)
 		grep -q 'ERROR SUMMARY: 0 errors' "$$f" && continue; \
 		rc=1; echo "==== $$f"; cat "$$f"; \
 	done; \
+	for f in $(VG_DIR)/*.log; do \
+		grep -q 'ERROR SUMMARY: 0 errors' "$$f" && continue; \
+		echo "valgrind: the first error in $$f:"; grep -m1 'Command:' "$$f"; \
+		awk '/== (Invalid|Conditional|Use of|Syscall|Mismatched|Source and|Argument|Process terminating)|bytes in [0-9,]+ blocks are (definitely|possibly)/ { on = 1 } \
+			on && n++ < 16' "$$f"; \
+	done; \
 	[ $$rc -eq 0 ] && echo "valgrind: no errors, no leaks" || echo "valgrind: FAILED"; \
 	exit $$rc
 

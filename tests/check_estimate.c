@@ -377,6 +377,26 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 }
 END_TEST
 
+/* 1,000,000 bits: enough for the spot-check of repetitive bits, whose
+ * 8,192 windows must all end inside the packed bits (its stride rounded
+ * up read past them: caught by make sanitize and make valgrind here), and
+ * the answer the suffix array's. */
+START_TEST(test_tuple_bits_spot_check_in_bounds)
+{
+	enum { N = 1000000 };
+	static uint8_t s[N];
+	struct est_result t1, l1, t2, l2;
+
+	rng_state = 31;
+	for (int i = 0; i < N; i++)
+		s[i] = (rnd() & 3) == 0;
+	ck_assert_int_eq(est_tuple_lrs(s, N, 2, &t1, &l1), 0);
+	ck_assert_int_eq(est_tuple_lrs_sa(s, N, &t2, &l2), 0);
+	ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
+	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
+}
+END_TEST
+
 START_TEST(test_predictors_on_patterns)
 {
 	enum { N = 20000 };
@@ -562,6 +582,7 @@ static Suite *estimate_suite(void)
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 7);
+	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);
