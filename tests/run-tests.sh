@@ -17,6 +17,8 @@
 # FILE, so several checkouts tested at once on one machine take turns; the
 # lock is flock's own (-o), never inherited by the script's processes, so
 # a daemon a script leaves behind does not hold every run's turn forever.
+# RUN_TESTS_TIMES=FILE: each test's wall time appended to FILE ("SECONDS
+# NAME [alone]"), for trimming the suite's time.
 # Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
 # of its own.  Each test's report is printed when it ends, whole.
 set -u
@@ -143,6 +145,7 @@ alone() { [ "${1%.sh}" != "$1" ] && head -n 5 "$1" | grep -q '^# run-tests: alon
 tests=("$@")
 declare -A in_flight=() start_of=() is_alone=()
 times=()
+alone_s=0 # the chain of alone tests, one after the other: the suite's floor
 running=0 alone_running=0
 pick() { # sets picked to the index of the next test of KIND (alone|other), or -1
 	local i=$2
@@ -177,6 +180,9 @@ finish() { # INDEX
 		note_quality_change "${tests[$1]}"
 	fi
 	times+=("$((SECONDS - start_of[$1])) ${tests[$1]}")
+	[ -z "${is_alone[$1]}" ] || alone_s=$((alone_s + SECONDS - start_of[$1]))
+	[ -z "${RUN_TESTS_TIMES:-}" ] ||
+		echo "$((SECONDS - start_of[$1])) ${tests[$1]}${is_alone[$1]:+ alone}" >>"$RUN_TESTS_TIMES"
 	rm -rf "$work/$1".*
 }
 # try_start KIND: start the next test of KIND (alone|other); false when
@@ -217,7 +223,7 @@ fi
 	echo "note: $quality changed $quality_changes times during the run (not written back)"
 [ ${#times[@]} -lt 2 ] ||
 	echo "slowest: $(printf '%s\n' "${times[@]}" | sort -rn | head -n 6 |
-		awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
+		awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}'); the alone tests, one after the other, $alone_s s"
 
 [ ${#failed_names[@]} -eq 0 ] || echo "failed: ${failed_names[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
