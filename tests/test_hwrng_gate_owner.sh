@@ -78,18 +78,26 @@ start() {
 	fail "$name did not start on hwrng within $((20 * SCALE)) s"
 }
 
-# stop NAME SIGNAL, sampling rng_quality every 20 ms for 2 s after: every
-# sample must read $3.
+# A FIFO this shell holds open for both ends: read -t on it is a sleep
+# without a fork.
+mkfifo "$tmp/nap" && exec {nap}<>"$tmp/nap" || exit 1
+usec() { local t=${EPOCHREALTIME//[.,]/}; echo "${t#0}"; }
+
+# stop NAME SIGNAL, sampling rng_quality every 20 ms for 2 s after (by the
+# clock: a count of samples stretched to 7 s on a loaded machine, each a
+# cat and a sleep forked): every sample must read $3.
 stop_watching() {
-	local name=$1 sig=$2 want=$3 seen
+	local name=$1 sig=$2 want=$3 seen end samples=0
 	kill -"$sig" "${pids[$name]}"
 	{ wait "${pids[$name]}"; } 2>/dev/null
 	unset "pids[$name]"
-	for _ in $(seq $((100 * SCALE))); do
-		seen=$(quality)
+	end=$(($(usec) + 2000000 * SCALE))
+	while [ "$(usec)" -lt "$end" ] || [ "$samples" -lt 10 ]; do
+		read -r seen <"$QUALITY"
 		[ "$seen" = "$want" ] ||
 			fail "$case: after $name's SIG$sig rng_quality read $seen (want $want throughout)"
-		sleep 0.02
+		samples=$((samples + 1))
+		read -r -t 0.02 -u "$nap"
 	done
 }
 
