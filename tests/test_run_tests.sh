@@ -10,7 +10,7 @@ set -u
 # The stand-in "alone" scripts here take no device: never the machine's
 # lock (make check run with RUN_TESTS_ALONE_LOCK set waited on other
 # checkouts' hand-over tests for minutes).
-unset RUN_TESTS_ALONE_LOCK
+unset RUN_TESTS_ALONE_LOCK RUN_TESTS_TIMES
 tmp=$(mktemp -d /tmp/test_run_tests.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 printf 'echo ok: fine\nexit 0\n' >"$tmp/a_pass.sh"
