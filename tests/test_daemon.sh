@@ -18,6 +18,7 @@ set -u
 . tests/lib_handover.sh
 
 RNGFEED=${RNGFEED:-./rngfeed}
+SCALE=${TEST_TIME_SCALE:-1}
 failures=0
 skipped_parts=()
 pids=()      # background processes to clean up
@@ -176,8 +177,12 @@ part1() {
 	fi
 	pidfiles+=("$pidf")
 	sleep 5
+	for _ in $(seq $((50 * (SCALE - 1)))); do
+		[ -s "$pidf" ] && break
+		sleep 0.1
+	done
 	if ! [ -s "$pidf" ]; then
-		fail "1: no PID file after 5 s; stderr: $(cat "$err")"
+		fail "1: no PID file after $((5 * SCALE)) s; stderr: $(cat "$err")"
 		return
 	fi
 	dpid=$(cat "$pidf")
@@ -273,16 +278,20 @@ part3() {
 		start_bg "$RNGFEED" -t -n rdrand -p "$pidf"
 	fi
 	pidfiles+=("$pidf")
-	# Rate lines come every second; 3.5 s leaves room for start-up.
-	sleep 3.5
+	# Rate lines come every second, after the start-up (seconds under
+	# valgrind): wait for two, 20 s at most (times the scale).
+	re='^rngfeed: rdrand: [0-9.]+ B/s raw, blocks [0-9]+ passed [0-9]+ failed, [0-9.]+ credit bits/s'
+	for _ in $(seq $((200 * SCALE))); do
+		[ "$(grep -cE "$re" "$err")" -ge 2 ] && break
+		sleep 0.1
+	done
 	dpid=$(cat "$pidf" 2>/dev/null)
 	[ -n "$dpid" ] && alive "$dpid" || { fail "3: -t is not running: $(cat "$err")"; return; }
 	bg_wait=$bg
 	stop_expect_0 INT "$dpid" 2 "3 (-t)"
 	wait_gone "$bg" 2
-	re='^rngfeed: rdrand: [0-9.]+ B/s raw, blocks [0-9]+ passed [0-9]+ failed, [0-9.]+ credit bits/s'
 	lines=$(grep -cE "$re" "$err")
-	[ "$lines" -ge 2 ] || fail "3: $lines rate lines in 3.5 s, want >= 2: $(head -5 "$err")"
+	[ "$lines" -ge 2 ] || fail "3: $lines rate lines in $((20 * SCALE)) s, want >= 2: $(head -5 "$err")"
 	# The rates are real: bytes read and credit gathered, per second.
 	grep -E "$re" "$err" | tail -1 |
 		awk '{ if (!($3 > 0) || !($11 > 0)) exit 1 }' ||
@@ -396,11 +405,11 @@ part6() {
 	start_bg "$RNGFEED" -f -n hwrng --metrics "$m" --interval 1
 	dpid=$bg
 	# Metrics are written every 5 s.
-	for ((i = 0; i < 80; i++)); do
+	for ((i = 0; i < 80 * SCALE; i++)); do
 		[ -s "$m" ] && break
 		sleep 0.1
 	done
-	[ -s "$m" ] || { fail "6: no metrics after 8 s: $(cat "$err")"; return; }
+	[ -s "$m" ] || { fail "6: no metrics after $((8 * SCALE)) s: $(cat "$err")"; return; }
 	for name in rngfeed_fed_bytes_total rngfeed_credited_bits_total \
 		'rngfeed_source_raw_bytes_total{source="hwrng"}' \
 		'rngfeed_source_blocks_passed_total{source="hwrng"}'; do
@@ -411,10 +420,18 @@ part6() {
 
 	kill -HUP "$dpid"
 	sleep 2
+	for _ in $(seq $((20 * (SCALE - 1)))); do
+		grep -q 'SIGHUP' "$err" && break
+		sleep 0.1
+	done
 	alive "$dpid" || { fail "6: the daemon died on SIGHUP: $(cat "$err")"; return; }
 	grep -q 'SIGHUP' "$err" || fail "6: SIGHUP left no trace in the log"
 	kill -USR1 "$dpid"
 	sleep 0.5
+	for _ in $(seq $((20 * SCALE))); do
+		grep -q 'summary after' "$err" && break
+		sleep 0.1
+	done
 	alive "$dpid" || { fail "6: the daemon died on SIGUSR1"; return; }
 	[ "$(grep -c 'summary after' "$err")" -eq 1 ] ||
 		fail "6: SIGUSR1 did not log the statistics: $(tail -3 "$err")"
