@@ -70,7 +70,8 @@ static int rec_write(void *ctx, const void *buf, size_t len, int timeout_ms)
 		size_t left = r->in_len - r->in_at;
 
 		ck_assert_uint_le(left + r->answer_len, sizeof(r->joined));
-		memmove(r->joined, r->in + r->in_at, left);
+		if (left > 0) /* r->in may be NULL: nothing was queued */
+			memmove(r->joined, r->in + r->in_at, left);
 		memcpy(r->joined + left, r->answer, r->answer_len);
 		r->in = r->joined;
 		r->in_len = left + r->answer_len;
