@@ -1,7 +1,6 @@
 /* The string tables MultiMMC (§6.3.9) and LZ78Y (§6.3.10) over wide
- * samples both count in (estimate_6_3_9_multi_mmc.c,
- * estimate_6_3_10_lz78y.c): inline, so that each estimator's step loop
- * keeps them in registers.  Not part of the API.
+ * samples count in, both in one pass (estimate_6_3_9_10_wide.c).  Not
+ * part of the API.
  *
  * Both count, for every context x (the 1..16 samples before position i)
  * and follower y = s[i], how often y followed x, and predict x's most
@@ -11,11 +10,14 @@
  * (3..17) holds both: a string's slot counts it as a pair (count: how often
  * its last sample followed the others; 0: not a pair) and as a context
  * (best: its most frequent follower's count, 0: not a context; pred: that
- * follower).  Half the tables of a context table beside a pair table, and
- * a context's lookup is the slot its string's pair lookup took one
- * position earlier: kept (pslot, cslot), it is read without hashing,
- * probing or comparing samples again.  Contexts of 1 and 2 samples are
- * direct-indexed (pairs1, best1, pred1; ctx2). */
+ * follower), once for MultiMMC and once for LZ78Y (lz: 1), whose counts
+ * differ (each has its own caps on new entries, LZ78Y starts later).  Half
+ * the tables of a context table beside a pair table, a quarter of two
+ * estimators' tables; a context's lookup is the slot its string's pair
+ * lookup took one position earlier, and LZ78Y's pair the slot MultiMMC's
+ * took at the same position: kept (pslot, cslot), they are read without
+ * hashing, probing or comparing samples again.  Contexts of 1 and 2
+ * samples are direct-indexed (pairs1, best1, pred1; ctx2). */
 #ifndef RNGFEED_ESTIMATE_STRINGS_H
 #define RNGFEED_ESTIMATE_STRINGS_H
 
@@ -27,10 +29,14 @@
 #include "rngfeed/estimate_predict.h"
 
 struct sslot {
-	uint32_t tag;	/* 0: empty; else STR_KEY(hash) | pred */
+	uint32_t tag;	/* 0: empty; else STR_KEY(hash) | MultiMMC's pred */
 	uint32_t pos;	/* the string is s[pos .. pos + L - 1] */
-	uint32_t count, best;
+	uint32_t count, best;	/* MultiMMC's */
+	uint32_t lcount, lbest;	/* LZ78Y's */
+	uint8_t lpred;
+	uint8_t pad[7];	/* two slots a cache line */
 };
+_Static_assert(sizeof(struct sslot) == 32, "a slot is half a cache line");
 
 /* The hash's top 24 bits, never all 0: a slot's tag, less its pred. */
 #define STR_KEY(h) (((h) & 0xffffff00u) | 0x100u)
@@ -44,9 +50,10 @@ struct stab {
 
 struct strs {
 	const uint8_t *s;
-	uint32_t *pairs1, best1[256];
-	uint8_t pred1[256];
-	struct ctx2 *ctx2;
+	/* [lz]: MultiMMC's (0) and LZ78Y's (1) */
+	uint32_t *pairs1[2], best1[2][256];
+	uint8_t pred1[2][256];
+	struct ctx2 *ctx2[2];
 	struct stab t[STR_MAX + 1];	/* t[L]: strings of L samples, L >= 3 */
 	/* Hashes by length of the strings that end at i - 1 (hp: contexts),
 	 * at i (hc: pairs) and at i + 1 (hn: the next pairs, to prefetch
@@ -149,8 +156,10 @@ static inline long strs_put(struct strs *m, unsigned len, size_t at, uint32_t po
 
 static inline void strs_free(struct strs *m)
 {
-	free(m->pairs1);
-	free(m->ctx2);
+	for (unsigned lz = 0; lz < 2; lz++) {
+		free(m->pairs1[lz]);
+		free(m->ctx2[lz]);
+	}
 	for (unsigned l = 3; l <= STR_MAX; l++)
 		if (m->t[l].slot)
 			est_zfree(m->t[l].slot, (m->t[l].mask + 1) * sizeof(struct sslot));
@@ -167,11 +176,13 @@ static inline int strs_init(struct strs *m, const uint8_t *s, size_t cap)
 	m->hn = m->hx;
 	m->cslot = m->sa;
 	m->pslot = m->sb;
-	m->pairs1 = calloc(256 * 256, sizeof(uint32_t));
-	m->ctx2 = calloc(256 * 256, sizeof(*m->ctx2));
-	if (!m->pairs1 || !m->ctx2) {
-		strs_free(m);
-		return -ENOMEM;
+	for (unsigned lz = 0; lz < 2; lz++) {
+		m->pairs1[lz] = calloc(256 * 256, sizeof(uint32_t));
+		m->ctx2[lz] = calloc(256 * 256, sizeof(*m->ctx2[lz]));
+		if (!m->pairs1[lz] || !m->ctx2[lz]) {
+			strs_free(m);
+			return -ENOMEM;
+		}
 	}
 	for (unsigned l = 3; l <= STR_MAX; l++) {
 		m->t[l] = (struct stab){ .slot = est_zalloc(cap * sizeof(struct sslot)),
@@ -230,21 +241,22 @@ static inline void strs_prefetch(struct strs *m, size_t n, unsigned want)
 	}
 }
 
-/* The context of length j (j <= i): its most frequent follower's count (0:
- * not a context) and that follower.  For j >= 3 *at is its slot in t[j]
- * (or the empty one it would take). */
-static inline uint32_t strs_find(struct strs *m, unsigned j, uint8_t *pred, long *at)
+/* The context of length j (j <= i) to MultiMMC (lz 0) or LZ78Y (lz 1): its
+ * most frequent follower's count (0: not a context) and that follower.
+ * For j >= 3 *at is its slot in t[j] (or the empty one it would take). */
+static inline __attribute__((always_inline)) uint32_t
+strs_find(struct strs *m, unsigned j, int lz, uint8_t *pred, long *at)
 {
 	const uint8_t *s = m->s;
 	const size_t i = m->i;
 	const struct sslot *e;
 
 	if (j == 1) {
-		*pred = m->pred1[s[i - 1]];
-		return m->best1[s[i - 1]];
+		*pred = m->pred1[lz][s[i - 1]];
+		return m->best1[lz][s[i - 1]];
 	}
 	if (j == 2) {
-		const struct ctx2 *c = &m->ctx2[(unsigned)s[i - 2] << 8 | s[i - 1]];
+		const struct ctx2 *c = &m->ctx2[lz][(unsigned)s[i - 2] << 8 | s[i - 1]];
 
 		*pred = c->pred;
 		return c->count;
@@ -254,15 +266,19 @@ static inline uint32_t strs_find(struct strs *m, unsigned j, uint8_t *pred, long
 		*at = (long)stab_find(&m->t[j], s, (uint32_t)(i - j), j,
 				      strs_hash(s, m->hp, &m->hp_n, i - 1, j));
 	e = &m->t[j].slot[*at];
-	*pred = (uint8_t)e->tag;
-	return e->tag ? e->best : 0;
+	if (!e->tag)
+		return 0;
+	*pred = lz ? e->lpred : (uint8_t)e->tag;
+	return lz ? e->lbest : e->best;
 }
 
-/* Counts follower y = s[i] after the context of length j (ctx_at: its slot
- * from strs_find(), or -1; a context not there is put in).  An existing
- * pair is always counted; a new one only if allow_new.  Returns 1 if it
- * made a new pair, 0 if not, -ENOMEM. */
-static inline int strs_add(struct strs *m, unsigned j, int allow_new, long ctx_at)
+/* Counts follower y = s[i] after the context of length j, for MultiMMC
+ * (lz 0) or LZ78Y (lz 1) (ctx_at: its slot from strs_find(), or -1; a
+ * context not there is put in).  An existing pair is always counted; a
+ * new one only if allow_new.  Returns 1 if it made a new pair, 0 if not,
+ * -ENOMEM. */
+static inline __attribute__((always_inline)) int
+strs_add(struct strs *m, unsigned j, int lz, int allow_new, long ctx_at)
 {
 	const uint8_t *s = m->s;
 	const size_t i = m->i;
@@ -270,16 +286,19 @@ static inline int strs_add(struct strs *m, unsigned j, int allow_new, long ctx_a
 	const uint32_t pos = (uint32_t)(i - j);
 	struct stab *pt = &m->t[j + 1], *ct = &m->t[j];
 	struct sslot *e;
-	uint32_t c, h;
-	long pa;
+	uint32_t c, h = 0;
+	long pa = m->pslot[j + 1];
 	int made = 0;
 
 	if (j == 1)
-		return len1_add(m->pairs1, m->best1, m->pred1, s[i - 1], y, allow_new);
-	/* The pair: the j + 1 samples at pos, in the table of that length. */
-	h = strs_hash(s, m->hc, &m->hc_n, i, j + 1);
-	pa = (long)stab_find(pt, s, pos, j + 1, h);
-	if (!pt->slot[pa].tag || !pt->slot[pa].count) {
+		return len1_add(m->pairs1[lz], m->best1[lz], m->pred1[lz], s[i - 1], y, allow_new);
+	/* The pair: the j + 1 samples at pos, in the table of that length
+	 * (a slot kept is taken: no new string goes in, h is not needed). */
+	if (pa < 0) {
+		h = strs_hash(s, m->hc, &m->hc_n, i, j + 1);
+		pa = (long)stab_find(pt, s, pos, j + 1, h);
+	}
+	if (!pt->slot[pa].tag || !(lz ? pt->slot[pa].lcount : pt->slot[pa].count)) {
 		if (!allow_new) {
 			if (pt->slot[pa].tag)
 				m->pslot[j + 1] = pa;
@@ -293,9 +312,9 @@ static inline int strs_add(struct strs *m, unsigned j, int allow_new, long ctx_a
 		made = 1;
 	}
 	m->pslot[j + 1] = pa;
-	c = ++pt->slot[pa].count;
+	c = lz ? ++pt->slot[pa].lcount : ++pt->slot[pa].count;
 	if (j == 2) {
-		struct ctx2 *x2 = &m->ctx2[(unsigned)s[i - 2] << 8 | s[i - 1]];
+		struct ctx2 *x2 = &m->ctx2[lz][(unsigned)s[i - 2] << 8 | s[i - 1]];
 
 		if (c > x2->count || (c == x2->count && y > x2->pred)) {
 			x2->count = c;
@@ -316,7 +335,12 @@ static inline int strs_add(struct strs *m, unsigned j, int allow_new, long ctx_a
 	}
 	m->cslot[j] = ctx_at;
 	e = &ct->slot[ctx_at];
-	if (c > e->best || (c == e->best && y > (uint8_t)e->tag)) {
+	if (lz) {
+		if (c > e->lbest || (c == e->lbest && y > e->lpred)) {
+			e->lbest = c;
+			e->lpred = y;
+		}
+	} else if (c > e->best || (c == e->best && y > (uint8_t)e->tag)) {
 		e->best = c;
 		e->tag = (e->tag & ~0xffu) | y;
 	}
