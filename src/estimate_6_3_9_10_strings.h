@@ -70,17 +70,6 @@ struct strs {
 	int started;
 };
 
-/* The hash of the string of L samples that ends at s[end]: the last sample
- * first, as the chains of strs_hash() build it. */
-static inline uint32_t str_hash(const uint8_t *s, size_t end, unsigned len)
-{
-	uint32_t h = STR_SEED;
-
-	for (unsigned l = 1; l <= len; l++)
-		h = hmix(h, s[end + 1 - l]);
-	return h;
-}
-
 /* h[L] of the chain for the strings that end at s[end], extending it. */
 static inline uint32_t strs_hash(const uint8_t *s, uint32_t *h, unsigned *done,
 				 size_t end, unsigned len)
@@ -92,9 +81,14 @@ static inline uint32_t strs_hash(const uint8_t *s, uint32_t *h, unsigned *done,
 	return h[len];
 }
 
+/* Where the string of hash h (or of tag h) starts looking: from its
+ * STR_KEY() alone, so that a table that grows moves its strings by their
+ * tags, without hashing them again. */
 static inline size_t stab_home(const struct stab *t, uint32_t h)
 {
-	return (size_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	const uint64_t key = STR_KEY(h) >> 8;
+
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
 }
 
 /* The slot of the string at pos (its own, or the empty one it would take). */
@@ -127,10 +121,14 @@ static inline long stab_put(struct stab *t, const uint8_t *s, size_t at, uint32_
 			return -ENOMEM;
 		for (size_t k = 0; k <= t->mask; k++) {
 			const struct sslot *e = &t->slot[k];
+			size_t to;
 
-			if (e->tag)
-				nt.slot[stab_find(&nt, s, e->pos, len,
-						  str_hash(s, e->pos + len - 1, len))] = *e;
+			if (!e->tag)
+				continue;
+			/* the strings are all different: the first empty slot */
+			for (to = stab_home(&nt, e->tag); nt.slot[to].tag; to = (to + 1) & nt.mask)
+				;
+			nt.slot[to] = *e;
 		}
 		est_zfree(t->slot, (t->mask + 1) * sizeof(*t->slot));
 		*t = nt;
@@ -166,8 +164,9 @@ static inline void strs_free(struct strs *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* cap: each table's first size (a power of 2); they grow past 80 %. */
-static inline int strs_init(struct strs *m, const uint8_t *s, size_t cap)
+/* The tables' first sizes (powers of 2): cap3 for length 3, twice as many
+ * for each length more, at most most; they grow past 80 %. */
+static inline int strs_init(struct strs *m, const uint8_t *s, size_t cap3, size_t most)
 {
 	memset(m, 0, sizeof(*m));
 	m->s = s;
@@ -185,6 +184,8 @@ static inline int strs_init(struct strs *m, const uint8_t *s, size_t cap)
 		}
 	}
 	for (unsigned l = 3; l <= STR_MAX; l++) {
+		const size_t cap = cap3 << (l - 3) < most ? cap3 << (l - 3) : most;
+
 		m->t[l] = (struct stab){ .slot = est_zalloc(cap * sizeof(struct sslot)),
 					 .mask = cap - 1 };
 		if (!m->t[l].slot) {

@@ -13,6 +13,40 @@
 #include "rngfeed/estimate_predict.h"
 #include "estimate_6_3_9_10_strings.h"
 
+/* The tables, sized for the strings each length will hold: at most
+ * MMC_MAX_ENTRIES MultiMMC pairs and about as many contexts (on random
+ * samples the same strings), and LZ78Y's dictionary (65,536 contexts) fits
+ * beside them; a table that must hold more grows (doubling, its strings
+ * moved by their tags).  Sized at once for that, rather than growing
+ * through page faults and rehashes, on samples with many different
+ * strings; but on repetitive ones (real clock deltas) the short strings
+ * are few, and tables of 2^17 slots (4 MiB) were mostly empty yet all
+ * touched, their pages cleared for them.  So the first size follows the
+ * number of different strings of 3 samples (a bit per possible one),
+ * doubled for each length more, up to that cap. */
+static int strs_size(struct strs *m, const uint8_t *s, size_t n, unsigned k)
+{
+	const size_t bits = (size_t)k * k * k, words = (bits + 63) / 64;
+	size_t cap3 = 1024, most = 1024, want = n < MMC_MAX_ENTRIES ? n : MMC_MAX_ENTRIES;
+	uint64_t *seen = est_zalloc(words * sizeof(*seen)), d3 = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	for (size_t i = 0; i + 2 < n; i++) {
+		const size_t x = ((size_t)s[i] * k + s[i + 1]) * k + s[i + 2];
+
+		seen[x / 64] |= (uint64_t)1 << (x % 64);
+	}
+	for (size_t w = 0; w < words; w++)
+		d3 += popcount64(seen[w]);
+	est_zfree(seen, words * sizeof(*seen));
+	while (most * 4 < want * 5)
+		most *= 2;
+	while (cap3 < most && cap3 * 4 < d3 * 5)
+		cap3 *= 2;
+	return strs_init(m, s, cap3, most);
+}
+
 /* ================= §6.3.9 MultiMMC ================= */
 
 struct mmc_run {
@@ -178,18 +212,7 @@ int est_mmc_lz78y_wide(const uint8_t *s, size_t n, unsigned k, struct est_result
 	const int with_lz = n >= LZ_B + 2;
 	int rc;
 
-	/* At most MMC_MAX_ENTRIES pairs and as many contexts per length: sized
-	 * at once for MultiMMC's pairs (2^17 slots, 15 lengths) rather than
-	 * growing through page faults and rehashes; on a random input the
-	 * contexts are the same strings, and LZ78Y's dictionary (65,536
-	 * contexts) fits beside them.  A table that must hold more grows. */
-	{
-		size_t cap = 1024, want = n < MMC_MAX_ENTRIES ? n : MMC_MAX_ENTRIES;
-
-		while (cap * 4 < want * 5)
-			cap *= 2;
-		rc = strs_init(&m, s, cap);
-	}
+	rc = strs_size(&m, s, n, k);
 	if (rc < 0)
 		return rc;
 	/* MultiMMC: the pairs whose context starts at s[0] (context length i

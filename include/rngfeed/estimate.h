@@ -40,13 +40,15 @@
  *   est_multi_mmc, est_lz78y               O(n * 16), each computing both
  *                                          in one pass; k = 2: 1 MiB of
  *                                          counters; k > 2: hash tables,
- *                                          60 MiB (a table of 4 MiB per
+ *                                          up to 60 MiB (a table per
  *                                          string length holds the pairs
  *                                          of one length and the contexts
- *                                          of the next for both, sized
- *                                          for 90B's cap of 100,000
- *                                          MultiMMC entries per length; it
- *                                          grows where there are more)
+ *                                          of the next for both, sized by
+ *                                          the different 3-sample strings
+ *                                          up to 90B's cap of 100,000
+ *                                          MultiMMC entries per length,
+ *                                          4 MiB; it grows where there are
+ *                                          more), k^3 bits while sizing
  *   est_tuple_lrs                          k = 2: O(n) bucket sort of 64-bit
  *                                          windows, 4n bytes heap plus the
  *                                          largest bucket's; else (or
