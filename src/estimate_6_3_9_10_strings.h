@@ -224,7 +224,7 @@ static inline void strs_at(struct strs *m, size_t i)
 	m->started = 1;
 }
 
-/* The pairs at i + 1 miss the caches (2 MiB tables, looked up at random):
+/* The pairs at i + 1 miss the caches (tables of MiBs, looked up at random):
  * their slots are fetched one position ahead, for the lengths 3..want. */
 static inline void strs_prefetch(struct strs *m, size_t n, unsigned want)
 {
