@@ -27,7 +27,7 @@ struct task {
 	size_t n;
 	unsigned k;		/* alphabet (literal), or bits per sample */
 	struct est_result *res, *res2;	/* res2: LRS beside t-tuple, LZ78Y
-					 * beside binary MultiMMC */
+					 * beside MultiMMC */
 	int *have, *have2;
 	int rc;
 };
@@ -65,20 +65,18 @@ static void run_task(struct task *t)
 		rc = est_lag(t->in, t->n, t->k, t->res);
 		break;
 	case EST_MULTI_MMC:
-		if (!t->res2) {
-			rc = est_multi_mmc(t->in, t->n, t->k, t->res);
-			break;
-		}
-		/* Binary: LZ78Y too, in one pass (they count the same pairs);
-		 * under 3 samples neither predicts. */
-		rc = t->n >= 3 ? est_mmc_lz78y_binary(t->in, t->n, t->res, t->res2) : -ENODATA;
+		/* LZ78Y too, in one pass (they count the same pairs); under 3
+		 * samples neither predicts. */
+		if (t->n < 3)
+			rc = -ENODATA;
+		else if (t->k == 2)
+			rc = est_mmc_lz78y_binary(t->in, t->n, t->res, t->res2);
+		else
+			rc = est_mmc_lz78y_wide(t->in, t->n, t->k, t->res, t->res2);
 		*t->have = rc >= 0;
 		*t->have2 = rc == 1;
 		t->rc = rc < 0 && rc != -ENODATA ? rc : 0;
 		return;
-	case EST_LZ78Y:
-		rc = est_lz78y(t->in, t->n, t->k, t->res);
-		break;
 	default:
 		rc = -EINVAL;
 		break;
@@ -113,7 +111,7 @@ static void add(struct task *list, unsigned *n, enum est_id id, int bitwise,
 	*t = (struct task){ .id = id, .bitwise = bitwise, .in = in, .n = len, .k = k,
 			    .res = bit ? &rep->bit[id] : &rep->lit[id],
 			    .have = bit ? &rep->have_bit[id] : &rep->have_lit[id] };
-	if (id == EST_TTUPLE || (id == EST_MULTI_MMC && k == 2)) {
+	if (id == EST_TTUPLE || id == EST_MULTI_MMC) {
 		const enum est_id id2 = id == EST_TTUPLE ? EST_LRS : EST_LZ78Y;
 
 		t->res2 = bit ? &rep->bit[id2] : &rep->lit[id2];
@@ -209,8 +207,6 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		add(tasks, &nt, EST_COLLISION, 1, sym, n, 1, rep, 0);
 		add(tasks, &nt, EST_MARKOV, 1, sym, n, 1, rep, 0);
 	}
-	if (!rep->binary)	/* binary: with MultiMMC */
-		add(tasks, &nt, EST_LZ78Y, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_LAG, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MULTI_MCW, 0, sym, n, rep->k, rep, 0);

@@ -37,16 +37,18 @@
  *                                          (k = 2: its scoreboard 64 steps
  *                                          at a time, as est_lag's)
  *   est_compression                        O(n) + a bisection
- *   est_multi_mmc, est_lz78y               O(n * 16); k = 2: 1 MiB of
+ *   est_multi_mmc, est_lz78y               O(n * 16), each computing both
+ *                                          in one pass; k = 2: 1 MiB of
  *                                          counters; k > 2: hash tables,
- *                                          MultiMMC 30 MiB (a table of
- *                                          2 MiB per string length holds
- *                                          the pairs of one length and the
- *                                          contexts of the next, 90B's cap
- *                                          of 100,000 entries per length;
- *                                          it grows where they differ),
- *                                          LZ78Y growing with the pairs it
- *                                          meets
+ *                                          up to 60 MiB (a table per
+ *                                          string length holds the pairs
+ *                                          of one length and the contexts
+ *                                          of the next for both, sized by
+ *                                          the different 3-sample strings
+ *                                          up to 90B's cap of 100,000
+ *                                          MultiMMC entries per length,
+ *                                          4 MiB; it grows where there are
+ *                                          more), k^3 bits while sizing
  *   est_tuple_lrs                          k = 2: O(n) bucket sort of 64-bit
  *                                          windows, 4n bytes heap plus the
  *                                          largest bucket's; else (or

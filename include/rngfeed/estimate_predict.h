@@ -1,8 +1,9 @@
 /* Shared by the four predictors' files (§6.3.7-10: estimate_6_3_7_multi_mcw.c,
- * estimate_6_3_8_lag.c, estimate_6_3_9_multi_mmc.c and estimate_6_3_10_lz78y.c
- * over wide samples, estimate_6_3_9_10_binary.c MultiMMC and LZ78Y over
- * binary ones): inline pieces, and the binary pass the MultiMMC and LZ78Y
- * files both call.  Not part of the API. */
+ * estimate_6_3_8_lag.c, estimate_6_3_9_multi_mmc.c and estimate_6_3_10_lz78y.c,
+ * the entry points of MultiMMC and LZ78Y, which run in one pass over wide
+ * samples in estimate_6_3_9_10_wide.c and over binary ones in
+ * estimate_6_3_9_10_binary.c): inline pieces, and the two passes.  Not part
+ * of the API. */
 #ifndef RNGFEED_ESTIMATE_PREDICT_H
 #define RNGFEED_ESTIMATE_PREDICT_H
 
@@ -20,6 +21,12 @@ struct est_result;
  * (MultiMMC only: n < 18), -ENOMEM. */
 int est_mmc_lz78y_binary(const uint8_t *s, size_t n, struct est_result *mmc,
 			 struct est_result *lz);
+
+/* The same over wide samples (2 < k <= 256 ranks, every sample < k, n >= 3,
+ * checked by the caller; estimate_6_3_9_10_wide.c).  1 (both), 0 (MultiMMC
+ * only: n < 18), -ENOMEM. */
+int est_mmc_lz78y_wide(const uint8_t *s, size_t n, unsigned k, struct est_result *mmc,
+		       struct est_result *lz);
 
 /* Whether a sub-predictor whose score is sc at a block's start can take
  * over from the winner (score high, the highest) within the block, where
