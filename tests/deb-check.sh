@@ -93,8 +93,9 @@ if ! dpkg-checkbuilddeps >"$tmp/bdeps" 2>&1; then
 	DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -q "$src" >"$tmp/apt.log" 2>&1 ||
 		{ tail -n 30 "$tmp/apt.log"; die "apt-get build-dep failed"; }
 fi
-step "dpkg-buildpackage -us -uc -b (version $version)"
-if ! dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1; then
+step "dpkg-buildpackage -us -uc -b -Jauto (version $version)"
+# -J: make -j and the unit tests side by side, one per CPU (parallel=N).
+if ! dpkg-buildpackage -us -uc -b -Jauto >"$tmp/build.log" 2>&1; then
 	tail -n 60 "$tmp/build.log"
 	die "dpkg-buildpackage failed (whole log: $tmp/build.log with --keep)"
 fi
