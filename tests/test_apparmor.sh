@@ -50,6 +50,17 @@ if [ -f "$dropin" ]; then
 		grep -q 'apparmor_parser -r "$p"' <<<"$cmd" && grep -q 'p=/etc/apparmor.d/usr.sbin.rngfeed ' <<<"$cmd" &&
 		ok "the unit's drop-in ${dropin#"$tmp/d1"} loads the profile first (ExecStartPre=+-, valid sh)" ||
 		fail "the drop-in's ExecStartPre= is not the expected sh command: $(cat "$dropin")"
+	# A kernel with AppArmor and no apparmor package (a minimal Debian, a
+	# booted guest of make vm-test-systemd): exit 0 and not a word.
+	mkdir -p "$tmp/nopath" && ln -sf "$(command -v grep)" "$tmp/nopath/grep"
+	: >"$tmp/profiles-empty"
+	nocmd=${cmd//\/etc\/apparmor.d\/usr.sbin.rngfeed/$p1}
+	nocmd=${nocmd//\/sys\/kernel\/security\/apparmor\/profiles/$tmp/profiles-empty}
+	if PATH=$tmp/nopath /bin/sh -c "$nocmd" >"$tmp/nop.out" 2>&1 && [ ! -s "$tmp/nop.out" ]; then
+		ok "the drop-in without apparmor_parser on PATH: exit 0, nothing said"
+	else
+		fail "the drop-in without apparmor_parser on PATH said: $(cat "$tmp/nop.out")"
+	fi
 else
 	fail "make install APPARMOR=yes did not install rngfeed.service.d/apparmor.conf"
 fi
