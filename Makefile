@@ -653,7 +653,7 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_REPLAYS := $(FUZZ_NAMES:%=build/fuzz/replay/fuzz_%)
 FUZZ_HDRS    := $(HEADERS) $(wildcard tests/fuzz/*.h) tests/cavp.h
 # What each harness parses, and what that code links against.
-FUZZ_SOURCES_LIB := src/source.c src/util.c src/drivers.c src/cpu_rng.c \
+FUZZ_SOURCES_LIB := src/source.c src/privs.c src/util.c src/drivers.c src/cpu_rng.c \
                     src/hwrandom.c src/tpm2.c src/egd_proto.c src/file_ledger.c src/drbg.c \
                     src/serial_tty.c src/serial_profile.c src/pkcs11_token.c \
                     src/sysfs_io.c src/metrics.c \

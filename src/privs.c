@@ -55,7 +55,7 @@ int privs_lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
 	return 0;
 }
 
-static bool have_cap(cap_value_t cap)
+bool privs_have_cap(cap_value_t cap)
 {
 	cap_t caps = cap_get_proc();
 	cap_flag_value_t v = CAP_CLEAR;
@@ -94,7 +94,7 @@ void privs_describe_memlock(char *why, size_t len)
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
 		rl.rlim_cur = 0;
 	kib = rl.rlim_cur == RLIM_INFINITY ? 0 : (unsigned long long)rl.rlim_cur / 1024;
-	if (have_cap(CAP_IPC_LOCK))
+	if (privs_have_cap(CAP_IPC_LOCK))
 		snprintf(why, len, "mlock(2) fails (%s) although this process "
 			 "has CAP_IPC_LOCK", strerror(e));
 	else if (e == EPERM && rl.rlim_cur != 0)
@@ -198,7 +198,7 @@ static int check_switch_caps(const char *user_spec, char *why, size_t len)
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (!have_cap(needs[i].cap))
+		if (!privs_have_cap(needs[i].cap))
 			missing[n++] = needs[i].what;
 	if (n == 0)
 		return 0;
@@ -231,14 +231,14 @@ int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	}
 	/* Unprivileged (tests, --stdout as a user): nothing to keep; the
 	 * kernel will refuse RNDADDENTROPY and say so. */
-	if (keep_sys_admin && !have_cap(CAP_SYS_ADMIN))
+	if (keep_sys_admin && !privs_have_cap(CAP_SYS_ADMIN))
 		keep_sys_admin = false;
 	if (switching) {
 		r = check_switch_caps(user_spec, why, why_len);
 		if (r < 0)
 			return r;
 	}
-	if (have_cap(CAP_SETPCAP)) {
+	if (privs_have_cap(CAP_SETPCAP)) {
 		r = drop_bounding_set(keep_sys_admin, why, why_len);
 		if (r < 0)
 			return r;

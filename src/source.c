@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rngfeed/monitor.h"
+#include "rngfeed/privs.h"
 #include "rngfeed/source.h"
 #include "rngfeed/util.h"
 
@@ -461,18 +461,6 @@ static bool mode_lets_us_read(const char *path)
 	return st.st_mode & S_IROTH;
 }
 
-static bool can_override_mode(void)
-{
-	cap_t caps = cap_get_proc();
-	cap_flag_value_t v = CAP_CLEAR;
-
-	if (caps) {
-		cap_get_flag(caps, CAP_DAC_OVERRIDE, CAP_EFFECTIVE, &v);
-		cap_free(caps);
-	}
-	return v == CAP_SET;
-}
-
 /* An open its file's mode allows (or this process could override) fails
  * with EACCES only by a MAC policy: say so, since the policy's own log is
  * elsewhere.  (AppArmor hides the capabilities its profile denies from
@@ -483,7 +471,7 @@ void source_say_open_error(char *why, size_t why_len, const char *path,
 	const char *hint = "";
 
 	if (err == EACCES)
-		hint = mode_lets_us_read(path) || can_override_mode()
+		hint = mode_lets_us_read(path) || privs_have_cap(CAP_DAC_OVERRIDE)
 			? " (not by its mode, which lets this process read it: "
 			  "a security policy such as AppArmor or SELinux denies "
 			  "it; see the kernel's audit log)"

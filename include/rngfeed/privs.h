@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/capability.h>
 #include <sys/types.h>
 
 /* "USER[:GROUP]" → uid and gid (the user's primary group by default).
@@ -26,6 +27,10 @@ int privs_lookup_user(const char *spec, uid_t *uid, gid_t *gid, char *why,
  */
 int privs_drop(const char *user_spec, bool keep_sys_admin, char *why,
 	       size_t why_len);
+
+/* Whether @cap is in this process's effective set (false if it cannot
+ * be read). */
+bool privs_have_cap(cap_value_t cap);
 
 /* Why mlock(2) may have failed here, as a clause for a message: whether
  * this process has CAP_IPC_LOCK, and its locked-memory limit. */
