@@ -126,8 +126,13 @@ check-programs: rngfeed $(UNIT_TESTS) $(TEST_TOOLS) $(TEST_HELPERS) bench/shim.s
 tests/fakep11.so: tests/fakep11.c
 	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -fPIC -shared -o $@ $<
 
-check: $(if $(AS_USER),,check-programs)
-	$(if $(AS_USER),$(AS_USER) $(MAKE) check-programs)
+# The programs are built one per CPU by a make of their own (GNU make 4.3
+# takes no -j from a Makefile, and "make deps test-deps check" must not run
+# its goals side by side); a caller's own -j (make -j2 check) is kept.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_PAR   = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+check:
+	$(AS_USER) $(MAKE) --no-print-directory $(BUILD_PAR) check-programs
 	@RNGFEED=./rngfeed RUN_TESTS_JOBS=$(CHECK_JOBS) tests/run-tests.sh $(TESTS)
 
 # make check-beside: the tests that take the machine's hw_random hand-over
@@ -137,7 +142,8 @@ check: $(if $(AS_USER),,check-programs)
 # rng_quality back.  BESIDE_TESTS=...: only these.
 ALONE_SCRIPTS = $(shell for f in $(TEST_SCRIPTS); do head -n 5 $$f | grep -q '^\# run-tests: alone' && echo $$f; done)
 .PHONY: check-beside
-check-beside: check-programs
+check-beside:
+	$(AS_USER) $(MAKE) --no-print-directory $(BUILD_PAR) check-programs
 	@RNGFEED=./rngfeed tests/check-beside.sh $(or $(BESIDE_TESTS),$(ALONE_SCRIPTS))
 
 # Not in CI: SOAK_SECONDS (default 1800) on every source with signals.
@@ -268,8 +274,8 @@ test-deps: deps
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_TEST_DEPS)
 
 # Foreground with readable logs, on every source available here.
-run: $(if $(AS_USER),,rngfeed)
-	$(if $(AS_USER),$(AS_USER) $(MAKE) rngfeed)
+run:
+	$(AS_USER) $(MAKE) --no-print-directory $(BUILD_PAR) rngfeed
 	./rngfeed -f -v
 
 # The installed binary: the same objects, with config.c compiled for the
