@@ -114,6 +114,26 @@ if [ $fails -ne 0 ]; then
 fi
 echo "ok: RUN_TESTS_JOBS=3 runs tests side by side, never two alone ones, each with its own directories"
 
+# RUN_TESTS_ALONE_TOGETHER=1 (tests/check-beside.sh, where another
+# instance holds the hand-over all along): alone scripts run side by side.
+mkdir -p "$tmp/tog"
+for i in 1 2; do
+	cat >"$tmp/tog/alone$i.sh" <<EOS
+# run-tests: alone (a stand-in)
+touch "$tmp/tog/running.$i"
+for _ in \$(seq 50); do [ -e "$tmp/tog/running.$((3 - i))" ] && exit 0; sleep 0.1; done
+echo "FAIL: alone$i.sh never saw the other one running"
+exit 1
+EOS
+done
+out=$(RUN_TESTS_ALONE_TOGETHER=1 RUN_TESTS_JOBS=2 bash tests/run-tests.sh "$tmp"/tog/alone*.sh 2>&1)
+if [ "$(tail -n1 <<<"$out")" != "tests: 2 passed, 0 failed, 0 skipped" ]; then
+	echo "FAIL: RUN_TESTS_ALONE_TOGETHER=1: the alone scripts did not run side by side:"
+	sed 's/^/    | /' <<<"$out"
+	exit 1
+fi
+echo "ok: RUN_TESTS_ALONE_TOGETHER=1 runs alone scripts side by side"
+
 # Issue 33: a failing script's report shows every "FAIL:" line, wherever it
 # is, and its last lines (the old report showed the last 40 lines only: a
 # test that failed early and went on logging read "1 failure(s)" alone).
