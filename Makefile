@@ -701,25 +701,30 @@ fuzz-build: $(FUZZ_BINS)
 
 fuzz: FUZZ_SECONDS = $(or $(FUZZ_TIME),60)
 fuzz-short: FUZZ_SECONDS = $(or $(FUZZ_TIME),10)
-fuzz fuzz-short: $(FUZZ_BINS)
-	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	for h in $(FUZZ_NAMES); do \
-		mkdir -p "$$tmp/$$h/corpus" "$$tmp/$$h/artifacts"; \
-		cp tests/fuzz/corpus/$$h/* "$$tmp/$$h/corpus/"; \
+# FUZZ_JOBS harnesses at a time (default: one per CPU), each report printed
+# whole once all have run.
+FUZZ_JOBS ?= $(BUILD_JOBS)
+fuzz fuzz-short:
+	@$(MAKE) --no-print-directory $(BUILD_PAR) fuzz-build
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	printf '%s\n' $(FUZZ_NAMES) | xargs -P $(FUZZ_JOBS) -I{} sh -c ' \
+		h=$$1 d=$$2/$$1; mkdir -p "$$d/corpus" "$$d/artifacts"; \
+		cp tests/fuzz/corpus/$$h/* "$$d/corpus/"; \
+		build/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+			-print_final_stats=1 -artifact_prefix="$$d/artifacts/" \
+			"$$d/corpus" >"$$d/log" 2>&1 || touch "$$d/failed"' sh {} "$$tmp"; \
+	rc=0; for h in $(FUZZ_NAMES); do \
 		echo "== fuzz_$$h, $(FUZZ_SECONDS) s"; \
-		if ! build/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
-			-timeout=10 -print_final_stats=1 \
-			-artifact_prefix="$$tmp/$$h/artifacts/" \
-			"$$tmp/$$h/corpus" >"$$tmp/$$h/log" 2>&1; then \
+		if [ -e "$$tmp/$$h/failed" ]; then \
 			tail -n 60 "$$tmp/$$h/log"; \
 			mkdir -p build/fuzz/artifacts/$$h; \
 			cp "$$tmp/$$h"/artifacts/* build/fuzz/artifacts/$$h/ 2>/dev/null || true; \
 			echo "fuzz_$$h FAILED; input(s) in build/fuzz/artifacts/$$h/"; \
-			exit 1; \
+			rc=1; continue; \
 		fi; \
 		grep -E '^#[0-9]+[[:space:]]+DONE' "$$tmp/$$h/log" || tail -n 3 "$$tmp/$$h/log"; \
 		grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$$tmp/$$h/log" | tr '\n' ' '; echo; \
-	done
+	done; exit $$rc
 
 # ---- other architectures under qemu-user (issue 16) ----
 # make cross-check ARCH=arm64 (s390x, i386, armhf, ppc64el): rngfeed and
