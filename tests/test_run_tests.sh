@@ -134,6 +134,42 @@ if [ "$(tail -n1 <<<"$out")" != "tests: 2 passed, 0 failed, 0 skipped" ]; then
 fi
 echo "ok: RUN_TESTS_ALONE_TOGETHER=1 runs alone scripts side by side"
 
+# tests/lib_measure.sh's clean-up stops the processes a test listed that
+# are still its own (a child; a detached one given the test's directory),
+# never a listed PID that now belongs to another process (the suite wraps
+# a pid_max of 32768 within minutes: a stale PID once ended another test).
+setsid sleep 60 </dev/null >/dev/null 2>&1 &
+foreign=$!
+cat >"$tmp/cleanup.sh" <<EOS
+. tests/lib_measure.sh
+measure_temp test_run_tests_cleanup
+sleep 60 &
+echo "\$!" >>"\$tmp/pids"
+echo "\$!" >"$tmp/cleanup.child"
+MARK=\$tmp setsid sleep 60 </dev/null >/dev/null 2>&1 &
+echo "\$!" >>"\$tmp/pids"
+echo "\$!" >"$tmp/cleanup.detached"
+echo $foreign >>"\$tmp/pids"
+exit 0
+EOS
+bash "$tmp/cleanup.sh"
+sleep 0.2
+child=$(cat "$tmp/cleanup.child") detached=$(cat "$tmp/cleanup.detached")
+fails=0
+kill -0 "$foreign" 2>/dev/null ||
+	{ echo "FAIL: lib_measure's clean-up killed a listed PID that was not the test's"; fails=1; }
+for p in "$child" "$detached"; do
+	if kill -0 "$p" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
+		echo "FAIL: lib_measure's clean-up left the test's own process $p running"
+		kill "$p" 2>/dev/null
+		fails=1
+	fi
+done
+kill "$foreign" 2>/dev/null
+wait "$foreign" 2>/dev/null
+[ $fails -eq 0 ] || exit 1
+echo "ok: lib_measure's clean-up stops the test's own processes (a child, a detached one), not a listed PID that is another's"
+
 # Issue 33: a failing script's report shows every "FAIL:" line, wherever it
 # is, and its last lines (the old report showed the last 40 lines only: a
 # test that failed early and went on logging read "1 failure(s)" alone).
