@@ -13,10 +13,8 @@
 #    as the other owner.  It must own the hand-over (rng_quality 0) within
 #    30 s.  (Where another rngfeed owns it already, a running service,
 #    the tests run beside that one, and this script starts none.)
-# 2. tests/run-tests.sh runs TEST..., BESIDE_JOBS (2) at a time: in a
-#    make check they take the hand-over, one at a time, but here none of
-#    their daemons gets it (the instance holds it throughout, checked
-#    below).  Each passes, or skips the part that needs the device's
+# 2. tests/run-tests.sh runs TEST... (one at a time: they all take the
+#    hand-over).  Each passes, or skips the part that needs the device's
 #    credit with "SKIP: reason".
 # 3. The instance must still own the hand-over and be running; SIGTERM
 #    stops it (exit 0 within 5 s), and rng_quality must read what it read
@@ -85,8 +83,7 @@ fi
 
 # fd 9 (the lock) is not the tests': a daemon one leaves behind must not
 # hold it.
-RUN_TESTS_ALONE_LOCK='' RUN_TESTS_ALONE_TOGETHER=1 RUN_TESTS_JOBS=${BESIDE_JOBS:-2} \
-	RNGFEED=$RNGFEED tests/run-tests.sh "$@" 9>&-
+RUN_TESTS_ALONE_LOCK='' RUN_TESTS_JOBS=1 RNGFEED=$RNGFEED tests/run-tests.sh "$@" 9>&-
 rc=$?
 
 if [ -n "$pid" ]; then

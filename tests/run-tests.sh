@@ -17,10 +17,6 @@
 # FILE, so several checkouts tested at once on one machine take turns; the
 # lock is flock's own (-o), never inherited by the script's processes, so
 # a daemon a script leaves behind does not hold every run's turn forever.
-# RUN_TESTS_ALONE_TOGETHER=1: alone scripts may run side by side (and the
-# lock is not taken): only for a run beside another rngfeed that owns the
-# hand-over all along (tests/check-beside.sh), where no script's daemon
-# takes it.
 # RUN_TESTS_TIMES=FILE: each test's wall time appended to FILE ("SECONDS
 # NAME [alone]"), for trimming the suite's time.
 # Every test has a RUNTIME_DIRECTORY and STATE_DIRECTORY
@@ -174,7 +170,7 @@ start() { # INDEX
 	run_test "$1" "${tests[$1]}" &
 	in_flight[$1]=1
 	running=$((running + 1))
-	[ -z "${is_alone[$1]}" ] || [ -n "${RUN_TESTS_ALONE_TOGETHER:-}" ] || alone_running=1
+	[ -z "${is_alone[$1]}" ] || alone_running=1
 }
 finish() { # INDEX
 	report "$1" "${tests[$1]}"
