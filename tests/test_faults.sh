@@ -378,7 +378,7 @@ if [ -n "${ONLY:-}" ]; then
 fi
 [ -z "${KEEP:-}" ] || trap - EXIT
 t_start=$(now)
-case_pids=()
+declare -A case_pid=()
 i=0
 for c in "${CASES[@]}"; do
 	IFS='|' read -r name _ cmd <<<"$c"
@@ -390,12 +390,16 @@ for c in "${CASES[@]}"; do
 	( RUN_S=$(awk -v r=$RUN_S -v i=$i 'BEGIN { print r + (i % 12) * 0.4 }')
 	  $cmd ) >"$tmp/$name/case.out" 2>&1 &
 	i=$((i + 1))
-	case_pids+=($!)
+	case_pid[$name]=$!
 	echo $! >>"$tmp/pids"
 done
-wait "${case_pids[@]}"
 
 # ---- checks ---------------------------------------------------------------------
+# Each case is checked once it has ended (check_case below waits for it),
+# one after the other in the catalogue's order, while later ones may still
+# run (CI's time: the checks, forks of awk, sed and grep, took about as
+# long as the cases).  A case's files are its own and complete once it
+# ended.
 
 failures=0
 row_fail=
@@ -414,6 +418,10 @@ detected_by() {
 }
 
 check_case() {
+	wait "${case_pid[$1]}"
+	check_ended_case "$@"
+}
+check_ended_case() {
 	local name=$1 label=$2 src dir=$tmp/$1 m1 m2 rc took cpu wall res
 	local credit passed failed disables errors opens enabled fed1 fed2 hb1 hb2 a1 p1 cr1
 	local want_log credit_rule retry_rule detected c_src c_ok shim_credit shim_pid
