@@ -17,6 +17,10 @@
 # service holds the machine's hand-over, and on the machine's own
 # rng_quality, which it skips (a "SKIP:" line) while another rngfeed holds
 # the hand-over or rng_quality is 0: that lock must not be disturbed.
+# The two halves run side by side (CI's time: this test is in the chain of
+# alone tests): the fixture's instances own the fixture's lock and
+# rng_quality, never the machine's, as beside a service; each half has its
+# own directory and its own report, printed whole.
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 SCALE=${TEST_TIME_SCALE:-1}
@@ -44,8 +48,16 @@ tmp=$(mktemp -d) || exit 1
 had_run_dir=0
 [ -d /run/rngfeed ] && had_run_dir=1
 declare -A pids=()
-QUALITY='' orig='' cur='' machine=0
+QUALITY='' orig='' cur='' machine=0 fixture=
 cleanup() {
+	# The fixture's half, if the machine's ended first: it stops its own;
+	# what it said so far is shown.
+	if [ -n "$fixture" ]; then
+		kill -TERM "$fixture" 2>/dev/null
+		wait "$fixture"
+		echo "the fixture half, stopped:"
+		sed 's/^/  /' "$tmp/fixture.out"
+	fi
 	for p in "${pids[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 		{ wait "$p"; } 2>/dev/null
@@ -185,18 +197,39 @@ all_cases() {
 }
 
 # ---- on a fixture: what the kernel shows, as files --------------------
-fx=$tmp/sysfs
-mkdir "$fx"
-echo virtio_rng.0 >"$fx/rng_current"
-echo "virtio_rng.0 none " >"$fx/rng_available"
-echo 1000 >"$fx/rng_quality"
-echo 0 >"$fx/rng_selected"
-label=fixture QUALITY=$fx/rng_quality LOCK=$fx/rngfeed-hwrng.lock
-cur=virtio_rng.0 orig=1000 sysargs=(-O "hwrng:sysfs=$fx")
-all_cases
+# In the background, in a directory of its own; its instances are stopped
+# by its own clean-up however it ends; its report and status are read
+# after the machine's half.
+fixture_half() {
+	tmp=$tmp/fixture machine=0 fixture=
+	pids=()
+	mkdir "$tmp" || exit 1
+	trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; { wait "$p"; } 2>/dev/null; done' EXIT
+	trap 'exit 1' TERM
+	fx=$tmp/sysfs
+	mkdir "$fx"
+	echo virtio_rng.0 >"$fx/rng_current"
+	echo "virtio_rng.0 none " >"$fx/rng_available"
+	echo 1000 >"$fx/rng_quality"
+	echo 0 >"$fx/rng_selected"
+	label=fixture QUALITY=$fx/rng_quality LOCK=$fx/rngfeed-hwrng.lock
+	cur=virtio_rng.0 orig=1000 sysargs=(-O "hwrng:sysfs=$fx")
+	all_cases
+}
+fixture_half >"$tmp/fixture.out" 2>&1 &
+fixture=$!
+# fixture_done: its report, and its failure is the test's.
+fixture_done() {
+	wait "$fixture"
+	local rc=$?
+	fixture=
+	cat "$tmp/fixture.out"
+	[ $rc -eq 0 ] || { echo "FAIL: the fixture half (exit $rc)"; exit 1; }
+}
 
 # ---- on the machine's own device --------------------------------------
 machine_skip() {
+	fixture_done
 	echo "SKIP: machine: $*"
 	echo "PASS: two instances in either order and either runtime directory leave rng_quality at 0 while either runs and at its value after both (fixture)"
 	exit 0
@@ -215,4 +248,5 @@ orig=$(cat "$SYSFS/rng_quality") || machine_skip "cannot read rng_quality"
 	machine_skip "/run/rngfeed/hwrng-quality is there: another rngfeed holds the hand-over"
 label=machine QUALITY=$SYSFS/rng_quality LOCK=/run/rngfeed/hwrng.lock machine=1 sysargs=()
 all_cases
+fixture_done
 echo "PASS: two instances in either order and either runtime directory leave rng_quality of $cur at 0 while either runs and at $orig after both (fixture and machine)"
