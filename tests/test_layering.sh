@@ -11,6 +11,8 @@
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 shopt -s nullglob
+[ -z "${RNGFEED_SANITIZED:-}" ] ||
+	{ echo "SKIP: make sanitize: the modules' calls between them and the files' lengths are the same in both builds (make check runs this test)"; exit 77; }
 MAX_LINES=750
 failures=0
 for f in src/*.c src/*.h src/sources/*.c src/sources/*.h include/rngfeed/*.h; do

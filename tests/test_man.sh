@@ -13,6 +13,8 @@
 # Exit 0 pass, 1 fail, 77 skip (man-db or groff missing).
 set -u
 cd "$(dirname "$0")/.." || exit 2
+[ -z "${RNGFEED_SANITIZED:-}" ] ||
+	{ echo "SKIP: make sanitize: the man pages are the same in both builds (make check runs this test)"; exit 77; }
 RNGFEED=${RNGFEED:-./rngfeed}
 PAGES="man/rngfeed.8 man/rngfeed.conf.5"
 
