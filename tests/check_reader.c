@@ -47,6 +47,7 @@ static struct {
 	atomic_bool finite;         /* eof driver: a regular file's end */
 	atomic_bool block_reads;    /* block in read(2) on an empty pipe */
 	atomic_bool deaf;       /* deaf_read: never returns while set */
+	atomic_int deaf_reads;  /* deaf_read: calls entered */
 	atomic_int device;      /* named_stuck: the device behind it */
 	int pipe_fd[2];
 } ctl;
@@ -135,6 +136,7 @@ static ssize_t deaf_read(void *state, void *buf, size_t len)
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
 
 	(void)state;
+	atomic_fetch_add(&ctl.deaf_reads, 1);
 	while (atomic_load(&ctl.deaf))
 		nanosleep(&ts, NULL);
 	return random_bytes(buf, len);
@@ -214,6 +216,7 @@ static void reset_ctl(void)
 	atomic_store(&ctl.finite, false);
 	atomic_store(&ctl.block_reads, false);
 	atomic_store(&ctl.deaf, false);
+	atomic_store(&ctl.deaf_reads, 0);
 	atomic_store(&ctl.device, 1);
 }
 
@@ -361,8 +364,9 @@ START_TEST(test_stop_deaf_read_bounded)
 	atomic_store(&ctl.deaf, true);
 	r = start(&deaf, 0.05);
 	reader_request_block(r);
-	for (int i = 0; i < 20; i++) /* let it reach the read */
-		td_nap();
+	/* In its read (20 naps were not always enough under emulation: the
+	 * thread had not opened yet, and closed at the stop). */
+	ck_assert(TD_WAIT_UNTIL(atomic_load(&ctl.deaf_reads) > 0));
 	t0 = td_now();
 	reader_stop(r); /* the code before this never returned */
 	ck_assert_msg(td_now() - t0 < 30, "reader_stop took %.1f s",
