@@ -632,9 +632,14 @@ check_ended_case() {
 			problem "no 'looking for it again' line"
 		[ "$opens" -ge 2 ] || problem "not opened again ($opens opens)" ;;
 	quiet)
-		[ "${failed:-1}" -eq 0 ] && [ "${errors:-1}" -eq 0 ] &&
-			[ "${disables:-1}" -eq 0 ] ||
-			problem "false alarm: $failed failed blocks, $errors errors, $disables disables" ;;
+		# Good random data fails a FIPS 140-2 block now and then (about
+		# one in a thousand): the monitor discards it, which is no alarm
+		# (a 33-block row failed one so in CI).  More than one failed
+		# block in a hundred tested (at least one allowed), an error or
+		# a disable is.
+		[ "${failed:-1}" -le $(((${passed:-0} + ${failed:-0} + 99) / 100)) ] &&
+			[ "${errors:-1}" -eq 0 ] && [ "${disables:-1}" -eq 0 ] ||
+			problem "false alarm: $failed failed blocks of $((${passed:-0} + ${failed:-0})), $errors errors, $disables disables" ;;
 	esac
 
 	# Case-specific checks.
