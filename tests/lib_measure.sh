@@ -31,6 +31,11 @@
 #   metric FILE NAME [SOURCE]  a value of the daemon's metrics file, or empty
 #   credit_of DIR SOURCE       the credit the daemon's log (DIR/log) says it
 #                              uses for SOURCE ("using it, credit N/1024")
+#   fips_by_chance FAILED TESTED
+#                              true if FAILED failed FIPS 140-2 blocks of
+#                              TESTED are what good random data gives by
+#                              chance (about one block in a thousand): at
+#                              most one in a hundred, at least one allowed
 #   now                        seconds since the epoch, with nanoseconds
 #   at DIR SECONDS             sleep until SECONDS after DIR/start's time
 #   sigterm_wait PID           SIGTERM, then whichever ends first: the daemon
@@ -143,6 +148,11 @@ metric() {
 credit_of() {
 	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\\/1024.*/\\1/p" "$1/log" | tail -n1
 }
+
+# A 40-block sample of good data fails a block about one time in 25, so a
+# test asking for none fails that often; a source that fails more than one
+# block in a hundred is not good data.
+fips_by_chance() { [ "${1:-1}" -le $(((${2:-0} + 99) / 100)) ]; }
 
 now() { date +%s.%N; }
 

@@ -471,8 +471,18 @@ if want 'commands|output' && start cmd; then
 		"$CLIENT" "$a" read 100000 >"$tmp/out2"
 		"$RNGFEED" --check="$tmp/out1" >"$tmp/check" 2>&1
 		rc=$?
-		[ $rc -eq 0 ] && ok "output: 100 kB pass the health tests (rngfeed --check)" ||
-			fail "output: rngfeed --check exit $rc: $(tail -3 "$tmp/check")"
+		# --check exits 1 on any failed block, as rngtest does, and good
+		# output fails a FIPS block about one run of this size in 25
+		# (CI's sanitize run did): the FIPS count must be chance's, the
+		# SP 800-90B tests (alpha 2^-20) clean.
+		check_count() { sed -nE "s/^rngfeed: $1: ([0-9]+)$/\1/p" "$tmp/check"; }
+		good=$(check_count 'FIPS 140-2 successes') bad=$(check_count 'FIPS 140-2 failures')
+		if [ $rc -le 1 ] && [ $((${good:-0} + ${bad:-0})) -ge 39 ] && fips_by_chance "$bad" $((good + bad)) &&
+			! grep -Eq '90B (repetition|adaptive|difference|permanent).*failures: [1-9]|start-up test: (failed$|not run)' "$tmp/check"; then
+			ok "output: 100 kB pass the health tests (rngfeed --check: $bad of $((good + bad)) FIPS blocks failed, by chance)"
+		else
+			fail "output: rngfeed --check exit $rc: $(grep -E 'failures: [1-9]|start-up' "$tmp/check" | tr '\n' ' ')"
+		fi
 		cmp -s <(head -c 4096 "$tmp/out1") <(head -c 4096 "$tmp/out2") &&
 			fail "output: two clients got the same bytes" || ok "output: two clients, different bytes"
 	fi

@@ -637,7 +637,7 @@ check_ended_case() {
 		# (a 33-block row failed one so in CI).  More than one failed
 		# block in a hundred tested (at least one allowed), an error or
 		# a disable is.
-		[ "${failed:-1}" -le $(((${passed:-0} + ${failed:-0} + 99) / 100)) ] &&
+		fips_by_chance "$failed" $((${passed:-0} + ${failed:-0})) &&
 			[ "${errors:-1}" -eq 0 ] && [ "${disables:-1}" -eq 0 ] ||
 			problem "false alarm: $failed failed blocks of $((${passed:-0} + ${failed:-0})), $errors errors, $disables disables" ;;
 	esac
