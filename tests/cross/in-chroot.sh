@@ -51,6 +51,9 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
+# Stopped (a CI run that failed stops its background lane's process
+# group): unmounted all the same, by the EXIT trap.
+trap 'exit 143' TERM INT HUP
 mnt() { # TARGET MOUNT-ARGS...
 	local t=$1
 	shift
