@@ -46,20 +46,8 @@ void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
 	size_t top = 0;
 
 	st[0] = (struct frame){ base, 0 };
-	for (size_t r = 1; r <= m; r++) {
-		int32_t cur = r < m ? lcp[r] : base, lb = (int32_t)r - 1;
-
-		/* The root frame (depth base) never leaves: cur >= base. */
-		while (top > 0 && cur < st[top].h) {
-			struct frame f = st[top--];
-			int32_t parent = cur > st[top].h ? cur : st[top].h;
-
-			tally(ts, parent, f.h, (uint64_t)r - (uint64_t)f.lb);
-			lb = f.lb;
-		}
-		if (cur > st[top].h)
-			st[++top] = (struct frame){ cur, lb };
-	}
+	for (size_t r = 1; r <= m; r++)
+		interval_step(ts, st, &top, r, r < m ? lcp[r] : base);
 }
 
 /* The two estimates from the tallies of n samples (ts->v > 0). */

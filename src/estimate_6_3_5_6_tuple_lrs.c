@@ -1,7 +1,9 @@
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS: the entry point, and the
  * general case over libdivsufsort's suffix array and its LCP array (the
  * method: estimate_6_3_5_6_tally.c's comment).  Binary samples are
- * grouped by words first (estimate_6_3_5_6_bits.c). */
+ * grouped by words first (estimate_6_3_5_6_bits.c), or where those tie
+ * too much, merged from their bytes' suffix array
+ * (estimate_6_3_5_6_bits_merge.c). */
 #include <divsufsort.h>
 #include <errno.h>
 #include <math.h>
@@ -49,6 +51,8 @@ int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
 	if (k == 2 && n >= 128) {
 		int rc = est_tuple_lrs_bits(s, n, tuple, lrs);
 
+		if (rc == -EAGAIN && n % 8 == 0)
+			rc = est_tuple_lrs_bits_merge(s, n, tuple, lrs);
 		if (rc != -EAGAIN)
 			return rc;
 	}

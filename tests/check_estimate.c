@@ -397,6 +397,84 @@ START_TEST(test_tuple_bits_spot_check_in_bounds)
 }
 END_TEST
 
+/* Bits whose words tie too much are merged from their bytes' suffix array
+ * (est_tuple_lrs_bits_merge()); it must give what the bits' own suffix
+ * array gives: on random bytes (the classes of bit offsets interleave at
+ * every suffix), on bytes like clock deltas (a walk over a few values,
+ * with copied blocks: classes come out in long runs), on bytes of 0x00 and
+ * 0xff only (classes tie on long runs of equal bits), on data whose end
+ * repeats an earlier part (a suffix that is a prefix of another), on a
+ * repeat of 65,600 bytes (LCPs past 16 bits), on the shortest input (128 bits), on 17 bytes, and on a 1,000-byte
+ * block over and over (neighbours share up to 139,000 bytes, all within
+ * a class).  Where suffixes of different classes share that much (800,000
+ * zero bits), comparing them costs too much: -EAGAIN, not a slow answer,
+ * and est_tuple_lrs() then gives the suffix array's. */
+START_TEST(test_tuple_bits_merge_matches_suffix_array)
+{
+	enum { BYTES = 140000 };
+	static uint8_t b[BYTES], s[8 * BYTES];
+	size_t m = 25000;
+	struct est_result t1, l1, t2, l2;
+	int rc;
+
+	rng_state = 41 + (uint64_t)_i;
+	for (size_t i = 0; i < BYTES; i++) {
+		switch (_i) {
+		case 0:
+			b[i] = (uint8_t)rnd();
+			break;
+		case 1:	/* a walk over about 20 values, blocks copied */
+			b[i] = i > 0 ? (uint8_t)(b[i - 1] + (rnd() % 5) - 2) : 100;
+			if (b[i] < 90 || b[i] > 110)
+				b[i] = 100;
+			if (i >= 5000 && i % 5000 < 300)
+				b[i] = b[i - 4000];
+			break;
+		case 2:
+			b[i] = rnd() % 5 ? 0x00 : 0xff;
+			break;
+		case 3:	/* the last 60 bytes are bytes 1000..1059 */
+			b[i] = i >= 24940 && i < 25000 ? b[i - 23940] : (uint8_t)(rnd() % 3);
+			break;
+		case 4:	/* bytes 70,000..135,599 repeat 0..65,599 */
+			m = BYTES;
+			b[i] = i >= 70000 && i < 135600 ? b[i - 70000] : (uint8_t)(rnd() % 7);
+			break;
+		case 5:
+			m = 16;
+			b[i] = (uint8_t)rnd();
+			break;
+		case 6:
+			m = 17;
+			b[i] = (uint8_t)(rnd() & 0x81);
+			break;
+		case 7:	/* a block of 1,000 bytes, repeated */
+			m = BYTES;
+			b[i] = i < 1000 ? (uint8_t)rnd() : b[i - 1000];
+			break;
+		default:	/* 100,000 zero bytes, then random ones */
+			m = BYTES;
+			b[i] = i < 100000 ? 0 : (uint8_t)rnd();
+			break;
+		}
+	}
+	for (size_t i = 0; i < 8 * m; i++)
+		s[i] = b[i / 8] >> (7 - i % 8) & 1;
+	ck_assert_int_eq(est_tuple_lrs_sa(s, 8 * m, &t2, &l2), 0);
+	rc = est_tuple_lrs_bits_merge(s, 8 * m, &t1, &l1);
+	if (_i == 8) {
+		ck_assert_int_eq(rc, -EAGAIN);
+		ck_assert_int_eq(est_tuple_lrs(s, 8 * m, 2, &t1, &l1), 0);
+	} else {
+		ck_assert_int_eq(rc, 0);
+	}
+	ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
+	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
+	if (_i == 4)
+		ck_assert_uint_ge(l1.v, 8 * 65600);
+}
+END_TEST
+
 START_TEST(test_predictors_on_patterns)
 {
 	enum { N = 20000 };
@@ -583,6 +661,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 7);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
+	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 9);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);

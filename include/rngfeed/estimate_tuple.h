@@ -36,6 +36,26 @@ static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t
 		ts->v = h;
 }
 
+/* One step of lcp_intervals(): the suffix ranked r >= 1 has cur samples in
+ * common with the one before (base for r = m, past the last), which closes
+ * the intervals deeper than cur (their frames popped from st[0..*top]). */
+static inline void interval_step(struct tallies *ts, struct frame *st, size_t *top,
+				 size_t r, int32_t cur)
+{
+	int32_t lb = (int32_t)r - 1;
+
+	/* The root frame (depth base) never leaves: cur >= base. */
+	while (*top > 0 && cur < st[*top].h) {
+		struct frame f = st[(*top)--];
+		int32_t parent = cur > st[*top].h ? cur : st[*top].h;
+
+		tally(ts, parent, f.h, (uint64_t)r - (uint64_t)f.lb);
+		lb = f.lb;
+	}
+	if (cur > st[*top].h)
+		st[++*top] = (struct frame){ cur, lb };
+}
+
 /* The lcp-intervals deeper than base among m suffixes in sorted order that
  * all share their first base samples (lcp[r] >= base: the common prefix of
  * the suffixes ranked r - 1 and r; lcp[0] unused).  st: m + 1 frames. */
@@ -49,6 +69,12 @@ void tuple_finish(struct tallies *ts, size_t n,
  * -EAGAIN when too many positions tie (the caller then sorts suffixes). */
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 		       struct est_result *tuple, struct est_result *lrs);
+/* t-tuple and LRS of n bits (a multiple of 8, n >= 128) from the suffix
+ * array of their bytes (estimate_6_3_5_6_bits_merge.c): for bits that
+ * repeat too much for the grouping; -EAGAIN when they repeat so much that
+ * comparing on costs more than the suffix array of the bits. */
+int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
+			     struct est_result *tuple, struct est_result *lrs);
 /* t-tuple and LRS over libdivsufsort's suffix array, whatever the
  * alphabet (est_tuple_lrs() sorts binary input its own way first). */
 int est_tuple_lrs_sa(const uint8_t *s, size_t n,
