@@ -13,8 +13,10 @@
 # /work/oracle/sp80090b/cpp/ea_non_iid.  Without it this script says so and
 # changes nothing.
 #
-# CAPTURE=1 also captures new raw source samples (64 KiB each of rdrand and
-# hwrng, with `rngfeed --raw`) before running the oracle.
+# CAPTURE=1 also captures new raw samples before running the oracle: 64 KiB
+# each of rdrand and hwrng (`rngfeed --raw`) and 128 KiB of real clock
+# deltas (bench/assess_data clock: bits that repeat in long blocks, whose
+# t-tuple and LRS take estimate_6_3_5_6_bits_merge.c's way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EA=${EA_NON_IID:-/work/oracle/sp80090b/cpp/ea_non_iid}
@@ -25,7 +27,7 @@ if [ ! -x "$EA" ]; then
 	echo "estimate-refresh: no ea_non_iid at $EA (set EA_NON_IID); fixtures unchanged" >&2
 	exit 77
 fi
-make -s "$GEN" rngfeed
+make -s "$GEN" rngfeed bench/assess_data
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ea_version="ea_non_iid $("$EA" --version 2>&1 | head -n 1)"
@@ -37,6 +39,8 @@ if [ "${CAPTURE:-}" = 1 ]; then
 		./rngfeed --raw -n "$src" --bytes 65536 >"$tmp/$src.bin"
 		mv "$tmp/$src.bin" "$DIR/$src.bin"
 	done
+	bench/assess_data clock 131072 >"$tmp/clock.bin"
+	mv "$tmp/clock.bin" "$DIR/clock.bin"
 fi
 
 # oracle NAME FILE BITS HEADER...: ea_non_iid -v FILE BITS into NAME.txt.
@@ -66,7 +70,11 @@ done <"$DIR/SETS"
 for f in "$DIR"/*.bin; do
 	[ -e "$f" ] || continue
 	name=$(basename "$f" .bin)
+	case $name in
+	clock) how="bench/assess_data clock (low bytes of real clock deltas)" ;;
+	*) how="rngfeed --raw -n $name" ;;
+	esac
 	oracle "$name" "$PWD/$f" 8 \
-		"capture $name.bin: $(stat -c %s "$f") bytes of rngfeed --raw -n $name" \
+		"capture $name.bin: $(stat -c %s "$f") bytes of $how" \
 		"true-min-entropy unknown"
 done
