@@ -31,6 +31,15 @@
 #   metric FILE NAME [SOURCE]  a value of the daemon's metrics file, or empty
 #   credit_of DIR SOURCE       the credit the daemon's log (DIR/log) says it
 #                              uses for SOURCE ("using it, credit N/1024")
+#   beside NAME CMD...         CMD (a function, usually) in the background,
+#                              beside the other parts so started: its
+#                              output in $tmp/beside.NAME, its own failures
+#                              its exit status, the daemons it lists (pid,
+#                              pids) killed when it ends
+#   beside_wait                each such part in the order started: waits
+#                              for it, prints its report whole and adds its
+#                              failures to $failures (a part that printed
+#                              nothing is one)
 #   fips_by_chance FAILED TESTED
 #                              true if FAILED failed FIPS 140-2 blocks of
 #                              TESTED are what good random data gives by
@@ -147,6 +156,38 @@ metric() {
 
 credit_of() {
 	sed -nE "s/^rngfeed: $2: using it, credit ([0-9]+)\\/1024.*/\\1/p" "$1/log" | tail -n1
+}
+
+# Independent parts of a test side by side: a test that mostly waits (on
+# timeouts, metrics writes, paced writers) takes the longest part's time,
+# not the sum, and still reads as if run one after the other.
+beside_pids=() beside_names=()
+beside() {
+	local name=$1
+	shift
+	(
+		exec >"$tmp/beside.$name" 2>&1
+		failures=0 pids=() pid=
+		# shellcheck disable=SC2154 # pid, pids: set by what CMD starts
+		trap 'for p in ${pids[@]+"${pids[@]}"} ${pid:-}; do kill "$p" 2>/dev/null; done' EXIT
+		trap 'exit 1' TERM
+		"$@"
+		exit $((failures > 255 ? 255 : failures))
+	) &
+	beside_pids+=($!)
+	beside_names+=("$name")
+	echo $! >>"$tmp/pids"
+}
+beside_wait() {
+	local i f
+	for i in "${!beside_pids[@]}"; do
+		wait "${beside_pids[$i]}"
+		failures=$((failures + $?))
+		f=$tmp/beside.${beside_names[$i]}
+		cat "$f"
+		[ -s "$f" ] || fail "${beside_names[$i]}: the part printed nothing"
+	done
+	beside_pids=() beside_names=()
 }
 
 # A 40-block sample of good data fails a block about one time in 25, so a

@@ -244,31 +244,13 @@ if [ -n "${ASSESS_MEMORY_MEASURE:-}" ]; then
 fi
 # The three rows are independent (each its own daemon, FIFO, shim record
 # and files): they run side by side (CI's time: one after the other, about
-# 120 s, mostly waiting for metrics writes and the paced writer).  Each
-# row's report is printed whole, in this order, its failures counted.
-rows=()
-row() { # N FUNCTION [ARGS...]: in the background, its report in $tmp/row.N
-	local n=$1
-	shift
-	(
-		exec >"$tmp/row.$n" 2>&1
-		failures=0
-		trap 'kill ${pid:-} 2>/dev/null' EXIT
-		trap 'exit 1' TERM
-		"$@"
-		exit $((failures > 255 ? 255 : failures))
-	) &
-	rows+=($!)
-	pids+=($!)
-}
+# 120 s, mostly waiting for metrics writes and the paced writer): parts
+# beside each other (tests/lib_measure.sh), each row's report printed
+# whole, in this order.
 pids=()
-row 0 start_row
-row 1 memory_row fib
-row 2 memory_row follow50
-for n in "${!rows[@]}"; do
-	wait "${rows[$n]}"
-	failures=$((failures + $?))
-	cat "$tmp/row.$n"
-done
+beside start start_row
+beside fib memory_row fib
+beside follow50 memory_row follow50
+beside_wait
 [ $failures -eq 0 ] || exit 1
 exit 0

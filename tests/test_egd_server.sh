@@ -111,23 +111,13 @@ fds() { ls "/proc/$1/fd" | wc -l; }
 # The sections are independent (each its own daemon, socket and files in
 # $tmp): three lanes run side by side (CI's time: one after the other they
 # took about 125 s, mostly waiting on timeouts and clients).  The lanes in
-# the background are the sections that mostly wait; the greedy clients'
-# sections (commands, fair, rate, kernel, pipeline) run in this shell.
-# Each lane's report is printed whole at the end, its failures counted.
-lanes=()
-# lane N: its stdout is $tmp/lane.N, its exit status its failure count;
-# its daemons are stopped however it ends.
-lane_begin() {
-	exec >"$tmp/lane.$1" 2>&1
-	failures=0
-	pids=()
-	trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT
-	trap 'exit 1' TERM
-}
+# the background are the sections that mostly wait, parts beside this
+# shell (tests/lib_measure.sh) whose reports are printed whole at the end;
+# the greedy clients' sections (commands, fair, rate, kernel, pipeline) run
+# in this shell.
 
 # ==== lane 1 (in the background): hostile, idletime, gone ====
-(
-lane_begin 1
+lane_1() {
 
 # ---- hostile -------------------------------------------------------------------
 if want hostile && start host --egd-max-clients 16; then
@@ -236,15 +226,11 @@ if want gone && start gone --metrics "$tmp/gone.prom"; then
 	[ "$(grep -c "egd: 7 more client messages suppressed" "$tmp/gone.log")" = 2 ] &&
 		ok "gone: and at exit" || fail "gone: the suppressed count at exit is lost: $(tail -3 "$tmp/gone.log")"
 fi
-
-exit $((failures > 255 ? 255 : failures))
-) &
-lanes+=($!)
-pids+=($!)
+}
+beside 1 lane_1
 
 # ==== lane 2 (in the background): socket, unseeded, idle, metrics, tcp, trailing, source ====
-(
-lane_begin 2
+lane_2() {
 
 # ---- socket -------------------------------------------------------------------
 if want socket && start sock; then
@@ -436,11 +422,8 @@ if want source && start srcgone; then
 	[[ $line == *"read failed: the server closed the connection"* ]] && [[ $line != *"No such device"* ]] &&
 		ok "source: ${line#rngfeed: }" || fail "source: '$line'"
 fi
-
-exit $((failures > 255 ? 255 : failures))
-) &
-lanes+=($!)
-pids+=($!)
+}
+beside 2 lane_2
 
 # ==== this shell: commands, fair, rate, kernel, pipeline ====
 
@@ -610,11 +593,7 @@ if want pipeline && start piperate --egd-rate 200k --egd-budget 0; then
 fi
 
 # ==== the lanes' reports ====
-for n in "${!lanes[@]}"; do
-	wait "${lanes[$n]}"
-	failures=$((failures + $?))
-	cat "$tmp/lane.$((n + 1))"
-done
+beside_wait
 
 [ $failures -eq 0 ] && echo "PASS" && exit 0
 echo "$failures failure(s)"

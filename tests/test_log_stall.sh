@@ -206,28 +206,18 @@ fi
 # The kinds are independent (each its own directories, helper, daemons and
 # notify sockets; the journal's in a mount namespace of its own): they run
 # side by side (CI's time: one after the other, about 50 s, mostly waiting
-# for metrics writes), each kind's report printed whole, in order, its
-# failures counted.  Within a kind, its two daemons run one after the other.
-kind_pids=()
+# for metrics writes): parts beside each other (tests/lib_measure.sh),
+# each kind's report printed whole, in order.  One kind's two daemons: one
+# after the other.
+kind_rows() { # KIND
+	start "$1" "$tmp/$1.a" && fill "$1" "$tmp/$1.a" &&
+		stalled "$1" "$tmp/$1.a" && drained "$1" "$tmp/$1.a"
+	start "$1" "$tmp/$1.b" && fill "$1" "$tmp/$1.b" &&
+		stop "$1" "$tmp/$1.b"
+}
 for kind in $kinds; do
-	(
-		exec >"$tmp/report.$kind" 2>&1
-		failures=0
-		start "$kind" "$tmp/$kind.a" && fill "$kind" "$tmp/$kind.a" &&
-			stalled "$kind" "$tmp/$kind.a" && drained "$kind" "$tmp/$kind.a"
-		start "$kind" "$tmp/$kind.b" && fill "$kind" "$tmp/$kind.b" &&
-			stop "$kind" "$tmp/$kind.b"
-		exit $((failures > 255 ? 255 : failures))
-	) &
-	kind_pids+=($!)
-	echo $! >>"$tmp/pids"
+	beside "$kind" kind_rows "$kind"
 done
-i=0
-for kind in $kinds; do
-	wait "${kind_pids[$i]}"
-	failures=$((failures + $?))
-	cat "$tmp/report.$kind"
-	i=$((i + 1))
-done
+beside_wait
 [ "$failures" -eq 0 ] || { say "FAIL: $failures checks failed"; exit 1; }
 say "PASS"
