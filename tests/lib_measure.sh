@@ -20,7 +20,7 @@
 #   measure_temp NAME          $tmp: a fresh directory, removed at exit with
 #                              every PID listed in $tmp/pids, in the array
 #                              pids or in pid stopped first (those still the
-#                              test's: measure_ours)
+#                              test's: pid_ours, tests/lib_pids.sh)
 #   "${SHIM_ENV[@]}" RNGFEED_SHIM_OUT=DIR/shim CMD...
 #                              CMD with bench/shim.so preloaded, its record
 #                              written to DIR/shim (a command, not a shell
@@ -66,6 +66,7 @@
 #                              problem) as that table, each fault headed
 #                              "KIND: ", "-" in the credit and source columns
 
+. tests/lib_pids.sh
 SHIM=${SHIM:-bench/shim.so}
 failures=0
 
@@ -109,28 +110,11 @@ measure_need_shim() {
 	SHIM_ENV=(env "LD_PRELOAD=$SHIM")
 }
 
-# measure_ours PID: PID is still a process of this test: below this shell,
-# or (a daemon that detached) given this test's directory in its command
-# line or environment.  A PID listed long ago may have ended and been
-# given to any other process since (pid_max is 32768 on some machines, and
-# the suite starts thousands): that one is not the test's to kill.
-measure_ours() {
-	local q=$1 i
-	[ -e "/proc/$1" ] || return 1
-	for ((i = 0; i < 64 && q > 1; i++)); do
-		[ "$q" = "$$" ] && return 0
-		q=$(awk '$1 == "PPid:" { print $2 }' "/proc/$q/status" 2>/dev/null)
-		[ -n "$q" ] || return 1
-	done
-	tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$tmp" ||
-		tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qF -- "$tmp"
-}
-
 measure_cleanup() {
 	local p
 	# shellcheck disable=SC2154 # pids, pid: the sourcing script's, if any
 	for p in $(cat "$tmp/pids" 2>/dev/null) ${pids[@]+"${pids[@]}"} ${pid:-}; do
-		measure_ours "$p" && kill "$p" 2>/dev/null
+		kill_ours "$p"
 	done
 	wait 2>/dev/null
 	[ -n "${KEEP:-}" ] && { echo "kept $tmp"; return; }
@@ -169,7 +153,7 @@ beside() {
 		exec >"$tmp/beside.$name" 2>&1
 		failures=0 pids=() pid=
 		# shellcheck disable=SC2154 # pid, pids: set by what CMD starts
-		trap 'for p in ${pids[@]+"${pids[@]}"} ${pid:-}; do kill "$p" 2>/dev/null; done' EXIT
+		trap 'kill_ours ${pids[@]+"${pids[@]}"} ${pid:-}' EXIT
 		trap 'exit 1' TERM
 		"$@"
 		exit $((failures > 255 ? 255 : failures))

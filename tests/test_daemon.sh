@@ -60,6 +60,7 @@ command -v strace >/dev/null && have_strace=true
 no_lsan="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 tmp=$(mktemp -d /tmp/test_daemon.XXXXXX) || exit 1
+. tests/lib_pids.sh
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
 
@@ -88,11 +89,12 @@ cleanup() {
 	for f in "${pidfiles[@]}"; do
 		[ -s "$f" ] && pids+=("$(cat "$f")")
 	done
+	# (detached daemons: $tmp is in their environment, STATE_DIRECTORY)
 	for p in "${pids[@]}"; do
-		alive "$p" && kill -TERM "$p" 2>/dev/null
+		alive "$p" && kill_ours -TERM "$p"
 	done
 	for p in "${pids[@]}"; do
-		wait_gone "$p" 2 || kill -KILL "$p" 2>/dev/null
+		wait_gone "$p" 2 || kill_ours -KILL "$p"
 	done
 	rm -rf "$tmp"
 }

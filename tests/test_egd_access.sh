@@ -50,10 +50,11 @@ done
 	skip "no rdrand here to feed the server"
 
 tmp=$(mktemp -d /tmp/test_egd_access.XXXXXX) || exit 1
+. tests/lib_pids.sh
 group=rfegd$$
 pid=
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	kill_ours "$pid"
 	wait 2>/dev/null
 	getent group "$group" >/dev/null && groupdel "$group"
 	rm -rf "$tmp"

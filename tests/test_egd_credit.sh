@@ -43,10 +43,12 @@ case $SHIM in /*) ;; *) SHIM=$PWD/$SHIM ;; esac
 	{ say "SKIP: no RDRAND here (the server's source)"; exit 77; }
 
 tmp=$(mktemp -d /tmp/test_egd_credit.XXXXXX) || exit 1
+. tests/lib_pids.sh
 pids=""
 cleanup() {
 	local p
-	for p in $pids; do kill "$p" 2>/dev/null; done
+	# shellcheck disable=SC2086 # a list of PIDs
+	kill_ours $pids
 	wait 2>/dev/null
 	[ -n "${KEEP:-}" ] && { say "kept $tmp"; return; }
 	rm -rf "$tmp"

@@ -41,13 +41,14 @@ fail() {
 head -c 16 /dev/hwrng >/dev/null 2>&1 || skip "/dev/hwrng cannot be read (no hw_random device)"
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 fx=$tmp/sysfs
 mkdir "$fx"
 log=$tmp/log
 pid=''
 cleanup() {
 	if [ -n "$pid" ]; then
-		kill -KILL "$pid" 2>/dev/null
+		kill_ours -KILL "$pid"
 		{ wait "$pid"; } 2>/dev/null
 	fi
 	rm -rf "$tmp"

@@ -52,6 +52,7 @@ orig=$(cat "$QUALITY") || skip "cannot read $QUALITY"
 	skip "the hwrng source is not usable here: $("$RNGFEED" --list 2>&1 | grep '^hwrng')"
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 # The record goes where systemd's RuntimeDirectory= says; here the test's
 # own directory, so nothing is left in /run whatever happens.
 export RUNTIME_DIRECTORY=$tmp/run
@@ -63,7 +64,7 @@ had_run_dir=0
 [ -d /run/rngfeed ] && had_run_dir=1
 cleanup() {
 	if [ -n "$pid" ]; then
-		kill -KILL "$pid" 2>/dev/null
+		kill_ours -KILL "$pid"
 		{ wait "$pid"; } 2>/dev/null
 	fi
 	# Undo only what our own daemon did, from its own record (it is left

@@ -43,6 +43,7 @@ fail() {
 	skip "/dev/hwrng cannot be read (no hw_random device)"
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 # The machine's lock lives in the machine's place (it must be the
 # service's too); its directory is removed again if this test made it.
 had_run_dir=0
@@ -53,13 +54,13 @@ cleanup() {
 	# The fixture's half, if the machine's ended first: it stops its own;
 	# what it said so far is shown.
 	if [ -n "$fixture" ]; then
-		kill -TERM "$fixture" 2>/dev/null
+		kill_ours -TERM "$fixture"
 		wait "$fixture"
 		echo "the fixture half, stopped:"
 		sed 's/^/  /' "$tmp/fixture.out"
 	fi
 	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
+		kill_ours -KILL "$p"
 		{ wait "$p"; } 2>/dev/null
 	done
 	if [ "$machine" = 1 ] && [ "$(cat "$QUALITY" 2>/dev/null)" != "$orig" ] &&

@@ -43,13 +43,14 @@ fi
 	skip "/run/rngfeed/hwrng-quality is there: another rngfeed holds the hand-over"
 SHIM=$(realpath "$SHIM")
 tmp=$(mktemp -d /tmp/test_hwrng_reopen.XXXXXX) || exit 1
+. tests/lib_pids.sh
 export RUNTIME_DIRECTORY=$tmp/run STATE_DIRECTORY=$tmp/state
 mkdir -p "$RUNTIME_DIRECTORY"
 pid= w=
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	[ -n "$w" ] && kill "$w" 2>/dev/null && wait "$w" 2>/dev/null
+	[ -n "$pid" ] && kill_ours -KILL "$pid" && wait "$pid" 2>/dev/null
+	[ -n "$w" ] && kill_ours "$w" && wait "$w" 2>/dev/null
 	# Our daemon's record is left only when it was killed: restore what
 	# it changed, unless another rngfeed holds the hand-over now.
 	if [ -s "$RUNTIME_DIRECTORY/hwrng-quality" ] && [ ! -s /run/rngfeed/hwrng-quality ]; then

@@ -13,8 +13,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 	{ echo "SKIP: needs the rdrand source"; exit 77; }
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
 
 start() { # ARGS... → $pid, waits until it has fed

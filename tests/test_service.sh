@@ -13,9 +13,10 @@ set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	kill_ours "${pids[@]}"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -24,8 +24,9 @@ virtio_rng.*) ;;
 esac
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
 
 # --list names the device.
 "$RNGFEED" --list >"$tmp/list" || fail "--list failed"

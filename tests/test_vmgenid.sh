@@ -16,6 +16,7 @@ RNGFEED=${RNGFEED:-./rngfeed}
 # Every wait is for an event, with a generous bound that TEST_TIME_SCALE
 # stretches (make valgrind: 4); none asserts how fast the event comes.
 SCALE=${TEST_TIME_SCALE:-1}
+. tests/lib_pids.sh
 fail() { echo "FAIL: $*"; exit 1; }
 
 if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
@@ -30,7 +31,7 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 	export RNGFEED_OUTER_NETNS
 	out=$(mktemp -d) || exit 1
 	lpid=
-	trap '[ -n "$lpid" ] && kill "$lpid" 2>/dev/null; rm -rf "$out"' EXIT
+	trap 'kill_ours "$lpid"; rm -rf "$out"' EXIT
 	# The outside listener runs for the whole inner test (its waits add
 	# up to at most 95 s times SCALE).
 	tests/helper_uevent listen $((100 * SCALE)) >"$out/heard" &
@@ -57,7 +58,7 @@ fi
 # ---- inside the test's own network namespace ----
 tmp=$(mktemp -d) || exit 1
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
 metric() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/m" 2>/dev/null; }
 # Metrics are written every 5 s (SIGUSR1 does not write them): up to 30 s
 # times SCALE for a value, and the daemon must still be running.

@@ -17,10 +17,11 @@ fail() {
 }
 
 tmp=$(mktemp -d) || exit 1
+. tests/lib_pids.sh
 pid=''
 cleanup() {
 	if [ -n "$pid" ]; then
-		kill -KILL "$pid" 2>/dev/null
+		kill_ours -KILL "$pid"
 		{ wait "$pid"; } 2>/dev/null
 	fi
 	rm -rf "$tmp"
