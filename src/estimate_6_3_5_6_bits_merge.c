@@ -59,37 +59,21 @@ struct merge {
 	uint64_t hw[CLASSES];
 };
 
-/* Bits the suffixes at p != q have in common (at most the shorter's
- * length), a window at a time. */
+/* Bits the suffixes at p != q have in common, and which comes first, to
+ * any depth (estimate_6_3_5_6_ties.h; the windows read counted in the
+ * budget). */
 static inline size_t common_bits(struct merge *g, size_t p, size_t q)
 {
-	const size_t lim = g->n - (p > q ? p : q);
-	size_t l = 0;
+	int deep = 0;
 
-	for (;;) {
-		const uint64_t x = window(g->w, p + l) ^ window(g->w, q + l);
-
-		g->budget--;
-		if (x) {
-			l += (size_t)__builtin_clzll(x);
-			break;
-		}
-		l += 64;
-		if (l >= lim)
-			break;
-	}
-	return l < lim ? l : lim;
+	return bits_common(g->w, g->n, p, q, SIZE_MAX, &deep, &g->budget);
 }
 
-/* Suffix p before suffix q: at the first bit that differs, or the shorter
- * (the later one) first when one is a prefix of the other. */
 static inline int suffix_less(struct merge *g, size_t p, size_t q)
 {
-	const size_t l = common_bits(g, p, q);
+	int deep = 0;
 
-	if (l >= g->n - (p > q ? p : q))
-		return p > q;
-	return !(window(g->w, p + l) >> 63);
+	return bits_suffix_less(g->w, g->n, p, q, SIZE_MAX, &deep, &g->budget);
 }
 
 /* The next bit position of class c, or SIZE_MAX when it is used up. */

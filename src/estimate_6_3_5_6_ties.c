@@ -9,38 +9,18 @@
 
 #include "estimate_6_3_5_6_ties.h"
 
-/* Bits the suffixes at p and q have in common (p != q), at most the
- * shorter's length; *deep set (and the count cut short) past TIE_DEPTH. */
 size_t est_bits_common_bits(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
 {
-	const size_t lim = n - (p > q ? p : q);
-	size_t l = 0;
+	int64_t windows = 0;
 
-	while (l < lim) {
-		const uint64_t x = window(w, p + l) ^ window(w, q + l);
-
-		if (x) {
-			l += (size_t)__builtin_clzll(x);
-			break;
-		}
-		l += 64;
-		if (l >= TIE_DEPTH) {
-			*deep = 1;
-			break;
-		}
-	}
-	return l < lim ? l : lim;
+	return bits_common(w, n, p, q, TIE_DEPTH, deep, &windows);
 }
 
-/* Suffix p before suffix q: at the first bit that differs, or the shorter
- * (the later one) first when one is a prefix of the other. */
 int est_bits_suffix_less(const uint64_t *w, size_t n, size_t p, size_t q, int *deep)
 {
-	const size_t l = est_bits_common_bits(w, n, p, q, deep);
+	int64_t windows = 0;
 
-	if (l >= n - (p > q ? p : q))
-		return p > q;
-	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
+	return bits_suffix_less(w, n, p, q, TIE_DEPTH, deep, &windows);
 }
 
 /* Puts every run of tied words in e[0..m) in suffix order (pmask: the

@@ -31,10 +31,48 @@ static inline uint64_t window(const uint64_t *w, size_t i)
 #define TIE_DEPTH 4096
 
 /* Bits the suffixes at p and q have in common (p != q), at most the
- * shorter's length; *deep set (and the count cut short) past TIE_DEPTH. */
+ * shorter's length, a window at a time (each taken from *budget); past cap
+ * bits (a multiple of 64) the count stops there and *capped is set. */
+static inline size_t bits_common(const uint64_t *w, size_t n, size_t p, size_t q,
+				 size_t cap, int *capped, int64_t *budget)
+{
+	const size_t lim = n - (p > q ? p : q);
+	size_t l = 0;
+
+	while (l < lim) {
+		const uint64_t x = window(w, p + l) ^ window(w, q + l);
+
+		--*budget;
+		if (x) {
+			l += (size_t)__builtin_clzll(x);
+			break;
+		}
+		l += 64;
+		if (l >= cap) {
+			*capped = 1;
+			break;
+		}
+	}
+	return l < lim ? l : lim;
+}
+
+/* Suffix p before suffix q: at the first bit that differs, or the shorter
+ * (the later one) first when one is a prefix of the other (cap, capped,
+ * budget: bits_common()'s). */
+static inline int bits_suffix_less(const uint64_t *w, size_t n, size_t p, size_t q,
+				   size_t cap, int *capped, int64_t *budget)
+{
+	const size_t l = bits_common(w, n, p, q, cap, capped, budget);
+
+	if (l >= n - (p > q ? p : q))
+		return p > q;
+	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
+}
+
+/* bits_common() and bits_suffix_less() to TIE_DEPTH, past which *deep is
+ * set. */
 size_t est_bits_common_bits(const uint64_t *w, size_t n, size_t p, size_t q,
 			    int *deep);
-/* Suffix p before suffix q (see est_bits_common_bits() for *deep). */
 int est_bits_suffix_less(const uint64_t *w, size_t n, size_t p, size_t q,
 			 int *deep);
 /* Every run of tied words in e[0..m) put in suffix order (pmask: the
