@@ -24,10 +24,12 @@
  * whose neighbours share hundreds of bits; reading the keys' bytes there,
  * a cache miss a bit.
  *
- * Comparing on is what bits that repeat without end make expensive (a
- * block of period p repeated costs its length / p windows per suffix in
- * it): past a budget of windows read, -EAGAIN, and the caller sorts the
- * bits' suffixes instead. */
+ * Comparing on is what suffixes of different classes that share long
+ * stretches make expensive (a long run of equal bits, where every class
+ * looks alike: the length of the run in windows, per suffix in it): past a
+ * budget of windows read, -EAGAIN, and the caller sorts the bits' suffixes
+ * instead (a block repeated over and over costs nothing more: its
+ * neighbours share their class). */
 #include <divsufsort.h>
 #include <errno.h>
 #include <stdlib.h>
