@@ -404,16 +404,16 @@ END_TEST
  * with copied blocks: classes come out in long runs), on bytes of 0x00 and
  * 0xff only (classes tie on long runs of equal bits), on data whose end
  * repeats an earlier part (a suffix that is a prefix of another), on a
- * repeat of 65,600 bytes (LCPs past 16 bits), on the shortest input (128 bits), on 17 bytes, and on a 1,000-byte
- * block over and over (neighbours share up to 139,000 bytes, all within
- * a class).  Where suffixes of different classes share that much (800,000
+ * repeat of 13,000 bytes (LCPs past 16 bits), on the shortest input (128
+ * bits), on 17 bytes, and on a 1,000-byte block over and over (neighbours
+ * share up to 24,000 bytes, all within a class).  Where suffixes of different classes share that much (160,000
  * zero bits), comparing them costs too much: -EAGAIN, not a slow answer,
  * and est_tuple_lrs() then gives the suffix array's. */
 START_TEST(test_tuple_bits_merge_matches_suffix_array)
 {
-	enum { BYTES = 140000 };
+	enum { BYTES = 25000 };
 	static uint8_t b[BYTES], s[8 * BYTES];
-	size_t m = 25000;
+	size_t m = BYTES;
 	struct est_result t1, l1, t2, l2;
 	int rc;
 
@@ -436,9 +436,8 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 		case 3:	/* the last 60 bytes are bytes 1000..1059 */
 			b[i] = i >= 24940 && i < 25000 ? b[i - 23940] : (uint8_t)(rnd() % 3);
 			break;
-		case 4:	/* bytes 70,000..135,599 repeat 0..65,599 */
-			m = BYTES;
-			b[i] = i >= 70000 && i < 135600 ? b[i - 70000] : (uint8_t)(rnd() % 7);
+		case 4:	/* bytes 11,000..23,999 repeat 0..12,999 */
+			b[i] = i >= 11000 && i < 24000 ? b[i - 11000] : (uint8_t)(rnd() % 7);
 			break;
 		case 5:
 			m = 16;
@@ -449,12 +448,10 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 			b[i] = (uint8_t)(rnd() & 0x81);
 			break;
 		case 7:	/* a block of 1,000 bytes, repeated */
-			m = BYTES;
 			b[i] = i < 1000 ? (uint8_t)rnd() : b[i - 1000];
 			break;
-		default:	/* 100,000 zero bytes, then random ones */
-			m = BYTES;
-			b[i] = i < 100000 ? 0 : (uint8_t)rnd();
+		default:	/* 20,000 zero bytes, then random ones */
+			b[i] = i < 20000 ? 0 : (uint8_t)rnd();
 			break;
 		}
 	}
@@ -471,7 +468,7 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 	ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
 	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 	if (_i == 4)
-		ck_assert_uint_ge(l1.v, 8 * 65600);
+		ck_assert_uint_ge(l1.v, 8 * 13000);
 }
 END_TEST
 
