@@ -317,8 +317,10 @@ static int merge_and_tally(struct merge *g, struct tallies *ts, struct frame *st
 	return 0;
 }
 
-int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
-			     struct est_result *tuple, struct est_result *lrs)
+/* The work on input est_tuple_lrs_bits_merge() took: its memory, then
+ * the estimate. */
+static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
+		      struct est_result *lrs)
 {
 	const size_t m = n / 8, words = n / 64 + 2;
 	struct merge g = { .n = n, .m = m, .budget = (int64_t)(WINDOWS_PER_BIT * n) };
@@ -329,19 +331,14 @@ int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
 			      est_zalloc((n + 2) * sizeof(uint64_t)), 0 };
 	struct frame *st = est_zalloc((n + 1) * sizeof(*st));
 	uint64_t *w = est_zalloc(words * sizeof(*w));
-	uint8_t *b = malloc(m ? m : 1);
+	uint8_t *b = malloc(m);
 	uint32_t *cls = est_zalloc(n * sizeof(*cls));
 	int32_t *lcp = est_zalloc(n * sizeof(*lcp));
 	/* the bytes' rank and the stack: m entries each */
 	int32_t *work = est_zalloc(3 * m * sizeof(*work));
 	int rc = -ENOMEM;
 
-	memset(tuple, 0, sizeof(*tuple));
-	memset(lrs, 0, sizeof(*lrs));
-	tuple->h = lrs->h = -1.0;
-	if (n % 8 || n < 128 || n >= INT32_MAX)
-		rc = -EINVAL;
-	else if (ts.maxc && ts.dsum && st && w && b && cls && lcp && work) {
+	if (ts.maxc && ts.dsum && st && w && b && cls && lcp && work) {
 		est_pack_bits(s, n, w);
 		for (size_t i = 0; i < m; i++)
 			b[i] = (uint8_t)(w[i / 8] >> (56 - 8 * (i % 8)));
@@ -373,4 +370,15 @@ int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
 	est_zfree(work, 3 * m * sizeof(*work));
 	free(b);
 	return rc;
+}
+
+int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
+			     struct est_result *tuple, struct est_result *lrs)
+{
+	memset(tuple, 0, sizeof(*tuple));
+	memset(lrs, 0, sizeof(*lrs));
+	tuple->h = lrs->h = -1.0;
+	if (n % 8 || n < 128 || n >= INT32_MAX)
+		return -EINVAL;
+	return merge_bits(s, n, tuple, lrs);
 }

@@ -69,10 +69,11 @@ void tuple_finish(struct tallies *ts, size_t n,
  * -EAGAIN when too many positions tie (the caller then sorts suffixes). */
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 		       struct est_result *tuple, struct est_result *lrs);
-/* t-tuple and LRS of n bits (a multiple of 8, n >= 128) from the suffix
- * array of their bytes (estimate_6_3_5_6_bits_merge.c): for bits that
- * repeat too much for the grouping; -EAGAIN when they repeat so much that
- * comparing on costs more than the suffix array of the bits. */
+/* t-tuple and LRS of n bits (a multiple of 8, n >= 128; else -EINVAL)
+ * from the suffix array of their bytes (estimate_6_3_5_6_bits_merge.c):
+ * for bits that repeat too much for the grouping; -EAGAIN where suffixes
+ * at different bit offsets share so much (long runs of equal bits) that
+ * comparing them would cost more than the suffix array of the bits. */
 int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
 			     struct est_result *tuple, struct est_result *lrs);
 /* t-tuple and LRS over libdivsufsort's suffix array, whatever the
