@@ -317,10 +317,29 @@ static int merge_and_tally(struct merge *g, struct tallies *ts, struct frame *st
 	return 0;
 }
 
+/* t-tuple and LRS of the m bytes as samples, from their bit LCPs lcp0
+ * (lcp: m entries of work). */
+static int byte_estimates(const int32_t *lcp0, size_t m, int32_t *lcp,
+			  struct est_result *tuple, struct est_result *lrs)
+{
+	int32_t v = 0;
+
+	memset(tuple, 0, sizeof(*tuple));
+	memset(lrs, 0, sizeof(*lrs));
+	tuple->h = lrs->h = -1.0;
+	lcp[0] = 0;
+	for (size_t r = 1; r < m; r++) {
+		lcp[r] = lcp0[r] / 8;
+		v = lcp[r] > v ? lcp[r] : v;
+	}
+	return v ? tuple_from_lcp(lcp, m, v, tuple, lrs) : -ENODATA;
+}
+
 /* The work on input est_tuple_lrs_bits_merge() took: its memory, then
  * the estimate. */
 static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
-		      struct est_result *lrs)
+		      struct est_result *lrs, struct est_result *btuple,
+		      struct est_result *blrs, int *byte_rc)
 {
 	const size_t m = n / 8, words = n / 64 + 2;
 	struct merge g = { .n = n, .m = m, .budget = (int64_t)(WINDOWS_PER_BIT * n) };
@@ -354,6 +373,8 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 		const int32_t *sa = (const int32_t *)g.cls[0];
 
 		byte_lcp(b, m, sa, work, g.lcp[0]);
+		if (btuple)
+			*byte_rc = byte_estimates(g.lcp[0], m, work, btuple, blrs);
 		order_classes(&g, sa, g.lcp[0], work + m, work + 2 * m);
 		rc = merge_and_tally(&g, &ts, st);
 	}
@@ -380,5 +401,18 @@ int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
 	tuple->h = lrs->h = -1.0;
 	if (n % 8 || n < 128 || n >= INT32_MAX)
 		return -EINVAL;
-	return merge_bits(s, n, tuple, lrs);
+	return merge_bits(s, n, tuple, lrs, NULL, NULL, NULL);
+}
+
+int est_tuple_lrs_bits_merge_bytes(const uint8_t *s, size_t n,
+				   struct est_result *tuple, struct est_result *lrs,
+				   struct est_result *btuple, struct est_result *blrs,
+				   int *byte_rc)
+{
+	memset(tuple, 0, sizeof(*tuple));
+	memset(lrs, 0, sizeof(*lrs));
+	tuple->h = lrs->h = -1.0;
+	if (n % 8 || n < 128 || n >= INT32_MAX || !btuple || !blrs || !byte_rc)
+		return -EINVAL;
+	return merge_bits(s, n, tuple, lrs, btuple, blrs, byte_rc);
 }

@@ -110,3 +110,24 @@ void tuple_finish(struct tallies *ts, size_t n,
 		lrs->h = (double)-log2l(pu);
 	}
 }
+
+int tuple_from_lcp(const int32_t *lcp, size_t n, int32_t v,
+		   struct est_result *tuple, struct est_result *lrs)
+{
+	struct tallies ts = { NULL, NULL, 0 };
+	/* The stack never holds more than v + 1 frames (depths increase). */
+	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
+	int rc = -ENOMEM;
+
+	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
+	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
+	if (ts.maxc && ts.dsum && st) {
+		lcp_intervals(lcp, n, 0, st, &ts);
+		tuple_finish(&ts, n, tuple, lrs);
+		rc = 0;
+	}
+	free(st);
+	free(ts.maxc);
+	free(ts.dsum);
+	return rc;
+}

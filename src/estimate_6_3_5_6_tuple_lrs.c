@@ -14,30 +14,6 @@
 #include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_tuple.h"
 
-/* From the LCP array in sorted order (lcp[r]: the common prefix of the
- * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
- * two estimates.  Frees nothing it did not allocate. */
-static int from_lcp(const int32_t *lcp, size_t n, int32_t v,
-		    struct est_result *tuple, struct est_result *lrs)
-{
-	struct tallies ts = { NULL, NULL, 0 };
-	/* The stack never holds more than v + 1 frames (depths increase). */
-	struct frame *st = malloc(((size_t)v + 2) * sizeof(*st));
-	int rc = -ENOMEM;
-
-	ts.maxc = calloc((size_t)v + 2, sizeof(*ts.maxc));
-	ts.dsum = calloc((size_t)v + 2, sizeof(*ts.dsum));
-	if (ts.maxc && ts.dsum && st) {
-		lcp_intervals(lcp, n, 0, st, &ts);
-		tuple_finish(&ts, n, tuple, lrs);
-		rc = 0;
-	}
-	free(st);
-	free(ts.maxc);
-	free(ts.dsum);
-	return rc;
-}
-
 int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
 		  struct est_result *tuple, struct est_result *lrs)
 {
@@ -57,6 +33,30 @@ int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
 			return rc;
 	}
 	return est_tuple_lrs_sa(s, n, tuple, lrs);
+}
+
+int est_tuple_lrs_with_bits(const uint8_t *s, size_t n, unsigned k, const uint8_t *bits,
+			    struct est_result *tuple, struct est_result *lrs,
+			    struct est_result *btuple, struct est_result *blrs, int *brc)
+{
+	int rc = 1;	/* the samples' estimates: not made yet */
+
+	if (!bits || !btuple || !blrs || !brc || n >= INT32_MAX / 8)
+		return -EINVAL;
+	if (8 * n >= 128) {
+		memset(btuple, 0, sizeof(*btuple));
+		memset(blrs, 0, sizeof(*blrs));
+		btuple->h = blrs->h = -1.0;
+		*brc = est_tuple_lrs_bits(bits, 8 * n, btuple, blrs);
+		if (*brc == -EAGAIN)
+			*brc = est_tuple_lrs_bits_merge_bytes(bits, 8 * n, btuple, blrs,
+							      tuple, lrs, &rc);
+		if (*brc == -EAGAIN)
+			*brc = est_tuple_lrs_sa(bits, 8 * n, btuple, blrs);
+	} else {
+		*brc = est_tuple_lrs(bits, 8 * n, 2, btuple, blrs);
+	}
+	return rc == 1 ? est_tuple_lrs(s, n, k, tuple, lrs) : rc;
 }
 
 /* The general case: libdivsufsort's suffix array, then the LCP array. */
@@ -115,7 +115,7 @@ int est_tuple_lrs_sa(const uint8_t *s, size_t n,
 			__builtin_prefetch(&plcp[sa[r + 16]]);
 		sa[r] = plcp[sa[r]];
 	}
-	rc = from_lcp(sa, n, v, tuple, lrs);
+	rc = tuple_from_lcp(sa, n, v, tuple, lrs);
 out:
 	est_zfree(sa, n * sizeof(*sa));
 	est_zfree(plcp, n * sizeof(*plcp));

@@ -29,8 +29,22 @@ struct task {
 	struct est_result *res, *res2;	/* res2: LRS beside t-tuple, LZ78Y
 					 * beside MultiMMC */
 	int *have, *have2;
+	/* t-tuple over a bitstring of 8-bit samples: the samples' too (one
+	 * suffix array for both where it can), which is then not run alone */
+	struct task *samples;
+	int by_other;
 	int rc;
 };
+
+/* A t-tuple/LRS task's outcome. */
+static void tuple_done(struct task *t, int rc)
+{
+	if (rc == 0) {
+		*t->have = t->res->h >= 0;
+		*t->have2 = t->res2->h >= 0;
+	}
+	t->rc = rc == -ENODATA ? 0 : rc;
+}
 
 static void run_task(struct task *t)
 {
@@ -51,12 +65,19 @@ static void run_task(struct task *t)
 		rc = est_compression(t->in, t->n, t->k, t->res);
 		break;
 	case EST_TTUPLE:
-		rc = est_tuple_lrs(t->in, t->n, t->k, t->res, t->res2);
-		if (rc == 0) {
-			*t->have = t->res->h >= 0;
-			*t->have2 = t->res2->h >= 0;
+		if (t->by_other)
+			return;
+		if (t->samples) {
+			struct task *o = t->samples;
+			int brc;
+
+			rc = est_tuple_lrs_with_bits(o->in, o->n, o->k, t->in, o->res, o->res2,
+						     t->res, t->res2, &brc);
+			tuple_done(o, rc);
+			tuple_done(t, brc);
+			return;
 		}
-		t->rc = rc == -ENODATA ? 0 : rc;
+		tuple_done(t, est_tuple_lrs(t->in, t->n, t->k, t->res, t->res2));
 		return;
 	case EST_MULTI_MCW:
 		rc = est_multi_mcw(t->in, t->n, t->k, t->res);
@@ -153,7 +174,7 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 	struct task tasks[2 * EST_COUNT];
 	struct pool pool = { .tasks = tasks };
 	pthread_t tid[8];
-	unsigned started = 0, nt = 0;
+	unsigned started = 0, nt = 0, bits_tuple = 0;
 	double hb = 1.0, ho;
 	int rc;
 
@@ -192,6 +213,7 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		est_bitstring(s, n, bits, bitstr);
 		/* The longest first, so that the threads finish together. */
 		add(tasks, &nt, EST_MULTI_MMC, 0, bitstr, n * bits, 2, rep, 1);
+		bits_tuple = nt;
 		add(tasks, &nt, EST_TTUPLE, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_LAG, 0, bitstr, n * bits, 2, rep, 1);
 	}
@@ -208,6 +230,10 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 		add(tasks, &nt, EST_MARKOV, 1, sym, n, 1, rep, 0);
 	}
 	add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
+	if (!rep->binary && bits == 8) {
+		tasks[bits_tuple].samples = &tasks[nt - 1];
+		tasks[nt - 1].by_other = 1;
+	}
 	add(tasks, &nt, EST_LAG, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MULTI_MCW, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MCV, 0, sym, n, rep->k, rep, 0);

@@ -408,14 +408,19 @@ END_TEST
  * bits), on 17 bytes, and on a 1,000-byte block over and over (neighbours
  * share up to 24,000 bytes, all within a class).  Where suffixes of different classes share that much (160,000
  * zero bits), comparing them costs too much: -EAGAIN, not a slow answer,
- * and est_tuple_lrs() then gives the suffix array's. */
+ * and est_tuple_lrs() then gives the suffix array's.  The bytes' own
+ * t-tuple and LRS, as ranks, made beside the bits' from the suffix array
+ * they are merged from (est_tuple_lrs_with_bits(), what --assess does with
+ * 8-bit samples), are est_tuple_lrs()'s of those ranks, and the bits' the
+ * same as above. */
 START_TEST(test_tuple_bits_merge_matches_suffix_array)
 {
 	enum { BYTES = 25000 };
-	static uint8_t b[BYTES], s[8 * BYTES];
+	static uint8_t b[BYTES], s[8 * BYTES], ranks[BYTES];
 	size_t m = BYTES;
-	struct est_result t1, l1, t2, l2;
-	int rc;
+	struct est_result t1, l1, t2, l2, t3, l3;
+	unsigned k;
+	int rc, brc;
 
 	rng_state = 41 + (uint64_t)_i;
 	for (size_t i = 0; i < BYTES; i++) {
@@ -469,6 +474,16 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 	if (_i == 4)
 		ck_assert_uint_ge(l1.v, 8 * 13000);
+
+	k = est_translate(b, m, 8, ranks);
+	rc = est_tuple_lrs(ranks, m, k, &t2, &l2);
+	ck_assert_int_eq(est_tuple_lrs_with_bits(ranks, m, k, s, &t3, &l3, &t1, &l1, &brc), rc);
+	ck_assert_int_eq(brc, 0);
+	ck_assert_int_eq(memcmp(&t3, &t2, sizeof(t3)), 0);
+	ck_assert_int_eq(memcmp(&l3, &l2, sizeof(l3)), 0);
+	ck_assert_int_eq(est_tuple_lrs_sa(s, 8 * m, &t2, &l2), 0);
+	ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
+	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 }
 END_TEST
 

@@ -100,6 +100,14 @@ int est_mcv(const uint8_t *s, size_t n, unsigned k, struct est_result *r);
  * when v < u (lrs->h = -1); the call still returns 0. */
 int est_tuple_lrs(const uint8_t *s, size_t n, unsigned k,
 		  struct est_result *tuple, struct est_result *lrs);
+/* t-tuple and LRS of n 8-bit samples s (alphabet k: est_tuple_lrs())
+ * and of their bitstring bits (8n bits, one a byte), the samples' from the
+ * suffix array the bits' are merged from where they are (their ranks or
+ * themselves: the same tuples, the same estimates).  Returns the samples'
+ * result (est_tuple_lrs()'s), *brc the bits'. */
+int est_tuple_lrs_with_bits(const uint8_t *s, size_t n, unsigned k, const uint8_t *bits,
+			    struct est_result *tuple, struct est_result *lrs,
+			    struct est_result *btuple, struct est_result *blrs, int *brc);
 /* §6.3.7 MultiMCW, windows 63, 255, 1023, 4095 (n > 4095). */
 int est_multi_mcw(const uint8_t *s, size_t n, unsigned k, struct est_result *r);
 /* §6.3.8 lag predictor, lags 1..128 (n > 2). */

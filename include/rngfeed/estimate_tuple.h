@@ -65,6 +65,12 @@ void lcp_intervals(const int32_t *lcp, size_t m, int32_t base,
 void tuple_finish(struct tallies *ts, size_t n,
 		  struct est_result *tuple, struct est_result *lrs);
 
+/* From the LCP array in sorted order (lcp[r]: the common prefix of the
+ * suffixes ranked r - 1 and r; lcp[0] unused) and its maximum v > 0, the
+ * two estimates.  Frees nothing it did not allocate. */
+int tuple_from_lcp(const int32_t *lcp, size_t n, int32_t v,
+		   struct est_result *tuple, struct est_result *lrs);
+
 /* t-tuple and LRS of binary samples (n >= 128) by grouping 64-bit words;
  * -EAGAIN when too many positions tie (the caller then sorts suffixes). */
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
@@ -76,6 +82,14 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
  * comparing them would cost more than the suffix array of the bits. */
 int est_tuple_lrs_bits_merge(const uint8_t *s, size_t n,
 			     struct est_result *tuple, struct est_result *lrs);
+/* The same, and where the bits' suffixes are merged, t-tuple and LRS of
+ * their n / 8 bytes as samples from the same suffix array (*byte_rc: 0,
+ * -ENODATA or -ENOMEM; left alone where the bytes' estimates were not
+ * made). */
+int est_tuple_lrs_bits_merge_bytes(const uint8_t *s, size_t n,
+				   struct est_result *tuple, struct est_result *lrs,
+				   struct est_result *btuple, struct est_result *blrs,
+				   int *byte_rc);
 /* t-tuple and LRS over libdivsufsort's suffix array, whatever the
  * alphabet (est_tuple_lrs() sorts binary input its own way first). */
 int est_tuple_lrs_sa(const uint8_t *s, size_t n,
