@@ -79,6 +79,7 @@ struct bits_sort {
 	uint64_t pmask;		/* a word's position bits */
 	unsigned depth;		/* a word's window bits */
 	uint64_t *tmp;		/* room for the largest bucket */
+	size_t tmp_bytes;
 	size_t large;		/* twice a bucket's mean size */
 	struct tallies ts;
 	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
@@ -594,7 +595,10 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	start[buckets] = (uint32_t)nm;
 	tally_levels(&bs->ts, start, TOP_BITS, 0, TOP_BITS - 1);
 	bs->large = 2 * (nm >> TOP_BITS);
-	bs->tmp = malloc(biggest * sizeof(*bs->tmp) + 1);
+	/* est_zalloc(): megabytes where the bits are skewed, each 4-KiB
+	 * page fault costing more than the words that fill it */
+	bs->tmp_bytes = biggest * sizeof(*bs->tmp) + 1;
+	bs->tmp = est_zalloc(bs->tmp_bytes);
 	if (!bs->tmp)
 		return -ENOMEM;
 	scatter_buckets(bs, nm, next0, next1, e);
@@ -681,7 +685,7 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 out:
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(e, n * sizeof(*e));
-	free(bs.tmp);
+	est_zfree(bs.tmp, bs.tmp_bytes);
 	free(start);
 	free(bs.ts.maxc);
 	free(bs.ts.dsum);

@@ -346,15 +346,15 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 	/* Frames and tallies as deep as the longest repeat, which is not
 	 * known before the end: mappings as long as n, touched only that
 	 * deep. */
-	struct tallies ts = { est_zalloc((n + 2) * sizeof(uint32_t)),
-			      est_zalloc((n + 2) * sizeof(uint64_t)), 0 };
-	struct frame *st = est_zalloc((n + 1) * sizeof(*st));
+	struct tallies ts = { est_zreserve((n + 2) * sizeof(uint32_t)),
+			      est_zreserve((n + 2) * sizeof(uint64_t)), 0 };
+	struct frame *st = est_zreserve((n + 1) * sizeof(*st));
 	uint64_t *w = est_zalloc(words * sizeof(*w));
 	uint8_t *b = malloc(m);
 	uint32_t *cls = est_zalloc(n * sizeof(*cls));
 	int32_t *lcp = est_zalloc(n * sizeof(*lcp));
-	/* the bytes' rank and the stack: m entries each */
-	int32_t *work = est_zalloc(3 * m * sizeof(*work));
+	/* order_classes()'s two arrays of m entries */
+	int32_t *work = est_zalloc(2 * m * sizeof(*work));
 	int rc = -ENOMEM;
 
 	if (ts.maxc && ts.dsum && st && w && b && cls && lcp && work) {
@@ -372,10 +372,12 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 	if (rc == 0) {
 		const int32_t *sa = (const int32_t *)g.cls[0];
 
-		byte_lcp(b, m, sa, work, g.lcp[0]);
-		if (btuple)
-			*byte_rc = byte_estimates(g.lcp[0], m, work, btuple, blrs);
-		order_classes(&g, sa, g.lcp[0], work + m, work + 2 * m);
+		/* class 7's LCPs, made last, hold the bytes' rank first, then
+		 * their LCPs in samples */
+		byte_lcp(b, m, sa, g.lcp[7], g.lcp[0]);
+		if (btuple && blrs && byte_rc)
+			*byte_rc = byte_estimates(g.lcp[0], m, g.lcp[7], btuple, blrs);
+		order_classes(&g, sa, g.lcp[0], work, work + m);
 		rc = merge_and_tally(&g, &ts, st);
 	}
 	if (rc == 0 && ts.v == 0)
@@ -388,7 +390,7 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(cls, n * sizeof(*cls));
 	est_zfree(lcp, n * sizeof(*lcp));
-	est_zfree(work, 3 * m * sizeof(*work));
+	est_zfree(work, 2 * m * sizeof(*work));
 	free(b);
 	return rc;
 }

@@ -70,6 +70,23 @@ void est_pack_bits(const uint8_t *s, size_t n, uint64_t *w)
 	}
 }
 
+void *est_zreserve(size_t bytes)
+{
+	void *p;
+
+	if (bytes < EST_HUGE_MIN)
+		return calloc(1, bytes ? bytes : 1);
+	// cppcheck-suppress invalidFunctionArg ; fd -1 is what MAP_ANONYMOUS takes
+	p = mmap(NULL, huge_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_NOHUGEPAGE
+	/* where transparent huge pages are always on */
+	(void)madvise(p, huge_len(bytes), MADV_NOHUGEPAGE);
+#endif
+	return p;
+}
+
 void est_zfree(void *p, size_t bytes)
 {
 	if (!p)

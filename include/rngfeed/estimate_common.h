@@ -22,6 +22,11 @@ double est_bisect(double (*f)(double, const void *), const void *arg,
  * the tables cost a few page faults and TLB entries instead of one per
  * 4 KiB.  NULL when out of memory; est_zfree(NULL, ...) does nothing. */
 void *est_zalloc(size_t bytes);
+/* Zeroed memory reserved as long as it might need to be, of which little
+ * is used (tallies as deep as the longest repeat): 4-KiB pages, each paid
+ * for where it is first touched (a fresh 2-MiB page costs about 3 ms on a
+ * virtual machine).  Freed by est_zfree() too. */
+void *est_zreserve(size_t bytes);
 void est_zfree(void *p, size_t bytes);
 
 /* The low bit of each of the n samples, packed most significant first:
