@@ -33,6 +33,7 @@ struct task {
 	 * suffix array for both where it can), which is then not run alone */
 	struct task *samples;
 	int by_other;
+	int heavy;		/* tens of MiB of work memory: one at a time */
 	int rc;
 };
 
@@ -108,10 +109,17 @@ static void run_task(struct task *t)
 	t->rc = rc == -ENODATA ? 0 : rc;
 }
 
+/* The tasks with tens of MiB of work memory (the t-tuple/LRS suffix
+ * orders, the wide MultiMMC/LZ78Y string tables) run one at a time: memory
+ * one of them frees, another takes again at the cost of clearing it, where
+ * fresh memory cost about 1.5 ms a MiB on a virtual machine (page faults
+ * and the host backing the pages), 0.1-0.3 s of system time on 10^6 real
+ * clock deltas with the two side by side.  The light ones run beside. */
 struct pool {
 	struct task *tasks;
 	unsigned n;
 	unsigned next;	/* the next task to take (atomic) */
+	pthread_mutex_t heavy;
 };
 
 static void *worker(void *arg)
@@ -119,8 +127,17 @@ static void *worker(void *arg)
 	struct pool *p = arg;
 	unsigned i;
 
-	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n)
-		run_task(&p->tasks[i]);
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n) {
+		struct task *t = &p->tasks[i];
+
+		if (t->heavy && !t->by_other) {
+			pthread_mutex_lock(&p->heavy);
+			run_task(t);
+			pthread_mutex_unlock(&p->heavy);
+		} else {
+			run_task(t);
+		}
+	}
 	return NULL;
 }
 
@@ -130,6 +147,7 @@ static void add(struct task *list, unsigned *n, enum est_id id, int bitwise,
 	struct task *t = &list[(*n)++];
 
 	*t = (struct task){ .id = id, .bitwise = bitwise, .in = in, .n = len, .k = k,
+			    .heavy = id == EST_TTUPLE || (id == EST_MULTI_MMC && k > 2),
 			    .res = bit ? &rep->bit[id] : &rep->lit[id],
 			    .have = bit ? &rep->have_bit[id] : &rep->have_lit[id] };
 	if (id == EST_TTUPLE || id == EST_MULTI_MMC) {
@@ -172,7 +190,7 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 	uint8_t *copy = NULL, *bitstr = NULL;
 	const uint8_t *sym = s;
 	struct task tasks[2 * EST_COUNT];
-	struct pool pool = { .tasks = tasks };
+	struct pool pool = { .tasks = tasks, .heavy = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t tid[8];
 	unsigned started = 0, nt = 0, bits_tuple = 0;
 	double hb = 1.0, ho;
@@ -211,32 +229,36 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 			goto out;
 		}
 		est_bitstring(s, n, bits, bitstr);
-		/* The longest first, so that the threads finish together. */
-		add(tasks, &nt, EST_MULTI_MMC, 0, bitstr, n * bits, 2, rep, 1);
+		/* The heavy tasks (see struct pool) first and last, the light
+		 * ones between, on the other thread meanwhile; the longest
+		 * first among them, so that the threads finish together. */
 		bits_tuple = nt;
 		add(tasks, &nt, EST_TTUPLE, 0, bitstr, n * bits, 2, rep, 1);
+		add(tasks, &nt, EST_MULTI_MMC, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_LAG, 0, bitstr, n * bits, 2, rep, 1);
-	}
-	add(tasks, &nt, EST_MULTI_MMC, 0, sym, n, rep->k, rep, 0);
-	if (!rep->binary) {
 		add(tasks, &nt, EST_MULTI_MCW, 0, bitstr, n * bits, 2, rep, 1);
 		add(tasks, &nt, EST_COMPRESSION, 1, s, n, bits, rep, 1);
 		add(tasks, &nt, EST_COLLISION, 1, s, n, bits, rep, 1);
 		add(tasks, &nt, EST_MARKOV, 1, s, n, bits, rep, 1);
 		add(tasks, &nt, EST_MCV, 1, s, n, bits, rep, 1);
 	} else {
+		add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
+		add(tasks, &nt, EST_MULTI_MMC, 0, sym, n, rep->k, rep, 0);
 		add(tasks, &nt, EST_COMPRESSION, 1, sym, n, 1, rep, 0);
 		add(tasks, &nt, EST_COLLISION, 1, sym, n, 1, rep, 0);
 		add(tasks, &nt, EST_MARKOV, 1, sym, n, 1, rep, 0);
 	}
-	add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
-	if (!rep->binary && bits == 8) {
-		tasks[bits_tuple].samples = &tasks[nt - 1];
-		tasks[nt - 1].by_other = 1;
-	}
 	add(tasks, &nt, EST_LAG, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MULTI_MCW, 0, sym, n, rep->k, rep, 0);
 	add(tasks, &nt, EST_MCV, 0, sym, n, rep->k, rep, 0);
+	if (!rep->binary) {
+		add(tasks, &nt, EST_MULTI_MMC, 0, sym, n, rep->k, rep, 0);
+		add(tasks, &nt, EST_TTUPLE, 0, sym, n, rep->k, rep, 0);
+		if (bits == 8) {
+			tasks[bits_tuple].samples = &tasks[nt - 1];
+			tasks[nt - 1].by_other = 1;
+		}
+	}
 	pool.n = nt;
 
 	if (threads > 8)
