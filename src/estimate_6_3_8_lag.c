@@ -15,137 +15,13 @@
 #include "rngfeed/estimate_predict.h"
 
 /* ================= §6.3.8 lag ================= */
-/* 128 lags.  The scoreboard is kept bit-sliced: plane b holds bit b of all
- * 128 counters, so "add one to every lag whose sample matched" is a ripple
- * carry over two words, and "the highest score among the matching lags" is a
- * walk down the planes.  Lag d is bit 128 - d of the 128-bit masks (bit 127
- * is lag 1), so 90B's tie rule (ascending d, >= wins: the largest d among
- * equal scores) is the lowest set bit. */
+/* 128 lags.  The scoreboard moves a block of 64 steps at a time: each
+ * lag's right predictions in the block are one 64-bit word (bit 63: the
+ * block's first step), its score moves on by the word's popcount, and only
+ * the lags that can reach the highest score within the block (can_take())
+ * are stepped through it one sample at a time, as 90B says (ascending lags,
+ * >= takes over). */
 #define LAG_D 128
-#define LAG_PLANES 40
-#define LAG_REBASE 1024	/* steps between two slices_rebase() */
-
-struct u128 { uint64_t lo, hi; };	/* bit j: lo for j < 64, hi above */
-
-struct slices {
-	struct u128 pl[LAG_PLANES];
-	unsigned np;
-};
-
-static inline void slices_inc(struct slices *c, struct u128 m)
-{
-	/* Over every plane in use, without stopping when the carry dies out:
-	 * where it dies is a coin toss, and the early exit mispredicted. */
-	for (unsigned b = 0; b < c->np; b++) {
-		struct u128 carry = { c->pl[b].lo & m.lo, c->pl[b].hi & m.hi };
-
-		c->pl[b].lo ^= m.lo;
-		c->pl[b].hi ^= m.hi;
-		m = carry;
-	}
-	if ((m.lo | m.hi) && c->np < LAG_PLANES)	/* a new top plane */
-		c->pl[c->np++] = m;
-}
-
-/* Among the lags in m (non-empty): the highest score, the lowest bit. */
-static inline unsigned slices_max(const struct slices *c, struct u128 m, uint64_t *val)
-{
-	uint64_t v = 0;
-	unsigned j;
-
-	/* Without branches: which way each plane goes is a coin toss on
-	 * random data, and a mispredicted branch per plane cost more than the
-	 * walk itself. */
-	for (unsigned b = c->np; b-- > 0;) {
-		uint64_t tl = m.lo & c->pl[b].lo, th = m.hi & c->pl[b].hi;
-		uint64_t keep = -(uint64_t)((tl | th) != 0);
-
-		m.lo = (tl & keep) | (m.lo & ~keep);
-		m.hi = (th & keep) | (m.hi & ~keep);
-		v |= (keep & 1) << b;
-	}
-	j = m.lo ? (unsigned)__builtin_ctzll(m.lo) : 64 + (unsigned)__builtin_ctzll(m.hi);
-	*val = v;
-	return j;
-}
-
-/* Subtracts the lowest score from every score, so that the planes hold
- * only the spread between lags: on random data the scores climb together
- * (about i/2 each) and differ by a few thousand, 13 planes instead of 23
- * for slices_max() to walk.  Returns what was subtracted. */
-static uint64_t slices_rebase(struct slices *c)
-{
-	struct u128 cand = { ~0ull, ~0ull }, borrow = { 0, 0 };
-	uint64_t low = 0;
-
-	/* The minimum: walking down, keep the lags with a 0 where any has. */
-	for (unsigned b = c->np; b-- > 0;) {
-		struct u128 z = { cand.lo & ~c->pl[b].lo, cand.hi & ~c->pl[b].hi };
-
-		if (z.lo | z.hi)
-			cand = z;
-		else
-			low |= 1ull << b;
-	}
-	if (!low)
-		return 0;
-	/* Every counter minus low, plane by plane with a borrow word. */
-	for (unsigned b = 0; b < c->np; b++) {
-		const uint64_t k = -((low >> b) & 1);	/* bit b of low, all lanes */
-		struct u128 a = c->pl[b];
-
-		c->pl[b].lo = a.lo ^ k ^ borrow.lo;
-		c->pl[b].hi = a.hi ^ k ^ borrow.hi;
-		borrow.lo = (~a.lo & (k | borrow.lo)) | (k & borrow.lo);
-		borrow.hi = (~a.hi & (k | borrow.hi)) | (k & borrow.hi);
-	}
-	while (c->np > 0 && !(c->pl[c->np - 1].lo | c->pl[c->np - 1].hi))
-		c->np--;
-	return low;
-}
-
-/* Bit j of the mask: s[i - 128 + j] == s[i] (the lags that would have
- * predicted s[i]), only for positions >= 0. */
-static struct u128 lag_match(const uint8_t *s, size_t i)
-{
-	struct u128 m = { 0, 0 };
-	const uint8_t v = s[i];
-
-	if (i >= LAG_D) {
-		const uint8_t *w = s + i - LAG_D;
-#ifdef __SSE2__
-		/* 16 compares at once (x86-64 always has SSE2). */
-		const __m128i vv = _mm_set1_epi8((char)v);
-
-		for (unsigned c = 0; c < 8; c++) {
-			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(w + 16 * c));
-			uint64_t bits = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vv));
-
-			if (c < 4)
-				m.lo |= bits << (16 * c);
-			else
-				m.hi |= bits << (16 * (c - 4));
-		}
-#else
-		for (unsigned j = 0; j < 64; j++)
-			m.lo |= (uint64_t)(w[j] == v) << j;
-		for (unsigned j = 0; j < 64; j++)
-			m.hi |= (uint64_t)(w[64 + j] == v) << j;
-#endif
-	} else {
-		for (size_t d = 1; d <= i; d++) {
-			unsigned j = LAG_D - (unsigned)d;
-
-			if (s[i - d] == v) {
-				if (j < 64)
-					m.lo |= 1ull << j;
-				else
-					m.hi |= 1ull << (j - 64);
-			}
-		}
-	}
-	return m;
-}
 
 /* Binary samples, 64 steps at a time.  Only a lag that can reach the
  * highest score within the block can become the winner (can_take()); the
@@ -378,6 +254,78 @@ lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcoun
 	return 0;
 }
 
+/* Wide samples the same way, 64 steps a block, each lag's match word from
+ * byte compares (bit-sliced scores stepped one sample at a time were 68 of
+ * 70 ms on 10^6 clock deltas).  The samples reversed, r[64 + j] =
+ * s[n - 1 - j] with 64 zero bytes before and LAG_D + 64 after, so that a
+ * compare's byte mask has the block's first step in bit 63 and lag d's
+ * window is d bytes on: bit b of the block at i0 is step i0 + 63 - b, read
+ * at r + n - i0 + b. */
+static inline __attribute__((always_inline)) uint64_t match64(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t m = 0;
+#ifdef __SSE2__
+	for (unsigned c = 0; c < 4; c++) {
+		const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + 16 * c));
+		const __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * c));
+
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << (16 * c);
+	}
+#else
+	for (unsigned j = 0; j < 64; j++)
+		m |= (uint64_t)(a[j] == b[j]) << j;
+#endif
+	return m;
+}
+
+static inline __attribute__((always_inline)) void
+lag_block_wide(struct lag_board *b, const uint8_t *r, size_t n, size_t i0, unsigned len, int hw)
+{
+	const uint8_t *cur = r + (n - i0);
+	const uint64_t live = ~(~0ull >> (len - 1) >> 1);
+	uint64_t mm[LAG_D], mw;
+
+	for (unsigned d = 1; d <= LAG_D; d++) {
+		mm[d - 1] = match64(cur, cur + d) & live;
+		if (d > i0)	/* no lag-d prediction before s[d] */
+			mm[d - 1] &= d - i0 < 64 ? ~0ull >> (d - i0) : 0;
+	}
+	mw = mm[b->winner];
+	b->nc = 0;
+	for (unsigned d = 1; d <= LAG_D; d++)
+		lag_sort(b, d, mm[d - 1], mw, hw);
+}
+
+static inline __attribute__((always_inline)) int
+lag_wide_body(const uint8_t *s, size_t n, unsigned k, struct est_result *r, int hw_popcount)
+{
+	const size_t bytes = 64 + n + LAG_D + 64;
+	uint8_t *rev = est_zalloc(bytes);
+	struct lag_board b;
+	struct tally t = { 0, 0, 0 };
+
+	if (!rev)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		rev[64 + j] = s[n - 1 - j];
+	memset(&b, 0, sizeof(b));	/* winner: lag 1 */
+	for (size_t i0 = 1; i0 < n; i0 += 64) {
+		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
+
+		lag_block_wide(&b, rev, n, i0, len, hw_popcount);
+		if (b.nc == 1) {
+			b.sc[b.winner] += popcount_hw(b.m[b.winner], hw_popcount);
+			b.high = b.sc[b.winner];
+			tally_msb(&t, b.m[b.winner], len);
+			continue;
+		}
+		lag_step(&b, len, &t);
+	}
+	est_zfree(rev, bytes);
+	est_prediction_bound(t.c, n - 1, t.longest, k, r);
+	return 0;
+}
+
 /* 128 popcounts a block: x86-64's baseline has no POPCNT instruction, and
  * the portable one took a third of the binary lag's time, so where the CPU
  * has it a copy built for it runs (8M bits: 0.081 -> 0.055 s). */
@@ -402,67 +350,38 @@ static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 		return lag_binary_popcnt(s, n, r);
 	return lag_binary_body(s, n, r, 0);
 }
+
+static __attribute__((target("popcnt"))) int
+lag_wide_popcnt(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	return lag_wide_body(s, n, k, r, 1);
+}
+
+static int lag_wide(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	if (__builtin_cpu_supports("popcnt"))
+		return lag_wide_popcnt(s, n, k, r);
+	return lag_wide_body(s, n, k, r, 0);
+}
 #else
 static int lag_binary(const uint8_t *s, size_t n, struct est_result *r)
 {
 	return lag_binary_body(s, n, r, 0);
 }
+
+static int lag_wide(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
+{
+	return lag_wide_body(s, n, k, r, 0);
+}
 #endif
 
 int est_lag(const uint8_t *s, size_t n, unsigned k, struct est_result *r)
 {
-	struct slices sc;
-	struct tally t = { 0, 0, 0 };
-	unsigned winner = LAG_D - 1;	/* bit of lag 1 */
-	uint64_t high = 0;
-	struct u128 hist = { 0, 0 };	/* binary: bit j = s[i - 128 + j] */
 	int rc = est_check_literal(s, n, k);
 
 	if (rc < 0)
 		return rc;
 	if (n < 3)
 		return -ENODATA;
-	if (k == 2)
-		return lag_binary(s, n, r);
-	memset(&sc, 0, sizeof(sc));
-	hist.hi = (uint64_t)s[0] << 63;
-	for (size_t i = 1; i < n; i++) {
-		struct u128 m;
-		uint64_t val;
-		unsigned j;
-
-		tally(&t, s[i] == s[i - (LAG_D - winner)]);
-		if (k == 2) {
-			/* One bit per sample: the history word is the mask. */
-			m = s[i] ? hist : (struct u128){ ~hist.lo, ~hist.hi };
-			if (i < LAG_D) {
-				unsigned lo_valid = LAG_D - (unsigned)i;	/* bits below are before s[0] */
-
-				if (lo_valid >= 64) {
-					m.lo = 0;
-					m.hi &= ~0ull << (lo_valid - 64);
-				} else {
-					m.lo &= ~0ull << lo_valid;
-				}
-			}
-			hist.lo = (hist.lo >> 1) | (hist.hi << 63);
-			hist.hi = (hist.hi >> 1) | ((uint64_t)s[i] << 63);
-		} else {
-			m = lag_match(s, i);
-		}
-		if (!(m.lo | m.hi))
-			continue;
-		slices_inc(&sc, m);
-		j = slices_max(&sc, m, &val);
-		if (val >= high) {
-			winner = j;
-			high = val;
-		}
-		/* high is the winner's score, the highest: it stays above the
-		 * lowest one subtracted. */
-		if ((i & (LAG_REBASE - 1)) == 0)
-			high -= slices_rebase(&sc);
-	}
-	est_prediction_bound(t.c, n - 1, t.longest, k, r);
-	return 0;
+	return k == 2 ? lag_binary(s, n, r) : lag_wide(s, n, k, r);
 }

@@ -128,7 +128,8 @@ START_TEST(test_lag_periodic)
 }
 END_TEST
 
-/* 90B §6.3.8 step by step: D = 128 lags, scoreboard, ">=" ties. */
+/* 90B §6.3.8 step by step: D = 128 lags, scoreboard, ">=" ties.  est_lag()
+ * steps 64 samples a block: every input length from 3 to 139 too. */
 static void lag_reference(const uint8_t *s, size_t n, uint64_t *c, uint64_t *longest)
 {
 	uint64_t score[128] = { 0 }, run = 0;
@@ -174,6 +175,14 @@ START_TEST(test_lag_matches_reference)
 	lag_reference(s, N, &c, &longest);
 	ck_assert_uint_eq(r.count, c);
 	ck_assert_uint_eq(r.run, longest + 1);
+	/* shorter inputs: a last block of every kind, and inputs that end
+	 * before the lags are all in play */
+	for (size_t n = 3; n <= 400; n += n < 140 ? 1 : 37) {
+		ck_assert_int_eq(est_lag(s + 5000, n, k, &r), 0);
+		lag_reference(s + 5000, n, &c, &longest);
+		ck_assert_uint_eq(r.count, c);
+		ck_assert_uint_eq(r.run, longest + 1);
+	}
 }
 END_TEST
 
