@@ -24,15 +24,14 @@
  * call; nothing is kept between calls; tables of 1 MiB and more are
  * mappings advised to use huge pages):
  *   est_mcv, est_markov, est_collision     O(n), no allocation
- *   est_lag                                O(n): k = 2: 64 samples at a
- *                                          time, 128 popcounts a block and
- *                                          a step only for the lags that
- *                                          can reach the top score, n / 8
- *                                          bytes; k > 2: 128 lags' scores
- *                                          bit-sliced (an add and a max walk
- *                                          of two words per score bit, 128
- *                                          compares per sample), 1 KiB on
- *                                          the stack
+ *   est_lag                                O(n): 64 samples at a time, 128
+ *                                          popcounts a block and a step
+ *                                          only for the lags that can
+ *                                          reach the top score; n / 8
+ *                                          bytes (k = 2: the bits packed),
+ *                                          else n + 256 (the samples
+ *                                          reversed, 128 64-byte compares
+ *                                          a block)
  *   est_multi_mcw                          O(n * 4), 32 KiB on the stack
  *                                          (k = 2: its scoreboard 64 steps
  *                                          at a time, as est_lag's)
@@ -50,7 +49,7 @@
  *                                          4 MiB; it grows where there are
  *                                          more), k^3 bits while sizing
  *   est_tuple_lrs                          k = 2: O(n) bucket sort of 64-bit
- *                                          windows, 4n bytes heap plus the
+ *                                          windows, 8n bytes heap plus the
  *                                          largest bucket's; else (or
  *                                          when 64 bits repeat) O(n log n)
  *                                          suffix array (libdivsufsort), 8n
