@@ -305,12 +305,14 @@ install: $(INSTALL_BIN)
 	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(SBINDIR)/rngfeed
 	install -D -m 0644 man/rngfeed.8 $(DESTDIR)$(MANDIR)/man8/rngfeed.8
 	install -D -m 0644 man/rngfeed.conf.5 $(DESTDIR)$(MANDIR)/man5/rngfeed.conf.5
-	@mkdir -p build/install
+	@# Written straight into DESTDIR: a file in the tree that two installs
+	@# (tests side by side) wrote at once was once empty, a masked unit.
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed -e 's|/usr/sbin/rngfeed|$(SBINDIR)/rngfeed|g' \
 	    -e 's|/etc/rngfeed\.conf|$(SYSCONFDIR)/rngfeed.conf|g' \
 	    -e 's|/etc/default/rngfeed|$(ENVFILE)|g' \
-	    systemd/rngfeed.service >build/install/rngfeed.service
-	install -D -m 0644 build/install/rngfeed.service $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	    systemd/rngfeed.service >$(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/rngfeed.service
 	install -D -m 0644 udev/60-rngfeed.rules $(DESTDIR)$(UDEVRULESDIR)/60-rngfeed.rules
 	@# Never overwrite a configuration the administrator edited.
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rngfeed.conf ]; then \
@@ -361,12 +363,12 @@ install-initramfs:
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-start \
 		$(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/initramfs-stop
 	chmod 0644 $(DESTDIR)$(DRACUTMODULESDIR)/90rngfeed/rngfeed-initrd.service
-	@mkdir -p build/install
-	$(INITRAMFS_SUBST) initramfs/default >build/install/default.rngfeed
 	@if [ -e $(DESTDIR)$(ENVFILE) ]; then \
 		echo "keeping $(DESTDIR)$(ENVFILE)"; \
 	else \
-		install -D -m 0644 build/install/default.rngfeed $(DESTDIR)$(ENVFILE); \
+		install -d $(dir $(DESTDIR)$(ENVFILE)) && \
+		$(INITRAMFS_SUBST) initramfs/default >$(DESTDIR)$(ENVFILE) && \
+		chmod 0644 $(DESTDIR)$(ENVFILE); \
 	fi
 
 uninstall: uninstall-initramfs
