@@ -75,8 +75,8 @@ Q := $(if $(V),,@)
 BUILD_CONFIG := build/config
 $(BUILD_CONFIG): FORCE
 	@mkdir -p $(dir $@)
-	@echo 'SYSTEMD=$(SYSTEMD)' >$@.new
-	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+	@# a temporary file of this shell's own: tests run make side by side
+	@t=$@.$$$$; echo 'SYSTEMD=$(SYSTEMD)' >$$t; cmp -s $$t $@ && rm -f $$t || mv -f $$t $@
 
 build/%.o: %.c $(HEADERS) $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
@@ -286,8 +286,7 @@ run:
 INSTALL_BIN := build/install/rngfeed
 build/install/paths: FORCE
 	@mkdir -p $(dir $@)
-	@echo 'SYSCONFDIR=$(SYSCONFDIR)' >$@.new
-	@cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+	@t=$@.$$$$; echo 'SYSCONFDIR=$(SYSCONFDIR)' >$$t; cmp -s $$t $@ && rm -f $$t || mv -f $$t $@
 
 # config.c and config_usage.c (--help) name the configuration path.
 build/install/%.o: src/%.c build/install/paths $(HEADERS) $(BUILD_CONFIG)
