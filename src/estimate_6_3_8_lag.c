@@ -222,6 +222,21 @@ static void lag_step(struct lag_board *b, unsigned len, struct tally *t)
 	b->high = high;
 }
 
+/* The block's len steps, once every lag's word is on the board. */
+static inline __attribute__((always_inline)) void
+lag_moves(struct lag_board *b, unsigned len, struct tally *t, int hw)
+{
+	if (b->nc == 1) {
+		/* Only the winner can reach the top score (it always can): it
+		 * stays the winner through the block, its score the top one. */
+		b->sc[b->winner] += popcount_hw(b->m[b->winner], hw);
+		b->high = b->sc[b->winner];
+		tally_msb(t, b->m[b->winner], len);
+		return;
+	}
+	lag_step(b, len, t);
+}
+
 static inline __attribute__((always_inline)) int
 lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcount)
 {
@@ -238,16 +253,7 @@ lag_binary_body(const uint8_t *s, size_t n, struct est_result *r, int hw_popcoun
 		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
 
 		lag_block(&b, w, i0, len, hw_popcount);
-		if (b.nc == 1) {
-			/* Only the winner can reach the top score (it always
-			 * can): it stays the winner through the block, its
-			 * score the top one. */
-			b.sc[b.winner] += popcount_hw(b.m[b.winner], hw_popcount);
-			b.high = b.sc[b.winner];
-			tally_msb(&t, b.m[b.winner], len);
-			continue;
-		}
-		lag_step(&b, len, &t);
+		lag_moves(&b, len, &t, hw_popcount);
 	}
 	est_zfree(w, words * sizeof(*w));
 	est_prediction_bound(t.c, n - 1, t.longest, 2, r);
@@ -313,13 +319,7 @@ lag_wide_body(const uint8_t *s, size_t n, unsigned k, struct est_result *r, int 
 		const unsigned len = n - i0 < 64 ? (unsigned)(n - i0) : 64;
 
 		lag_block_wide(&b, rev, n, i0, len, hw_popcount);
-		if (b.nc == 1) {
-			b.sc[b.winner] += popcount_hw(b.m[b.winner], hw_popcount);
-			b.high = b.sc[b.winner];
-			tally_msb(&t, b.m[b.winner], len);
-			continue;
-		}
-		lag_step(&b, len, &t);
+		lag_moves(&b, len, &t, hw_popcount);
 	}
 	est_zfree(rev, bytes);
 	est_prediction_bound(t.c, n - 1, t.longest, k, r);
