@@ -12,7 +12,9 @@
 # (rng_quality, a hw_random device shared with the native tests).
 # RNGFEED_EMULATED=1 tells the tests that they run under qemu-user (a
 # check that times code skips, with the reason), and TEST_TIME_SCALE=4
-# stretches the scripts' waits.  --cpu sets QEMU_CPU
+# stretches the scripts' waits and Check's timeouts (CK_TIMEOUT_MULTIPLIER:
+# a test case's bound against hangs, not a measure: check_sysfs_io's case
+# of about 2.2 s had Check's 4-s default under qemu, at nice 19).  --cpu sets QEMU_CPU
 # (qemu-user's CPU model: the instructions the program sees).  Everything
 # mounted is unmounted when the command ends, whatever its status.  Needs
 # root.  Exit status: the command's.
@@ -87,6 +89,7 @@ mnt "$dir/dev/shm" -t tmpfs -o mode=1777,size=64m tmpfs
 
 rc=0
 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb \
-	${cpu:+QEMU_CPU=$cpu} RNGFEED_EMULATED=1 TEST_TIME_SCALE=${TEST_TIME_SCALE:-4} \
+	${cpu:+QEMU_CPU=$cpu} RNGFEED_EMULATED=1 TEST_TIME_SCALE="${TEST_TIME_SCALE:-4}" \
+	CK_TIMEOUT_MULTIPLIER="${TEST_TIME_SCALE:-4}" \
 	${CROSS_ENV:-} chroot "$dir" "$@" || rc=$?
 exit $rc
