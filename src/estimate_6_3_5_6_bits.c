@@ -1,7 +1,8 @@
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples: the
  * suffixes grouped by 64-bit words instead of a suffix array (see below);
  * the tallies and estimates are estimate_6_3_5_6_tally.c's, the words
- * that tie estimate_6_3_5_6_ties.c's. */
+ * that tie estimate_6_3_5_6_ties.c's, the words put in their buckets
+ * estimate_6_3_5_6_scatter.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_tuple.h"
+#include "estimate_6_3_5_6_scatter.h"
 #include "estimate_6_3_5_6_ties.h"
 
 /* ---- bits: grouping words instead of sorting whole suffixes ----
@@ -40,7 +42,6 @@
  * faster; one bit fewer pays only in skewed groups, see split_words().
  * Words of positions, 4 bytes each, made from the bits again in each
  * bucket: 1 ms slower.) */
-#define TOP_BITS 11	/* 2,048 buckets */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
 #define GROUP_MAX 8	/* a group whose pairs are counted one by one */
 
@@ -78,6 +79,7 @@ struct bits_sort {
 	size_t n;
 	uint64_t pmask;		/* a word's position bits */
 	unsigned depth;		/* a word's window bits */
+	size_t slab;		/* words a slab (0: as sort_and_tally() picks) */
 	uint64_t *tmp;		/* room for the largest bucket */
 	size_t tmp_bytes;
 	size_t large;		/* twice a bucket's mean size */
@@ -451,28 +453,44 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 }
 
 /* The last depth - 1 positions (their windows run past the end) are left
- * out of the sort; each is a t-tuple for t <= n - i only, counted here
- * into the groups of the nm words e, in their buckets (start: the
- * buckets' bounds; any order within them).  Below TOP_BITS, a short
- * position's group is counted along its bucket: the LCP of each word with
- * its window (sorting those buckets to look the groups up was 3 % of
- * the time on biased bits). */
-static void tally_short(struct bits_sort *bs, const uint64_t *e, size_t nm,
+ * out of the sort; each is a t-tuple for t <= n - i only, counted into the
+ * groups of the nm words (tally_short()).  Below TOP_BITS, a short
+ * position's group is counted along its bucket while the bucket's words
+ * are at hand (short_groups()): the LCP of each word with its window
+ * (sorting those buckets to look the groups up was 3 % of the time on
+ * biased bits). */
+struct shorts {
+	size_t ns;		/* n - nm = depth - 1 < 64 */
+	uint64_t win[64];
+	uint32_t ge[64][64];	/* ge[i][t]: words in short position i's group at t */
+};
+
+/* ge[] of the short positions whose bucket is one of d0..d1 - 1, from
+ * the words e of those buckets (in their bounds start[], less start[d0];
+ * any order within them). */
+static void short_groups(struct shorts *sh, const uint64_t *e, size_t d0, size_t d1,
+			 const uint32_t *start)
+{
+	for (size_t i = 0; i < sh->ns; i++) {
+		const uint64_t wi = sh->win[i], b = wi >> (64 - TOP_BITS);
+		uint32_t *ge = sh->ge[i];
+
+		if (b < d0 || b >= d1)
+			continue;
+		memset(ge, 0, sizeof(sh->ge[i]));
+		for (size_t r = start[b]; r < start[b + 1]; r++)
+			ge[__builtin_clzll((e[r - start[d0]] ^ wi) | 1)]++;
+		for (unsigned t = 63; t > TOP_BITS; t--)
+			ge[t - 1] += ge[t];
+	}
+}
+
+/* The short positions' tuples, with short_groups()'s ge[] of every one. */
+static void tally_short(struct bits_sort *bs, const struct shorts *sh, size_t nm,
 			const uint32_t *start)
 {
-	uint64_t win[64] = { 0 };
-	uint32_t ge[64][64];	/* ge[i][t]: words in short position i's group at t */
-	const size_t ns = bs->n - nm;	/* depth - 1 < 64 */
+	const uint64_t *win = sh->win;
 
-	for (size_t i = 0; i < ns; i++) {
-		const uint64_t wi = win[i] = window(bs->w, nm + i), b = wi >> (64 - TOP_BITS);
-
-		memset(ge[i], 0, sizeof(ge[i]));
-		for (size_t r = start[b]; r < start[b + 1]; r++)
-			ge[i][__builtin_clzll((e[r] ^ wi) | 1)]++;
-		for (unsigned t = 63; t > TOP_BITS; t--)
-			ge[i][t - 1] += ge[i][t];
-	}
 	for (unsigned t = 1; t < bs->depth; t++) {
 		const size_t valid = bs->n - t + 1 - nm;	/* i < valid: n - i >= t */
 
@@ -490,99 +508,68 @@ static void tally_short(struct bits_sort *bs, const uint64_t *e, size_t nm,
 			if (t <= TOP_BITS)
 				c = start[(key + 1) << (TOP_BITS - t)] - start[key << (TOP_BITS - t)];
 			else
-				c = ge[i][t];
+				c = sh->ge[i][t];
 			c += k;
 			tally_depth(&bs->ts, (int32_t)t, c * (c - 1) / 2 - (c - k) * (c - k - 1) / 2, c);
 		}
 	}
 }
 
-/* The top TOP_BITS bits of the windows at i < nm, counted for the even
- * and the odd positions apart in c0 and c1 (see split_words()); windows
- * 64 at a time from two words (window() for each was 1 in 6 instructions
- * of the whole estimate). */
-static void count_buckets(const uint64_t *w, size_t nm, uint32_t *c0, uint32_t *c1)
+/* Buckets d0..d1 - 1 grouped and tallied, at depth TOP_BITS and below;
+ * e: their words (start: their bounds, less start[d0]).  0 or -EAGAIN. */
+static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1,
+			 const uint32_t *start)
 {
-	for (size_t k = 0; 64 * k < nm; k++) {
-		const uint64_t a = w[k], b = w[k + 1] >> 1;
-		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
-		unsigned sh = 0;
-
-		for (; sh + 1 < end; sh += 2) {
-			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
-			c1[(a << (sh + 1) | b >> (62 - sh)) >> (64 - TOP_BITS)]++;
-		}
-		if (sh < end)
-			c0[(a << sh | b >> (63 - sh)) >> (64 - TOP_BITS)]++;
-	}
-}
-
-/* The words of the positions i < nm into their buckets' next places in e
- * (next0 for the even positions, next1 for the odd ones). */
-static void scatter_buckets(const struct bits_sort *bs, size_t nm, uint32_t *next0,
-			    uint32_t *next1, uint64_t *e)
-{
-	const uint64_t *w = bs->w, high = ~bs->pmask;
-
-	for (size_t k = 0; 64 * k < nm; k++) {
-		const uint64_t a = w[k], b = w[k + 1] >> 1;
-		const unsigned end = nm - 64 * k < 64 ? (unsigned)(nm - 64 * k) : 64;
-		unsigned sh = 0;
-
-		for (; sh + 1 < end; sh += 2) {
-			const uint64_t x0 = a << sh | b >> (63 - sh);
-			const uint64_t x1 = a << (sh + 1) | b >> (62 - sh);
-
-			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
-			e[next1[x1 >> (64 - TOP_BITS)]++] = (x1 & high) | (64 * k + sh + 1);
-		}
-		if (sh < end) {
-			const uint64_t x0 = a << sh | b >> (63 - sh);
-
-			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
-		}
-	}
-}
-
-/* Each bucket of e (start: their bounds) grouped and tallied, at depth
- * TOP_BITS and below.  0 or -EAGAIN. */
-static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t nm, const uint32_t *start)
-{
-	const size_t buckets = (size_t)1 << TOP_BITS;
+	const size_t len = start[d1] - start[d0];
 	uint64_t pairs = 0, most = 0;	/* the buckets split further */
 	size_t flat = 0;
 	int rc = 0;
 
-	for (size_t d = 0; d < buckets && rc == 0; d++) {
-		const size_t size = start[d + 1] - start[d];
+	for (size_t d = d0; d < d1 && rc == 0; d++) {
+		const size_t from = start[d] - start[d0], size = start[d + 1] - start[d];
 
 		if (size <= GROUP_MAX) {
 			if (size > 2)
-				rc = far_pairs(bs, e + start[d], size, TOP_BITS);
+				rc = far_pairs(bs, e + from, size, TOP_BITS);
 			continue;
 		}
 		pairs += (uint64_t)size * (size - 1) / 2;
 		most = size > most ? size : most;
-		rc = flat_pairs(bs, e + flat, start[d] - flat, TOP_BITS);
+		rc = flat_pairs(bs, e + flat, from - flat, TOP_BITS);
 		if (rc == 0)
-			rc = split_words(bs, e + start[d], bs->tmp, size, TOP_BITS);
-		flat = start[d + 1];
+			rc = split_words(bs, e + from, bs->tmp, size, TOP_BITS);
+		flat = from + size;
 	}
 	tally_depth(&bs->ts, TOP_BITS, pairs, most);
-	return rc ? rc : flat_pairs(bs, e + flat, nm - flat, TOP_BITS);
+	return rc ? rc : flat_pairs(bs, e + flat, len - flat, TOP_BITS);
 }
+
+/* The words in slabs, each slab's scattered from the bits and grouped
+ * before the next one's: 8 bytes a word for all n were most of the
+ * estimate's memory (64 MiB for 8M bits), and memory touched the first
+ * time cost more here (about 1.5 ms a MiB) than finding a slab's
+ * positions in the bits again.  A slab is one or more classes of buckets
+ * that share their top PREFIX_BITS bits (SLAB_WORDS words at least,
+ * about SLABS slabs); its positions are found 64 at a time by masks of
+ * the classes' bits (every window scanned again was 13 ms a slab). */
+#define SLABS 4
+#define SLAB_WORDS ((size_t)1 << 20)
 
 /* The sort and the tallies; 0, -EAGAIN (too many or too deep ties) or
  * -ENOMEM.  start: 3 * 2^TOP_BITS + 1 zeros. */
-static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
+static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 {
 	const size_t buckets = (size_t)1 << TOP_BITS, nm = bs->n - bs->depth + 1;
+	const unsigned classes = 1u << PREFIX_BITS, cb = TOP_BITS - PREFIX_BITS;
 	/* each bucket's counts, then next places, of the even and of the odd
 	 * positions */
 	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
-	size_t biggest = 0;
+	size_t biggest = 0, cap = bs->slab ? bs->slab : nm / SLABS, e_bytes;
+	struct shorts sh = { .ns = bs->n - nm };
+	uint64_t *e;
+	int rc = 0;
 
-	count_buckets(bs->w, nm, next0, next1);
+	bits_count_buckets(bs->w, nm, next0, next1);
 	for (size_t d = 0, sum = 0; d < buckets; d++) {
 		const uint32_t c0 = next0[d], c = c0 + next1[d];
 
@@ -595,15 +582,45 @@ static int sort_and_tally(struct bits_sort *bs, uint64_t *e, uint32_t *start)
 	start[buckets] = (uint32_t)nm;
 	tally_levels(&bs->ts, start, TOP_BITS, 0, TOP_BITS - 1);
 	bs->large = 2 * (nm >> TOP_BITS);
+	/* a slab: every class fits, SLAB_WORDS at least, all if they fit */
+	cap = bs->slab || cap > SLAB_WORDS ? cap : SLAB_WORDS;
+	for (unsigned c = 0; c < classes; c++)
+		if (start[(c + 1) << cb] - start[c << cb] > cap)
+			cap = start[(c + 1) << cb] - start[c << cb];
+	cap = cap < nm ? cap : nm;
 	/* est_zalloc(): megabytes where the bits are skewed, each 4-KiB
 	 * page fault costing more than the words that fill it */
 	bs->tmp_bytes = biggest * sizeof(*bs->tmp) + 1;
 	bs->tmp = est_zalloc(bs->tmp_bytes);
-	if (!bs->tmp)
+	e_bytes = cap * sizeof(*e) + 1;
+	e = est_zalloc(e_bytes);
+	if (!bs->tmp || !e) {
+		est_zfree(e, e_bytes);
 		return -ENOMEM;
-	scatter_buckets(bs, nm, next0, next1, e);
-	tally_short(bs, e, nm, start);
-	return group_buckets(bs, e, nm, start);
+	}
+	for (size_t i = 0; i < sh.ns; i++)
+		sh.win[i] = window(bs->w, nm + i);
+	for (unsigned c0 = 0, c1; c0 < classes && rc == 0; c0 = c1) {
+		const size_t d0 = (size_t)c0 << cb;
+		size_t d1;
+
+		for (c1 = c0 + 1; c1 < classes && start[(c1 + 1) << cb] - start[d0] <= cap; c1++)
+			;
+		d1 = (size_t)c1 << cb;
+		if (d0 == 0 && d1 == buckets) {
+			bits_scatter_buckets(bs->w, bs->pmask, nm, next0, next1, e);
+		} else {
+			for (size_t d = d0; d < d1; d++)
+				next0[d] = start[d] - start[d0];
+			bits_scatter_classes(bs->w, bs->pmask, nm, c0, c1, next0, e);
+		}
+		short_groups(&sh, e, d0, d1, start);
+		rc = group_buckets(bs, e, d0, d1, start);
+	}
+	if (rc == 0)
+		tally_short(bs, &sh, nm, start);
+	est_zfree(e, e_bytes);
+	return rc;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -645,25 +662,31 @@ static int repetitive(const uint64_t *w, size_t n, unsigned depth)
 }
 
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
-			  struct est_result *tuple, struct est_result *lrs)
+		       struct est_result *tuple, struct est_result *lrs)
+{
+	return est_tuple_lrs_bits_slabs(s, n, 0, tuple, lrs);
+}
+
+int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
+			     struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
 	/* deepest interval: a tie counted on to TIE_DEPTH, plus a word */
 	const size_t depths = TIE_DEPTH + 66;
 	const unsigned pbits = 64 - (unsigned)__builtin_clzll((uint64_t)n - 1);
 	struct bits_sort bs = {
-		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits,
+		.n = n, .pmask = ((uint64_t)1 << pbits) - 1, .depth = 64 - pbits, .slab = slab,
 		/* the clock-work kind of bench/assess.sh takes n / 12 */
 		.tie_budget = n / 4,
 	};
-	uint64_t *w = est_zalloc(words * sizeof(*w)), *e = est_zalloc(n * sizeof(*e));
+	uint64_t *w = est_zalloc(words * sizeof(*w));
 	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));
 	int rc = -ENOMEM;
 
 	bs.w = w;
 	bs.ts.maxc = calloc(depths, sizeof(*bs.ts.maxc));
 	bs.ts.dsum = calloc(depths, sizeof(*bs.ts.dsum));
-	if (!w || !e || !start || !bs.ts.maxc || !bs.ts.dsum)
+	if (!w || !start || !bs.ts.maxc || !bs.ts.dsum)
 		goto out;
 	est_pack_bits(s, n, w);
 	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
@@ -677,14 +700,13 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 		rc = rc < 0 ? rc : -EAGAIN;
 		goto out;
 	}
-	rc = sort_and_tally(&bs, e, start);
+	rc = sort_and_tally(&bs, start);
 	if (rc == 0 && bs.ts.v == 0)
 		rc = -ENODATA;
 	if (rc == 0)
 		tuple_finish(&bs.ts, n, tuple, lrs);
 out:
 	est_zfree(w, words * sizeof(*w));
-	est_zfree(e, n * sizeof(*e));
 	est_zfree(bs.tmp, bs.tmp_bytes);
 	free(start);
 	free(bs.ts.maxc);

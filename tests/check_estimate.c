@@ -355,7 +355,9 @@ END_TEST
  * that share 64 bits, ordered past them) and on runs of 100 equal bits
  * (37 positions that share 64 bits) and one of 400 (the fallback), and on
  * 200 runs of 48 zeros (600 positions whose words tie: more than an
- * insertion sort takes, merged). */
+ * insertion sort takes, merged), and with its last 45 bits a copy of 45
+ * inside (n - 45 is the first position left out of the sort: the longest
+ * repeat is its, counted with its bucket's slab). */
 START_TEST(test_tuple_bits_sort_matches_suffix_array)
 {
 	enum { N = 200000 };
@@ -374,6 +376,8 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 			s[i] = i >= 20000 && i % 20000 < 100 ? s[i % 20000 + 100] : rnd() & 1;
 		else if (_i == 6)
 			s[i] = i % 1000 < 48 ? 0 : rnd() & 1;
+		else if (_i == 7)	/* v: the first short window's repeat */
+			s[i] = i >= N - 45 ? s[i - N + 100045] : rnd() & 1;
 		else
 			s[i] = (i >= 50000 && i < 50100) || (_i == 5 && i > 150000 && i < 150400) ? 1 : rnd() & 1;
 	}
@@ -383,6 +387,21 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 	if (_i == 1)
 		ck_assert_uint_ge(l1.v, 199);
+	/* The words in slabs of a few buckets (8M bits take four): the
+	 * same outcome as in one, the same answer where the words do not
+	 * fall back (-EAGAIN: the same groups tie, whatever the slabs). */
+	const int whole = est_tuple_lrs_bits(s, N, &t1, &l1);
+
+	for (size_t slab = 1000; slab <= 25000; slab *= 5) {
+		ck_assert_int_eq(est_tuple_lrs_bits_slabs(s, N, slab, &t1, &l1), whole);
+		if (whole == -EAGAIN)
+			continue;
+		ck_assert_int_eq(memcmp(&t1, &t2, sizeof(t1)), 0);
+		ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
+	}
+	ck_assert(whole == 0 || _i == 5);
+	if (_i == 7)
+		ck_assert_uint_eq(l2.v, 45);
 }
 END_TEST
 
@@ -680,7 +699,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_mcw_matches_reference, 0, 4);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
-	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 7);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 8);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
 	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 9);
 	tcase_add_test(tc, test_predictors_on_patterns);

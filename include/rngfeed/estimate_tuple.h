@@ -75,6 +75,10 @@ int tuple_from_lcp(const int32_t *lcp, size_t n, int32_t v,
  * -EAGAIN when too many positions tie (the caller then sorts suffixes). */
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 		       struct est_result *tuple, struct est_result *lrs);
+/* The same with the words grouped in slabs of at least `slab` words
+ * (0: the default, about a quarter of n; tests take small ones). */
+int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
+			     struct est_result *tuple, struct est_result *lrs);
 /* t-tuple and LRS of n bits (a multiple of 8, n >= 128; else -EINVAL)
  * from the suffix array of their bytes (estimate_6_3_5_6_bits_merge.c):
  * for bits that repeat too much for the grouping; -EAGAIN where suffixes
