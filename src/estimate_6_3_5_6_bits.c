@@ -189,32 +189,39 @@ static int merge_words(struct bits_sort *bs, uint64_t *x, size_t m, uint64_t *tm
 	return 0;
 }
 
+/* The LCP of the main-set words a and b: their xor's leading zeros, or
+ * counted on past a tie (at most the shorter's length); -1 past
+ * TIE_DEPTH.  A tie is most often decided by the two whole windows,
+ * here (8M first-order Markov bits tie in 1.5M pairs of small groups: the
+ * call for each was a fifth of the estimate). */
+static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t b)
+{
+	const uint64_t d = a ^ b;
+	const size_t p = a & bs->pmask, q = b & bs->pmask, lim = bs->n - (p > q ? p : q);
+	uint64_t x;
+	int deep = 0;
+	size_t l;
+
+	if (d > bs->pmask)
+		return __builtin_clzll(d);
+	x = window(bs->w, p) ^ window(bs->w, q);
+	if (x)
+		l = (size_t)__builtin_clzll(x);
+	else
+		l = est_bits_common_bits(bs->w, bs->n, p, q, &deep);
+	return deep ? -1 : (int32_t)(l < lim ? l : lim);
+}
+
 /* The LCP of neighbours x[r - 1], x[r] in suffix order into lcp[1..m), and
  * the lcp-intervals below base through the stack st (m + 1 frames).  0 or
  * -EAGAIN. */
 static int group_intervals(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base,
 			   int32_t *lcp, struct frame *st)
 {
-	const uint64_t pmask = bs->pmask;
-
-	/* LCP of neighbours: their xor's leading zeros, or counted on past a
-	 * tie; at most the shorter's length. */
 	for (size_t r = 1; r < m; r++) {
-		const uint64_t d = x[r - 1] ^ x[r];
-		const size_t p = x[r - 1] & pmask, q = x[r] & pmask;
-		const size_t lim = bs->n - (p > q ? p : q);
-		size_t l;
-
-		if (d > pmask) {
-			l = (size_t)__builtin_clzll(d);
-		} else {
-			int deep = 0;
-
-			l = est_bits_common_bits(bs->w, bs->n, p, q, &deep);
-			if (deep)
-				return -EAGAIN;
-		}
-		lcp[r] = (int32_t)(l < lim ? l : lim);
+		lcp[r] = word_lcp(bs, x[r - 1], x[r]);
+		if (lcp[r] < 0)
+			return -EAGAIN;
 	}
 	lcp_intervals(lcp, m, (int32_t)base, st, &bs->ts);
 	return 0;
@@ -248,29 +255,6 @@ static int finish_group(struct bits_sort *bs, uint64_t *x, size_t m, unsigned ba
 	free(lcp);
 	free(st);
 	return rc;
-}
-
-/* The LCP of the main-set words a and b: their xor's leading zeros, or
- * counted on past a tie (at most the shorter's length); -1 past
- * TIE_DEPTH.  A tie is most often decided by the two whole windows,
- * here (8M first-order Markov bits tie in 1.5M pairs of small groups: the
- * call for each was a fifth of the estimate). */
-static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t b)
-{
-	const uint64_t d = a ^ b;
-	const size_t p = a & bs->pmask, q = b & bs->pmask, lim = bs->n - (p > q ? p : q);
-	uint64_t x;
-	int deep = 0;
-	size_t l;
-
-	if (d > bs->pmask)
-		return __builtin_clzll(d);
-	x = window(bs->w, p) ^ window(bs->w, q);
-	if (x)
-		l = (size_t)__builtin_clzll(x);
-	else
-		l = est_bits_common_bits(bs->w, bs->n, p, q, &deep);
-	return deep ? -1 : (int32_t)(l < lim ? l : lim);
 }
 
 /* A group of m words sharing their top `base` bits, which no counting
