@@ -556,7 +556,7 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 	/* each bucket's counts, then next places, of the even and of the odd
 	 * positions */
 	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
-	size_t biggest = 0, cap = bs->slab ? bs->slab : nm / SLABS, e_bytes;
+	size_t biggest = 0, cap, e_bytes;
 	struct shorts sh = { .ns = bs->n - nm };
 	uint64_t *e;
 	int rc = 0;
@@ -575,7 +575,7 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 	tally_levels(&bs->ts, start, TOP_BITS, 0, TOP_BITS - 1);
 	bs->large = 2 * (nm >> TOP_BITS);
 	/* a slab: every class fits, SLAB_WORDS at least, all if they fit */
-	cap = bs->slab || cap > SLAB_WORDS ? cap : SLAB_WORDS;
+	cap = bs->slab ? bs->slab : nm / SLABS > SLAB_WORDS ? nm / SLABS : SLAB_WORDS;
 	for (unsigned c = 0; c < classes; c++)
 		if (start[(c + 1) << cb] - start[c << cb] > cap)
 			cap = start[(c + 1) << cb] - start[c << cb];
