@@ -51,7 +51,7 @@ fi
 
 W=$(mktemp -d "$BENCH_WORK/egd.XXXXXX") || exit 1
 srv=
-trap 'stop_pid srv; rm -rf "$W"' EXIT
+trap '[ "$BASHPID" != $$ ] || { stop_pid srv; rm -rf "$W"; }' EXIT
 failed=0
 
 # stdout_rate KEY REDIRECT: one --stdout run of N_STDOUT bytes.

@@ -41,8 +41,8 @@ rm -rf "$W"
 mkdir -p "$W"
 
 child=
-trap 'stop_pid child' EXIT
-trap 'stop_pid child; exit 1' INT TERM
+trap '[ "$BASHPID" != $$ ] || stop_pid child' EXIT
+trap '[ "$BASHPID" != $$ ] || stop_pid child; exit 1' INT TERM
 
 # The value of KEY in the shim record FILE.
 field() {

@@ -30,7 +30,7 @@ else
 fi
 
 W=$(mktemp -d "$BENCH_WORK/output.XXXXXX") || exit 1
-trap 'rm -rf "$W"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$W"' EXIT
 failed=0
 
 # stdout_rate KEY BYTES SOURCE [OPTION...]: times one --stdout run with

@@ -44,7 +44,7 @@ cleanup() {
 	[ -n "$tpm_dir" ] && rm -rf "$tpm_dir"
 	rm -rf "$W"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 130' INT TERM
 failed=0
 

@@ -37,8 +37,8 @@ cleanup() {
 	stop_pid child
 	stop_pid tpm_pid
 }
-trap cleanup EXIT
-trap 'cleanup; exit 1' INT TERM
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup; exit 1' INT TERM
 
 # A sleep without a fork (a fork would compete with the daemon being timed
 # on this 2-CPU machine): read -t on a FIFO nobody writes.

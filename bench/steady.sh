@@ -85,9 +85,9 @@ stop_current() {
 	wait "$pid" 2>/dev/null
 	return 0
 }
-trap stop_current EXIT
-trap 'stop_current; exit 130' INT
-trap 'stop_current; exit 143' TERM
+trap '[ "$BASHPID" != $$ ] || stop_current' EXIT
+trap '[ "$BASHPID" != $$ ] || stop_current; exit 130' INT
+trap '[ "$BASHPID" != $$ ] || stop_current; exit 143' TERM
 
 # sleep, but let a signal's trap run at once (bash defers it until a
 # foreground command ends).

@@ -53,7 +53,7 @@ cleanup() {
 	[ -z "$pid" ] || wait "$pid" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 1' INT TERM
 
 problems=()

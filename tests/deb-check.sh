@@ -49,7 +49,7 @@ tmp=$(mktemp -d /tmp/rngfeed-deb.XXXXXX) || exit 2
 if [ $keep -eq 1 ]; then
 	echo "keeping $tmp"
 else
-	trap 'rm -rf "$tmp"' EXIT
+	trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 fi
 step() { echo "== $*"; }
 die() {

@@ -29,7 +29,7 @@ if [ ! -x "$EA" ]; then
 fi
 make -s "$GEN" rngfeed bench/assess_data
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 ea_version="ea_non_iid $("$EA" --version 2>&1 | head -n 1)"
 ea_commit=$(git -C "$(dirname "$EA")" rev-parse --short HEAD 2>/dev/null || true)
 [ -n "$ea_commit" ] && ea_version="$ea_version (SP800-90B_EntropyAssessment $ea_commit)"

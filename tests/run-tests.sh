@@ -26,7 +26,7 @@ passed=0 failed=0 skipped=0 failed_names=()
 jobs_max=${RUN_TESTS_JOBS:-1}
 [[ "$jobs_max" =~ ^[1-9][0-9]?$ ]] || { echo "RUN_TESTS_JOBS: '$jobs_max' is not 1-99" >&2; exit 2; }
 work=$(mktemp -d) || exit 2
-trap 'rm -rf "$work"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$work"' EXIT
 # The kernel's hw_random credit is the machine's: a rngfeed service may
 # hand it over (0) or back at any time while the tests run.  The harness
 # never writes it; a change it sees between two tests is said once, as the

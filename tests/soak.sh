@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 tmp=$(mktemp -d) || exit 1
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }' EXIT
 
 "$RNGFEED" -t --stats-interval 60 --metrics "$tmp/m" 2>"$tmp/log" &
 pid=$!

@@ -31,7 +31,7 @@ DIR=${ESTIMATE_DIR:-tests/data/estimate}
 command -v sha256sum >/dev/null || { echo "SKIP: no sha256sum"; exit 77; }
 
 tmp=$(mktemp -d /tmp/test_assess.XXXXXX) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 failures=0
 sets=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }

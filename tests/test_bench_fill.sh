@@ -26,7 +26,7 @@ need_built "$RNGFEED"
 tmp=$(mktemp -d /tmp/test_bench_fill.XXXXXX) || exit 1
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 
 field() { # name line
 	sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"

@@ -22,7 +22,7 @@ say() { printf '%s\n' "$*"; }
 ok() { say "ok: $*"; }
 fail() { say "FAIL: $*"; failures=$((failures + 1)); }
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 
 [ -x "$RNGFEED" ] || { say "SKIP: $RNGFEED is not built"; exit 77; }
 version=$("$RNGFEED" --version 2>&1) || { say "FAIL: --version: $version"; exit 1; }

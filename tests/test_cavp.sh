@@ -20,7 +20,7 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 fail=0
 
 # expect NAME WANT_RC WANT_PATTERN FILE: run the tool, check exit status and

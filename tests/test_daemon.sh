@@ -98,7 +98,7 @@ cleanup() {
 	done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 1' INT TERM HUP
 
 # The value of metric $2 (with its labels, e.g. 'x{source="file"}') in

@@ -59,7 +59,7 @@ cleanup() {
 	getent group "$group" >/dev/null && groupdel "$group"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 groupadd "$group" || skip "groupadd $group failed"
 gid=$(getent group "$group" | cut -d: -f3)
 # nobody must reach the client program and the mktemp directory: a copy

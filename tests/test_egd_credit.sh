@@ -53,7 +53,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] && { say "kept $tmp"; return; }
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 1' INT TERM
 mkdir "$tmp/bin" && cp "$RNGFEED" "$tmp/bin/rngfeed" || exit 1
 RNGFEED=$tmp/bin/rngfeed

@@ -10,7 +10,7 @@
 set -u
 RNGFEED=${RNGFEED:-./rngfeed}
 tmp=$(mktemp -d /tmp/test_egd_status.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 for t in tests/helper_notify tests/helper_egd_client; do

@@ -47,7 +47,7 @@ export STATE_DIRECTORY="$tmp/state"
 mounts=()
 pid=
 # Unmount before measure_cleanup removes the directory.
-trap 'for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done; measure_cleanup' EXIT
+trap '[ "$BASHPID" != $$ ] || { for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done; measure_cleanup; }' EXIT
 
 start() { # NAME ARGS...
 	local name=$1

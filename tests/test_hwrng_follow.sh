@@ -53,7 +53,7 @@ cleanup() {
 	fi
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 # The kernel, played: what it shows after a change.
 kernel() { # CURRENT AVAILABLE [QUALITY]

@@ -82,7 +82,7 @@ cleanup() {
 	[ "$had_run_dir" = 1 ] || rmdir /run/rngfeed 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 quality() { cat "$QUALITY"; }
 

@@ -71,7 +71,7 @@ cleanup() {
 	[ "$had_run_dir" = 1 ] || rmdir /run/rngfeed 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 quality() { cat "$QUALITY"; }
 
@@ -205,7 +205,8 @@ fixture_half() {
 	tmp=$tmp/fixture machine=0 fixture=
 	pids=()
 	mkdir "$tmp" || exit 1
-	trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; { wait "$p"; } 2>/dev/null; done' EXIT
+	half=$BASHPID
+	trap '[ "$BASHPID" != "$half" ] || for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; { wait "$p"; } 2>/dev/null; done' EXIT
 	trap 'exit 1' TERM
 	fx=$tmp/sysfs
 	mkdir "$fx"

@@ -59,7 +59,7 @@ cleanup() {
 	mountpoint -q "$tmp/nodev" && umount "$tmp/nodev"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 mkdir "$tmp/nodev"
 mount -t tmpfs -o nodev,size=64k,mode=0700 tmpfs "$tmp/nodev" ||

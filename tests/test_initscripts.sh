@@ -94,7 +94,7 @@ cleanup() {
 	fi
 	measure_cleanup
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 # ---- can this run take the hand-over? -----------------------------------------
 handover=''

@@ -30,7 +30,7 @@ command -v nm >/dev/null || {
 objs=(build/src/*.o build/src/sources/*.o)
 [ ${#objs[@]} -gt 0 ] || { echo "FAIL: no objects in build/src (make rngfeed)"; exit 1; }
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 
 # OBJECT SYMBOL for what each defines, and for what each uses.
 for o in "${objs[@]}"; do

@@ -18,7 +18,7 @@ failures=0
 tmp=$(mktemp -d /tmp/test_messages.XXXXXX) || exit 1
 # Credited regular files are read through the file ledger: a private one.
 export STATE_DIRECTORY="$tmp/state"
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 

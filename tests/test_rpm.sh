@@ -41,7 +41,7 @@ done
 	{ say "SKIP: make sanitize: the RPM builds with the spec's own flags, as under make check"; exit 77; }
 
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
 
 topdir=${RPM_TOPDIR:-}

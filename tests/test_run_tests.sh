@@ -12,7 +12,7 @@ set -u
 # checkouts' hand-over tests for minutes).
 unset RUN_TESTS_ALONE_LOCK RUN_TESTS_TIMES
 tmp=$(mktemp -d /tmp/test_run_tests.XXXXXX) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 printf 'echo ok: fine\nexit 0\n' >"$tmp/a_pass.sh"
 printf 'echo "SKIP: no such device here"\nexit 77\n' >"$tmp/b_skip.sh"
 printf 'echo ok: one part\necho "SKIP: part two: no RDSEED"\necho "SKIP: part three"\nexit 0\n' >"$tmp/c_part.sh"

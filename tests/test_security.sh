@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d) || exit 1
 . tests/lib_pids.sh
 pid=
-trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || { kill_ours "$pid"; rm -rf "$tmp"; }' EXIT
 chmod 0755 "$tmp"
 
 start() { # ARGS... → $pid, waits until it has fed

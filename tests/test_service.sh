@@ -19,7 +19,7 @@ cleanup() {
 	kill_ours "${pids[@]}"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 skipped=()
 
 # --- the unit file -----------------------------------------------------

@@ -26,7 +26,7 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 
 sock=$tmp/sock

@@ -26,7 +26,7 @@ esac
 tmp=$(mktemp -d) || exit 1
 . tests/lib_pids.sh
 pid=
-trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || { kill_ours "$pid"; rm -rf "$tmp"; }' EXIT
 
 # --list names the device.
 "$RNGFEED" --list >"$tmp/list" || fail "--list failed"

@@ -31,7 +31,7 @@ if [ -z "${RNGFEED_OUTER_NETNS:-}" ]; then
 	export RNGFEED_OUTER_NETNS
 	out=$(mktemp -d) || exit 1
 	lpid=
-	trap 'kill_ours "$lpid"; rm -rf "$out"' EXIT
+	trap '[ "$BASHPID" != $$ ] || { kill_ours "$lpid"; rm -rf "$out"; }' EXIT
 	# The outside listener runs for the whole inner test (its waits add
 	# up to at most 95 s times SCALE).
 	tests/helper_uevent listen $((100 * SCALE)) >"$out/heard" &
@@ -58,7 +58,7 @@ fi
 # ---- inside the test's own network namespace ----
 tmp=$(mktemp -d) || exit 1
 pid=
-trap 'kill_ours "$pid"; rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || { kill_ours "$pid"; rm -rf "$tmp"; }' EXIT
 metric() { awk -v m="$1" '$1 == m { print $2 }' "$tmp/m" 2>/dev/null; }
 # Metrics are written every 5 s (SIGUSR1 does not write them): up to 30 s
 # times SCALE for a value, and the daemon must still be running.

@@ -26,7 +26,7 @@ cleanup() {
 	fi
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 
 case "$(uname -m)" in
 aarch64) never="darn s390-trng" ;;

@@ -32,7 +32,7 @@ delay=${ARCHIVE_BACKOFF:-30}
 in_flux='File has unexpected size|Mirror sync in progress|Hash Sum mismatch|Hashes of expected file|Failed to fetch|Some index files failed to download|Could not connect|Could not resolve|Temporary failure resolving|Connection timed out|Connection failed|Unable to connect|Unable to fetch some archives|50[0-4] +[A-Z]'
 
 log=$(mktemp) || exit 1
-trap 'rm -f "$log"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -f "$log"' EXIT
 start=$SECONDS
 try=1
 while :; do

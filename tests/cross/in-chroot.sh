@@ -52,7 +52,7 @@ cleanup() {
 		umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" || true
 	done
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 # Stopped (a CI run that failed stops its background lane's process
 # group): unmounted all the same, by the EXIT trap.
 trap 'exit 143' TERM INT HUP

@@ -159,7 +159,7 @@ cleanup() {
 	fi
 	if [ -n "${LIVENESS_KEEP:-}" ]; then say "work dir kept: $tmp"; else rm -rf "$tmp"; fi
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 1' INT TERM HUP
 
 head -c 4194304 /dev/urandom >"$tmp/data"

@@ -45,7 +45,7 @@ if [ -n "${VM_REFRESH:-}" ] || [ ! -s "$dir/stamp" ] || [ ! -s "$dir/vmlinuz" ] 
    [ ! -x "$dir/busybox" ] || [ ! -d "$dir/root" ] || [ "$(cat "$dir/pkgs" 2>/dev/null)" != "$pkgs" ]; then
 	mkdir -p "$VM_CACHE"
 	apt=$(mktemp -d /tmp/rngfeed-apt-arm64.XXXXXX)
-	trap 'rm -rf "$apt"' EXIT
+	trap '[ "$BASHPID" != $$ ] || rm -rf "$apt"' EXIT
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/sources.list.d" "$apt/prefs.d"
 	# the suite, its updates and its security archive, as the host's apt sees bookworm
 	key="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"

@@ -75,8 +75,8 @@ stop_swtpm() {
 		tpm_pid=""
 	fi
 }
-trap 'stop_swtpm' EXIT
-trap 'stop_swtpm; exit 130' INT TERM
+trap '[ "$BASHPID" != $$ ] || stop_swtpm' EXIT
+trap '[ "$BASHPID" != $$ ] || stop_swtpm; exit 130' INT TERM
 
 # A fresh software TPM for one boot; QEMU talks to it over $tpm_dir/sock.
 start_swtpm() {

@@ -144,7 +144,7 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 130' INT TERM
 
 # ---- the QEMU options, from the libvirt example -------------------------------------

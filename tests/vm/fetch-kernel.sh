@@ -26,7 +26,7 @@ fi
 
 if [ -n "${VM_REFRESH:-}" ] || [ ! -s "$dir/kver" ] || [ ! -s "$dir/vmlinuz" ]; then
 	apt=$(mktemp -d /tmp/rngfeed-apt.XXXXXX)
-	trap 'rm -rf "$apt"' EXIT
+	trap '[ "$BASHPID" != $$ ] || rm -rf "$apt"' EXIT
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/sources.list.d" "$apt/prefs.d"
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
 		>"$apt/sources.list"

@@ -65,8 +65,8 @@ cleanup() {
 	wait 2>/dev/null
 	qemu_pid=""; tpm_pid=""
 }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup; exit 130' INT TERM
 
 start_swtpm() {
 	rm -rf "$tpm_dir"

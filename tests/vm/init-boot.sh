@@ -44,7 +44,7 @@ for t in qemu-system-x86_64 swtpm debootstrap mkfs.ext4 dpkg-buildpackage dpkg-c
 		{ echo "SKIP: $t not found (apt-get install qemu-system-x86 swtpm debootstrap e2fsprogs dpkg-dev debhelper dh-apparmor)"; exit 77; }
 done
 tmp=$(mktemp -d /tmp/rngfeed-vminit.XXXXXX) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 # shellcheck source=tests/vm/sdvm.sh
 . "$vmdir/sdvm.sh"

@@ -35,7 +35,7 @@ for t in qemu-system-x86_64 debootstrap dpkg-buildpackage; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (debootstrap, chroot)"; exit 77; }
 tmp=$(mktemp -d /tmp/rngfeed-initramfs.XXXXXX) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 # shellcheck source=tests/vm/sdvm.sh
 . "$vmdir/sdvm.sh"

@@ -98,7 +98,7 @@ cleanup() {
 	rm -rf "$tmp"
 	[ "${VM_KEEP:-0}" = 1 ] || [ "${VM_IMAGE_ONLY:-0}" = 1 ] || rm -rf "$work/root" "$work/disk.img"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
 trap 'exit 130' INT TERM
 
 # shellcheck source=tests/vm/sdvm.sh

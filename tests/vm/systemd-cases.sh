@@ -45,7 +45,7 @@ for t in qemu-system-x86_64 swtpm debootstrap; do
 	command -v $t >/dev/null || { echo "SKIP: $t not found"; exit 77; }
 done
 tmp=$(mktemp -d /tmp/rngfeed-sdcases.XXXXXX) || exit 2
-trap 'rm -rf "$tmp"' EXIT
+trap '[ "$BASHPID" != $$ ] || rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 # shellcheck source=tests/vm/sdvm.sh
 . "$vmdir/sdvm.sh"

@@ -59,8 +59,8 @@ cleanup() {
 	wait 2>/dev/null
 	pids=()
 }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
+trap '[ "$BASHPID" != $$ ] || cleanup' EXIT
+trap '[ "$BASHPID" != $$ ] || cleanup; exit 130' INT TERM
 
 # One human monitor command to QEMU's monitor socket $1; its answer.
 monitor() {
