@@ -34,7 +34,7 @@ for i in $(seq 100); do
 	sleep 30 &
 	p=$!
 	# Its own exec done first: only the watchdog's is in question.
-	until read -r c <"/proc/$p/comm" && [ "$c" = sleep ]; do :; done
+	until read -r c <"/proc/$p/comm" && [ "$c" = sleep ] || ! kill -0 "$p"; do :; done 2>/dev/null
 	sigterm_wait "$p" >"$tmp/stop"
 	case $(cat "$tmp/stop" 2>/dev/null) in "exit "*) stops=$((stops + 1)) ;; esac
 done
