@@ -10,8 +10,8 @@
 #                 times on a process that ends at once: $tmp and its
 #                 file are still there, each stop said "exit ..."
 #   every_trap    every trap in tests/, bench/ and .ci/run whose action is
-#                 more than "exit N" first compares $BASHPID with the PID
-#                 of the shell that armed it (bash runs the first command
+#                 more than "exit N" compares $BASHPID with the PID of
+#                 the shell that armed it before it cleans (bash runs the first command
 #                 of a trap in such a child unreliably, so this guard
 #                 stops nearly all such runs, not every one: the fix is
 #                 not to signal a child before its exec)
@@ -23,8 +23,8 @@ set -u
 # ---- sigterm_wait ---------------------------------------------------------------
 # In a script of its own, as a test runs; its output says whether its $tmp
 # outlived the stops.
-probe=$(mktemp /tmp/test_traps.XXXXXX) || exit 1
-trap '[ "$BASHPID" != $$ ] || rm -f "$probe"' EXIT
+measure_temp test_traps
+probe=$tmp/probe.sh
 cat >"$probe" <<'EOF'
 . tests/lib_measure.sh
 measure_temp test_traps_probe
@@ -50,7 +50,7 @@ fi
 # ---- every_trap ---------------------------------------------------------------
 bad=$(grep -nE "^[[:space:]]*(\[.*\] \|\| )?trap " tests/*.sh tests/*/*.sh bench/*.sh .ci/run |
 	grep -vE "trap (-|''|'exit [0-9]+') " | grep -vF '[ "$BASHPID" != ')
-[ -z "$bad" ] && ok "every_trap: each clean-up trap first compares \$BASHPID" ||
+[ -z "$bad" ] && ok "every_trap: each clean-up trap compares \$BASHPID before it cleans" ||
 	fail "every_trap: not guarded: $bad"
 
 [ "$failures" -eq 0 ] || { say "FAIL: $failures check(s)"; exit 1; }
