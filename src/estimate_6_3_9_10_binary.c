@@ -190,8 +190,25 @@ static inline __attribute__((always_inline)) __m128 bin_pair(struct bent *all, u
 			    (const __m64 *)(void *)bin_at(all, hist, j + 1));
 }
 
-static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *all, uint32_t hist)
+/* count: also add one (the pair's word, as BIN_ONE()) to lengths 1..15's
+ * words c as they are read, stored back through the same addresses: an
+ * address is used once and at once (counted in a loop of its own after
+ * these, 16 masks of hist held in registers spilled half of them to the
+ * stack and loaded them again).  Length 16's is counted by the caller. */
+static inline __attribute__((always_inline)) void bin_count_pair(struct bent *all, uint32_t hist,
+								 unsigned j, __m128 v, __m128i one)
 {
+	const __m128 w = _mm_castsi128_ps(_mm_add_epi64(_mm_castps_si128(v), one));
+
+	_mm_storel_pi((__m64 *)(void *)bin_at(all, hist, j), w);
+	if (j + 1 < CTX_MAX)
+		_mm_storeh_pi((__m64 *)(void *)bin_at(all, hist, j + 1), w);
+}
+
+static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *all, uint32_t hist,
+								 const int count, uint64_t one)
+{
+	const __m128i ones = _mm_set1_epi64x((long long)one);
 	__m128i diff[4], zero[4];
 
 	UNROLL_CTX
@@ -199,6 +216,11 @@ static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *al
 		const __m128 ab = bin_pair(all, hist, 4 * q + 1), cd = bin_pair(all, hist, 4 * q + 3);
 		const __m128i l = _mm_castps_si128(_mm_shuffle_ps(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)));
 		const __m128i h = _mm_castps_si128(_mm_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+
+		if (count) {
+			bin_count_pair(all, hist, 4 * q + 1, ab, ones);
+			bin_count_pair(all, hist, 4 * q + 3, cd, ones);
+		}
 
 		diff[q] = _mm_sub_epi32(h, l);
 		zero[q] = _mm_cmpeq_epi32(_mm_or_si128(l, h), _mm_setzero_si128());
@@ -227,9 +249,10 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	const uint64_t e16 = BC(p16), l16 = BB(p16);
 	uint32_t known, okmask, fmask;
 #ifdef __SSE2__
-	/* before any length's count changes */
-	const uint32_t q = mmc_bits16(all, hist);
+	/* before any length's count changes (early: lengths 1..15's are
+	 * counted as they are read) */
 	const int early = !room;	/* MultiMMC's view is read */
+	const uint32_t q = mmc_bits16(all, hist, early, one);
 
 	known = ~q & 0xffffu;
 	okmask = (q >> 16) ^ (y ? 0xffffu : 0);
@@ -238,17 +261,8 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 
 	known = (uint32_t)(e16 != 0) << (CTX_MAX - 1);
 #endif
-	if (early) {
-		/* Counted first, shortest first, read back one less: a step
-		 * whose context repeats the one before waits for these. */
-		UNROLL_CTX
-		for (unsigned j = 1; j < CTX_MAX; j++) {
-			struct bent *const p = bin_at(all, hist, j);
-
-			// cppcheck-suppress unreadVariable ; a store through the table, read later
-			BC(p) += one;
-		}
-	}
+	/* Early, LZ78Y reads lengths 1..15 back one less: a step whose
+	 * context repeats the one before waits for their counts. */
 	/* the lengths the context shares with the filling step's */
 	if ((unsigned)__builtin_ctz((hist ^ fill->hist) | 1u << CTX_MAX) >= fill->j)
 		*lz = lz_predict_all(all, hist, early ? one : 0);
@@ -485,7 +499,8 @@ static void board_end(struct board_run *r, struct board *b)
 
 /* MultiMMC and LZ78Y over the bits, with MultiMMC's scoreboard kept in
  * runs of BOARD_RUN steps.  LZ78Y (from position LZ_B, predicting from
- * LZ_B + 1) has no scoreboard: its tally is kept at each step. */
+ * LZ_B + 1) has no scoreboard: its outcomes are kept as bits and tallied
+ * a run at a time. */
 static inline __attribute__((always_inline)) int
 mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_result *lz)
 {
@@ -495,7 +510,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	struct board board = { .high = 0 };
 	struct board_run run;
 	struct tally tz = { 0, 0, 0 };
-	uint32_t hist = 0;
+	uint32_t hist = 0, ahead = 0;
 
 	if (!all)
 		return -ENOMEM;
@@ -508,8 +523,15 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		BC(bin_at(all, hist, (unsigned)i)) = BIN_ONE(s[i]);
 	}
 	hist = s[0];
+	/* the context PF_AHEAD steps on, kept as hist is: one shift a step */
+	for (size_t k = 0; k <= PF_AHEAD && k < n; k++)
+		ahead = (ahead << 1) | s[k];
 	for (size_t i0 = 2; i0 < n; i0 += BOARD_RUN) {
 		const unsigned len = n - i0 < BOARD_RUN ? (unsigned)(n - i0) : BOARD_RUN;
+		/* LZ78Y's outcomes in the run, the first in bit 0, tallied at
+		 * its end from the step after LZ_B on (the first `skip`) */
+		const unsigned skip = i0 > LZ_B ? 0 : (unsigned)(LZ_B + 1 - i0);
+		uint64_t lzm = 0;
 
 		board_begin(&run, &board);
 		for (unsigned st = 0; st < len; st++) {
@@ -518,10 +540,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 
 			hist = ((hist << 1) | s[i - 1]) & 0xffffu;
 			if (i + PF_AHEAD < n) {
-				uint32_t ahead = hist;
-
-				for (unsigned k = 0; k < PF_AHEAD; k++)
-					ahead = (ahead << 1) | s[i + k];
+				ahead = (ahead << 1) | s[i + PF_AHEAD - 1];
 				bin_prefetch(all, ahead & 0xffffu);
 			}
 			if (i >= LZ_B) {
@@ -536,14 +555,15 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 				else
 					okmask = both_step(all, hist, s[i], &entries16, &dict_size,
 							   &fill, &fmask, &pred, 0);
-				if (i > LZ_B)
-					tally(&tz, pred == (int)s[i]);
+				lzm |= (uint64_t)(pred == (int)s[i]) << st;
 			} else {
 				okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
 			}
 			board_step(&run, &board, okmask, fmask);
 		}
 		board_end(&run, &board);
+		if (skip < len)
+			tally_lsb(&tz, lzm >> skip, len - skip);
 	}
 	est_zfree(all, BIN_TABLES_BYTES);
 	est_prediction_bound(board.t.c, n - 2, board.t.longest, 2, mmc);
