@@ -132,6 +132,9 @@ static int listen_unix(const struct egd_listen_params *p, bool *created,
 		       char *why, size_t why_len)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	const char *at;
+	struct stat st;
+	bool bound = false;
 	uid_t uid;
 	gid_t gid;
 	mode_t old;
@@ -147,7 +150,21 @@ static int listen_unix(const struct egd_listen_params *p, bool *created,
 				  p->addr->path, strerror(-r));
 		return r;
 	}
-	strcpy(un.sun_path, p->addr->path);
+	/* Bound and listening under a name of its own beside the path, then
+	 * renamed into place (a rename, not a link: the AppArmor profile
+	 * grants rw in the socket's directory, no l): whoever finds the path
+	 * (a client, or another instance's clear_stale()) finds it
+	 * listening.  Bound at the path itself, a connect between bind() and
+	 * listen() was refused.  The path itself where the other name does
+	 * not fit or is taken by something else than a socket. */
+	at = p->addr->path;
+	if (snprintf(un.sun_path, sizeof(un.sun_path), "%s.new", p->addr->path) <
+	    (int)sizeof(un.sun_path) &&
+	    (lstat(un.sun_path, &st) < 0 ? errno == ENOENT
+					 : S_ISSOCK(st.st_mode) && unlink(un.sun_path) == 0))
+		at = un.sun_path;
+	else
+		snprintf(un.sun_path, sizeof(un.sun_path), "%s", p->addr->path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
@@ -159,13 +176,14 @@ static int listen_unix(const struct egd_listen_params *p, bool *created,
 	umask(old);
 	if (r < 0)
 		goto fail;
+	bound = true;
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(at, uid, gid) < 0)
+		goto fail;
+	if (chmod(at, (mode_t)p->mode) < 0 || listen(fd, 128) < 0)
+		goto fail;
+	if (at != p->addr->path && rename(at, p->addr->path) < 0)
+		goto fail;
 	*created = true;
-	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    chown(p->addr->path, uid, gid) < 0)
-		goto fail;
-	if (chmod(p->addr->path, (mode_t)p->mode) < 0 ||
-	    listen(fd, 128) < 0)
-		goto fail;
 	return fd;
 fail:
 	r = -errno;
@@ -173,8 +191,8 @@ fail:
 		  strerror(-r));
 	if (fd >= 0)
 		close(fd);
-	if (*created)
-		unlink(p->addr->path);
+	if (bound)
+		unlink(at);
 	*created = false;
 	return r;
 }
