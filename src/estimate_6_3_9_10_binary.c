@@ -190,11 +190,9 @@ static inline __attribute__((always_inline)) __m128 bin_pair(struct bent *all, u
 			    (const __m64 *)(void *)bin_at(all, hist, j + 1));
 }
 
-/* count: also add one (the pair's word, as BIN_ONE()) to lengths 1..15's
- * words c as they are read, stored back through the same addresses: an
- * address is used once and at once (counted in a loop of its own after
- * these, 16 masks of hist held in registers spilled half of them to the
- * stack and loaded them again).  Length 16's is counted by the caller. */
+/* The words c of lengths j and j + 1 that bin_pair() read (v), plus one
+ * (BIN_ONE() in each half), stored back; length 16's (j + 1 = CTX_MAX)
+ * is left to the caller. */
 static inline __attribute__((always_inline)) void bin_count_pair(struct bent *all, uint32_t hist,
 								 unsigned j, __m128 v, __m128i one)
 {
@@ -205,6 +203,10 @@ static inline __attribute__((always_inline)) void bin_count_pair(struct bent *al
 		_mm_storeh_pi((__m64 *)(void *)bin_at(all, hist, j + 1), w);
 }
 
+/* count: lengths 1..15 are also counted (one) as they are read, each
+ * address used once and at once (counted in a loop of its own after the
+ * reads, 16 masks of hist held in registers spilled half of them to the
+ * stack and loaded them back). */
 static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *all, uint32_t hist,
 								 const int count, uint64_t one)
 {
