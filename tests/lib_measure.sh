@@ -183,6 +183,19 @@ fips_by_chance() { [ "${1:-1}" -le $(((${2:-0} + 99) / 100)) ]; }
 
 now() { date +%s.%N; }
 
+# wait_for SECONDS CMD...: poll every 50 ms until CMD succeeds; false if it
+# never did within SECONDS (a bound, not a timed assertion).
+wait_for() {
+	local n=$(($1 * 20))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+
 at() {
 	sleep "$(awk -v s="$(cat "$1/start")" -v t="$2" -v n="$(now)" \
 		'BEGIN { d = s + t - n; print (d > 0 ? d : 0) }')"

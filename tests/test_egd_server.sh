@@ -102,13 +102,7 @@ start() {
 # (x TEST_TIME_SCALE).  Its lines go through a writer thread: the one for
 # an event a client has seen may come a moment later (CI's README check
 # once read cmd.log before "refused, not mixed in" was there).
-logged() {
-	for _ in $(seq $((200 * SCALE))); do
-		grep -q -- "$2" "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
+logged() { wait_for $((10 * SCALE)) grep -q -- "$2" "$1"; }
 
 stop() { # PID [LOG]: SIGTERM; it must exit 0 (a sanitizer's report fails it)
 	kill "$1" 2>/dev/null

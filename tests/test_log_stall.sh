@@ -57,17 +57,6 @@ listen() {
 	echo $! >>"$tmp/pids"
 }
 
-# wait_for SECONDS CMD...: poll every 50 ms until CMD succeeds.
-wait_for() {
-	local n=$(($1 * 20))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
-}
 field() { awk -v k="$2" '$1 == k { print $2 }' "$1/status" 2>/dev/null; }
 watchdogs() { grep -c '^WATCHDOG=1' "$1/notify.log" 2>/dev/null; }
 more_watchdogs() { [ "$(watchdogs "$1")" -ge "$2" ]; }

@@ -89,16 +89,6 @@ stop() {
 	fi
 }
 
-# wait_for CMD...: until it succeeds (bound BOUND); false if it never did.
-wait_for() {
-	local i
-	for i in $(seq $((BOUND * 20))); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 stopped_ok() { # the problem text for stop()'s outcome, "" if fine
 	if [ "$rc" = 124 ]; then
 		echo "still running ${BOUND} s after SIGTERM"
@@ -118,7 +108,7 @@ for mode in daemon test; do
 	bgpids+=($p)
 	# Start-up has ended: the reader thread says it opened the source
 	# (the code before this never got that far).
-	wait_for grep -q 'file: opened' "$tmp/fifo1.$mode.err"
+	wait_for "$BOUND" grep -q 'file: opened' "$tmp/fifo1.$mode.err"
 	stop "$p"
 	row "a FIFO without a writer (-n file, $mode mode), SIGTERM" \
 		"opened O_NONBLOCK; its reader thread waits in poll for a writer" \
@@ -173,10 +163,10 @@ bgpids+=($writer)
 	</dev/null >/dev/null 2>"$tmp/fifo2.err" &
 p=$!
 bgpids+=($p)
-wait_for grep -q 'file: opened' "$tmp/fifo2.err"
+wait_for "$BOUND" grep -q 'file: opened' "$tmp/fifo2.err"
 wait "$writer" 2>/dev/null
 kill -HUP "$p"
-wait_for grep -q 'SIGHUP' "$tmp/fifo2.err"
+wait_for "$BOUND" grep -q 'SIGHUP' "$tmp/fifo2.err"
 stop "$p"
 row "SIGHUP with a FIFO whose writer left, then SIGTERM" \
 	"the reload opens it O_NONBLOCK (its reader waits in poll)" \
@@ -213,7 +203,7 @@ row "no -f, the only source missing (file:device=/nope)" \
 "$RNGFEED" -f -t -q -c /dev/null -n rdrand -p "$tmp/held.pid" </dev/null >/dev/null 2>"$tmp/held.err" &
 held=$!
 bgpids+=($held)
-wait_for test -s "$tmp/held.pid"
+wait_for "$BOUND" test -s "$tmp/held.pid"
 timeout -k 1 "$BOUND" "$RNGFEED" -c /dev/null -n rdrand -p "$tmp/held.pid" \
 	</dev/null >/dev/null 2>"$tmp/detach2.err"
 rc=$?
@@ -237,7 +227,7 @@ for sig in HUP USR1 USR2; do
 	bgpids+=($p)
 	# The signal comes while the file is open, i.e. being read.
 	seen=no
-	wait_for sh -c "ls -l /proc/$p/fd 2>/dev/null | grep -q big.conf" && seen=yes
+	wait_for "$BOUND" sh -c "ls -l /proc/$p/fd 2>/dev/null | grep -q big.conf" && seen=yes
 	kill -"$sig" "$p" 2>/dev/null
 	problem=
 	if [ $seen = no ]; then
@@ -294,10 +284,10 @@ if id nobody >/dev/null 2>&1; then
 		</dev/null >/dev/null 2>"$tmp/dropped.err" &
 	p=$!
 	bgpids+=($p)
-	wait_for test -s "$tmp/rootdir/x.pid"
+	wait_for "$BOUND" test -s "$tmp/rootdir/x.pid"
 	# After the drop (the readers run as nobody): every uid is nobody's.
 	dropped=no
-	wait_for awk -v u="$(id -u nobody)" '$1 == "Uid:" { exit !($2 == u && $3 == u && $4 == u && $5 == u) }' \
+	wait_for "$BOUND" awk -v u="$(id -u nobody)" '$1 == "Uid:" { exit !($2 == u && $3 == u && $4 == u && $5 == u) }' \
 		"/proc/$p/status" && dropped=yes
 	stop "$p"
 	problem=$(stopped_ok)

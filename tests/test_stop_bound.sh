@@ -38,16 +38,6 @@ chmod 755 "$tmp"
 head -c 2000000 /dev/urandom >"$tmp/data"
 chmod 644 "$tmp/data"
 
-wait_for() { # SECONDS CMD...: poll every 50 ms until CMD succeeds
-	local n=$(($1 * 20))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
-}
 field() { awk -v k="$2" '$1 == k { print $2 }' "$1/status" 2>/dev/null; }
 exited() { local e; e=$(field "$1" exited); [ -n "$e" ] && [ "$e" != - ]; }
 logged() { [ "$(grep -c -- "$2" "$1/log" 2>/dev/null)" -ge "${3:-1}" ]; }
