@@ -2,7 +2,8 @@
  * suffixes grouped by 64-bit words instead of a suffix array (see below);
  * the tallies and estimates are estimate_6_3_5_6_tally.c's, the words
  * that tie estimate_6_3_5_6_ties.c's, the words put in their buckets
- * estimate_6_3_5_6_scatter.c's. */
+ * estimate_6_3_5_6_scatter.c's, the runs of equal bits (which may send the
+ * bits to the suffix array, and bound u from below) estimate_6_3_5_6_runs.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_tuple.h"
+#include "estimate_6_3_5_6_runs.h"
 #include "estimate_6_3_5_6_scatter.h"
 #include "estimate_6_3_5_6_ties.h"
 
@@ -30,7 +32,9 @@
  * windows run past the end) are counted into the groups on their own
  * (tally_short()).  Positions whose words tie (rare: v is about 2 log2 n
  * for random bits, depth is 41 for 8M bits) are compared on; when too many
- * tie, the caller falls back to the suffix array.
+ * tie, the caller falls back to the suffix array.  Groups of fewer than 35
+ * below u0, a lower bound on u from the runs of equal bits, are only
+ * searched for pairs that reach u0 (deep_pairs()).
  *
  * The passes: one on the top 11 bits puts the words in 2,048 buckets
  * (random bits: n / 2,048 each, which stay in the caches), each split on
@@ -44,32 +48,6 @@
  * bucket: 1 ms slower.) */
 #define NEXT_BITS 12	/* up to 4,096 groups in each */
 #define GROUP_MAX 8	/* a group whose pairs are counted one by one */
-
-/* A run of more than `limit` equal bits among the n bits packed in w.
- * Bit 63 - b of t marks where bit 64k + b differs from the next one; a run
- * of limit + 1 is limit unmarked in a row, counted across the words. */
-static int long_run(const uint64_t *w, size_t n, size_t limit)
-{
-	const size_t words = (n + 63) / 64, last = n - 1;	/* no bit after last */
-	size_t same = 0;	/* unmarked in a row, up to the current word */
-
-	for (size_t k = 0; k < words; k++) {
-		uint64_t t = w[k] ^ (w[k] << 1 | (k + 1 < words ? w[k + 1] >> 63 : 0));
-
-		if (64 * k + 63 >= last)	/* past the last bit: marked */
-			t |= ~0ull >> (last - 64 * k);
-		if (!t) {
-			same += 64;
-			if (same >= limit)
-				return 1;
-			continue;
-		}
-		if (same + (size_t)__builtin_clzll(t) >= limit)
-			return 1;
-		same = (size_t)__builtin_ctzll(t);
-	}
-	return 0;
-}
 
 /* ---- the tallies from the passes themselves ----
  * (See above.)  Ties of 35 or more, whose inner tuples Q needs, are sorted
@@ -85,6 +63,7 @@ struct bits_sort {
 	size_t large;		/* twice a bucket's mean size */
 	struct tallies ts;
 	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
+	unsigned u0;		/* u >= u0 (bits_runs()) */
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
 };
@@ -353,6 +332,76 @@ static int far_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned
 	return 0;
 }
 
+/* A group of m < TUPLE_MIN_COUNT words sharing their top base < u0 bits.
+ * Q needs nothing from it (it counts from 35 on), and S[t] only t >= u >=
+ * u0, so only its pairs that share their first u0 bits count: found by the
+ * lowest 6 of their words' first min(u0, depth) bits (chains of indices
+ * into x, 1-based); words that tie are read on from their windows, each at
+ * most once, and pairs that differ there before u0 dropped.  (Splitting
+ * such a group as a larger one counted every pair at every depth: 8M
+ * first-order Markov bits, u = u0 = 58 and words of 41 bits, put 3.7M
+ * words in 218,000 such groups, 1.4M pairs of them tied.)  0 or -EAGAIN. */
+static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigned base)
+{
+	const unsigned kb = bs->u0 < bs->depth ? bs->u0 : bs->depth, sh = 64 - kb;
+	/* a window's bits past those below u0 (0: no test on the windows) */
+	const unsigned past = bs->u0 > bs->depth ? bs->u0 - bs->depth : 64;
+	const unsigned wsh = past < 64 ? 64 - past : 0;
+	uint8_t head[64], next[TUPLE_MIN_COUNT];
+	uint64_t win[TUPLE_MIN_COUNT], have = 0, *dsum = bs->ts.dsum;
+
+	memset(head, 0, sizeof(head));
+	for (size_t i = 0; i < m; i++) {
+		const unsigned h = (unsigned)(x[i] >> sh) & 63;
+
+		for (unsigned j = head[h]; j; j = next[j - 1]) {
+			const size_t a = j - 1;
+			const uint64_t d = x[a] ^ x[i];
+			size_t l;
+
+			if (d >> sh)
+				continue;
+			if (d > bs->pmask) {
+				l = (size_t)__builtin_clzll(d);
+			} else {
+				/* tied words: their windows from bit depth on */
+				const size_t p = x[a] & bs->pmask, q = x[i] & bs->pmask;
+				const size_t lim = bs->n - (p > q ? p : q);
+				uint64_t e;
+
+				if (!(have >> a & 1)) {
+					win[a] = window(bs->w, p + bs->depth);
+					have |= 1ull << a;
+				}
+				if (!(have >> i & 1)) {
+					win[i] = window(bs->w, q + bs->depth);
+					have |= 1ull << i;
+				}
+				e = win[a] ^ win[i];
+				if (wsh && e >> wsh)
+					continue;	/* LCP below u0 */
+				if (e) {
+					l = bs->depth + (size_t)__builtin_clzll(e);
+				} else {
+					const int32_t deep = word_lcp(bs, x[a], x[i]);
+
+					if (deep < 0)
+						return -EAGAIN;
+					l = (size_t)deep;
+				}
+				l = l < lim ? l : lim;
+			}
+			dsum[base + 1]++;
+			dsum[l + 1]--;
+			if ((int32_t)l > bs->ts.v)
+				bs->ts.v = (int32_t)l;
+		}
+		next[i] = head[h];
+		head[h] = (uint8_t)(i + 1);
+	}
+	return 0;
+}
+
 /* Words x[0..len) that share their top `top` bits (top < depth), by the
  * next g bits (a counting pass into spare, len words): g grows with len,
  * one or two words a group on random bits, and stops at depth.  A group of
@@ -434,7 +483,9 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		pairs += (uint64_t)size * (size - 1) / 2;
 		most = size > most ? size : most;
 		rc = flat_pairs(bs, y + flat, from - flat, base);
-		if (rc == 0 && base < bs->depth)
+		if (rc == 0 && size < TUPLE_MIN_COUNT && base < bs->u0)
+			rc = deep_pairs(bs, y + from, size, base);
+		else if (rc == 0 && base < bs->depth)
 			rc = split_words(bs, y + from, other + from, size, base);
 		else if (rc == 0)
 			rc = tally_group(bs, y + from, size, base);
@@ -528,7 +579,9 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 		pairs += (uint64_t)size * (size - 1) / 2;
 		most = size > most ? size : most;
 		rc = flat_pairs(bs, e + flat, from - flat, TOP_BITS);
-		if (rc == 0)
+		if (rc == 0 && size < TUPLE_MIN_COUNT && TOP_BITS < bs->u0)
+			rc = deep_pairs(bs, e + from, size, TOP_BITS);
+		else if (rc == 0)
 			rc = split_words(bs, e + from, bs->tmp, size, TOP_BITS);
 		flat = from + size;
 	}
@@ -615,44 +668,6 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 	return rc;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Whether the bits repeat so much that words tie everywhere: 8,192
- * windows spread over them (an odd distance apart), and more than one in
- * eight the same as another.  The low bytes of real clock deltas, 8M bits
- * of them, have 7,700 such, a word-by-word sort of them takes 5 times as
- * long as the suffix array, and found out only after most of it; random,
- * biased and first-order Markov bits have a handful, a jitterentropy-like
- * clock source's a few hundred (where the words are twice as fast as the
- * suffix array).  -ENOMEM, 0 or 1. */
-#define SPOT_CHECKS 8192
-static int repetitive(const uint64_t *w, size_t n, unsigned depth)
-{
-	uint64_t *x;
-	size_t step, same = 0;
-
-	if (n < (size_t)64 * SPOT_CHECKS)
-		return 0;
-	x = malloc(SPOT_CHECKS * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	/* odd, and rounded down: the last window ends inside the n bits */
-	step = (n - 64) / SPOT_CHECKS;
-	step -= !(step & 1);
-	for (size_t k = 0; k < SPOT_CHECKS; k++)
-		x[k] = window(w, k * step) >> (64 - depth);
-	qsort(x, SPOT_CHECKS, sizeof(*x), cmp_u64);
-	for (size_t k = 1; k < SPOT_CHECKS; k++)
-		same += x[k] == x[k - 1];
-	free(x);
-	return same > SPOT_CHECKS / 8;
-}
-
 int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 		       struct est_result *tuple, struct est_result *lrs)
 {
@@ -661,6 +676,13 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
 
 int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
 			     struct est_result *tuple, struct est_result *lrs)
+{
+	return est_tuple_lrs_bits_tallies(s, n, slab, 0, NULL, NULL, 0, tuple, lrs);
+}
+
+int est_tuple_lrs_bits_tallies(const uint8_t *s, size_t n, size_t slab, int exact,
+			       uint32_t *q, uint64_t *sum, size_t len,
+			       struct est_result *tuple, struct est_result *lrs)
 {
 	const size_t words = n / 64 + 2, buckets = (size_t)1 << TOP_BITS;
 	/* deepest interval: a tie counted on to TIE_DEPTH, plus a word */
@@ -673,6 +695,7 @@ int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
 	};
 	uint64_t *w = est_zalloc(words * sizeof(*w));
 	uint32_t *start = calloc(3 * buckets + 1, sizeof(*start));
+	struct bits_runs runs;
 	int rc = -ENOMEM;
 
 	bs.w = w;
@@ -681,13 +704,16 @@ int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
 	if (!w || !start || !bs.ts.maxc || !bs.ts.dsum)
 		goto out;
 	est_pack_bits(s, n, w);
+	bits_runs(w, n, &runs);
 	/* A run of equal bits longer than depth - 1 + TIE_MAX: more than
-	 * TIE_MAX positions tie. */
-	if (long_run(w, n, bs.depth - 1 + TIE_MAX)) {
+	 * TIE_MAX positions tie (runs.longest stops at RUN_CAP, past it). */
+	_Static_assert(RUN_CAP > 63 - 1 + TIE_MAX, "a run too long is seen as one");
+	if (runs.longest > bs.depth - 1 + TIE_MAX) {
 		rc = -EAGAIN;
 		goto out;
 	}
-	rc = repetitive(w, n, bs.depth);
+	bs.u0 = exact ? 1 : runs.u_bound;
+	rc = bits_repetitive(w, n, bs.depth);
 	if (rc != 0) {
 		rc = rc < 0 ? rc : -EAGAIN;
 		goto out;
@@ -695,8 +721,13 @@ int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
 	rc = sort_and_tally(&bs, start);
 	if (rc == 0 && bs.ts.v == 0)
 		rc = -ENODATA;
-	if (rc == 0)
+	if (rc == 0) {
 		tuple_finish(&bs.ts, n, tuple, lrs);
+		for (size_t t = 0; t < len && t < depths; t++) {
+			q[t] = bs.ts.maxc[t];
+			sum[t] = bs.ts.dsum[t];
+		}
+	}
 out:
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(bs.tmp, bs.tmp_bytes);

@@ -357,7 +357,13 @@ END_TEST
  * 200 runs of 48 zeros (600 positions whose words tie: more than an
  * insertion sort takes, merged), and with its last 45 bits a copy of 45
  * inside (n - 45 is the first position left out of the sort: the longest
- * repeat is its, counted with its bucket's slab). */
+ * repeat is its, counted with its bucket's slab); and on first-order Markov
+ * bits, whose runs bound u from below (groups of fewer than 35 searched
+ * only for pairs that reach the bound): P(stay) = 0.85 (u > 46, the words'
+ * depth: pairs found by their windows), 0.8 (u < 46) and both with a
+ * block of 300 bits copied (pairs that reach u in small groups, some tied
+ * past their windows); on biased bits with 30 copies of 33 bits; and with
+ * 35 runs of 45 zeros, whose bound on u is the words' depth. */
 START_TEST(test_tuple_bits_sort_matches_suffix_array)
 {
 	enum { N = 200000 };
@@ -378,6 +384,15 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 			s[i] = i % 1000 < 48 ? 0 : rnd() & 1;
 		else if (_i == 7)	/* v: the first short window's repeat */
 			s[i] = i >= N - 45 ? s[i - N + 100045] : rnd() & 1;
+		else if (_i == 13)	/* 35 runs of 45 zeros: u's bound 46, the depth */
+			s[i] = i >= 5000 && i < 180000 && i % 5000 <= 46 ? i % 5000 == 0 || i % 5000 == 46
+			       : rnd() & 1;
+		else if (_i == 12)	/* 1 at 1/4, 30 copies of 33 bits */
+			s[i] = i % 5000 < 33 && i >= 5000 && i <= 150000 ? s[i % 5000 + 160000] : (rnd() & 3) == 0;
+		else if (_i >= 8)	/* Markov: 8, 10 P(stay) 0.85; 9, 11 0.8 */
+			s[i] = _i >= 10 && i >= 120000 && i < 120300 ? s[i - 70000]
+			       : !i ? rnd() & 1
+			       : s[i - 1] ^ (rnd() % 100 < (_i & 1 ? 20u : 15u));
 		else
 			s[i] = (i >= 50000 && i < 50100) || (_i == 5 && i > 150000 && i < 150400) ? 1 : rnd() & 1;
 	}
@@ -387,6 +402,12 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 	if (_i == 1)
 		ck_assert_uint_ge(l1.v, 199);
+	if (_i >= 8 && _i <= 11)	/* the bound's two ways, past the words' depth or not */
+		ck_assert(_i & 1 ? l1.u < 46 : l1.u > 46);
+	if (_i == 10 || _i == 11)
+		ck_assert_uint_ge(l1.v, 299);
+	if (_i == 13)	/* a run and the ones around it, 47 bits, 35 times */
+		ck_assert_uint_eq(l1.u, 48);
 	/* The words in slabs of a few buckets (8M bits take four): the
 	 * same outcome as in one, the same answer where the words do not
 	 * fall back (-EAGAIN: the same groups tie, whatever the slabs). */
@@ -402,6 +423,22 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 	ck_assert(whole == 0 || _i == 5);
 	if (_i == 7)
 		ck_assert_uint_eq(l2.v, 45);
+	/* The lower bound on u from the runs (small groups searched only for
+	 * pairs that reach it) leaves what the estimates take as it was with
+	 * every pair counted: Q[t] below u, S[t] from u to v. */
+	if (whole == 0) {
+		enum { L = 512 };
+		static uint32_t q0[L], q1[L];
+		static uint64_t s0[L], s1[L];
+
+		ck_assert_int_eq(est_tuple_lrs_bits_tallies(s, N, 0, 1, q0, s0, L, &t1, &l1), 0);
+		ck_assert_int_eq(est_tuple_lrs_bits_tallies(s, N, 0, 0, q1, s1, L, &t1, &l1), 0);
+		ck_assert_uint_lt(l1.v, L);
+		for (size_t t = 1; t < l1.u; t++)
+			ck_assert_uint_eq(q0[t], q1[t]);
+		for (size_t t = l1.u; t <= l1.v; t++)
+			ck_assert_uint_eq(s0[t], s1[t]);
+	}
 }
 END_TEST
 
@@ -699,7 +736,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_mcw_matches_reference, 0, 4);
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
-	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 8);
+	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 14);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
 	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 9);
 	tcase_add_test(tc, test_predictors_on_patterns);

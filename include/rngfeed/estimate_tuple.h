@@ -79,6 +79,13 @@ int est_tuple_lrs_bits(const uint8_t *s, size_t n,
  * (0: the default, about a quarter of n; tests take small ones). */
 int est_tuple_lrs_bits_slabs(const uint8_t *s, size_t n, size_t slab,
 			     struct est_result *tuple, struct est_result *lrs);
+/* The same (exact: every pair counted, without the lower bound on u the
+ * runs of equal bits give), and for t < len, Q[t] in q[t] and S[t] in
+ * sum[t] as the estimates took them: S[t] exact for u <= t <= v, Q[t] for
+ * t < u (where it is 35 or more); for tests. */
+int est_tuple_lrs_bits_tallies(const uint8_t *s, size_t n, size_t slab, int exact,
+			       uint32_t *q, uint64_t *sum, size_t len,
+			       struct est_result *tuple, struct est_result *lrs);
 /* t-tuple and LRS of n bits (a multiple of 8, n >= 128; else -EINVAL)
  * from the suffix array of their bytes (estimate_6_3_5_6_bits_merge.c):
  * for bits that repeat too much for the grouping; -EAGAIN where suffixes
