@@ -12,6 +12,7 @@
  *   - at length 16 the two caps count different pairs (from 2^15 contexts
  *     on), so each keeps its own counts there. */
 #include <errno.h>
+#include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -234,6 +235,70 @@ static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *al
 }
 #endif
 
+/* ---- contexts seen only before LZ78Y starts ----
+ * MultiMMC counts the contexts from position 1 on, LZ78Y from LZ_B, and a
+ * context LZ78Y meets enters its dictionary at once while it has room.  So
+ * a context MultiMMC has counted is in the dictionary, unless all of its
+ * occurrences came before LZ_B: those "pending" ones (at most 120) are
+ * listed, and by their last PEND_BITS bits a table says which lengths may
+ * have one ending so. */
+#define PEND_BITS 10
+#define PEND_MAX (LZ_B * (LZ_B - 1) / 2)
+struct lz_pending {
+	uint16_t may[1u << PEND_BITS];	/* bit j - 1: a pending context of j bits */
+	uint16_t ctx[PEND_MAX];		/* the pending contexts */
+	uint8_t len[PEND_MAX];		/* and their lengths */
+	unsigned n;
+};
+
+static void pending_table(struct lz_pending *pd)
+{
+	memset(pd->may, 0, sizeof(pd->may));
+	for (unsigned k = 0; k < pd->n; k++) {
+		const unsigned j = pd->len[k], step = j < PEND_BITS ? 1u << j : 1u << PEND_BITS;
+
+		for (unsigned x = pd->ctx[k] & ((1u << PEND_BITS) - 1); x < (1u << PEND_BITS); x += step)
+			pd->may[x] |= (uint16_t)(1u << (j - 1));
+	}
+}
+
+/* The contexts MultiMMC counts before LZ_B (of j <= i bits at position i,
+ * 1 <= i < LZ_B; n > LZ_B), each once. */
+static void pending_init(struct lz_pending *pd, const uint8_t *s)
+{
+	pd->n = 0;
+	for (unsigned i = 1; i < LZ_B; i++) {
+		uint32_t ctx = 0;
+
+		for (unsigned j = 1; j <= i; j++) {
+			unsigned k = 0;
+
+			ctx |= (uint32_t)s[i - j] << (j - 1);	/* bit j - 1: j back */
+			while (k < pd->n && (pd->len[k] != j || pd->ctx[k] != ctx))
+				k++;
+			if (k == pd->n) {
+				pd->ctx[pd->n] = (uint16_t)ctx;
+				pd->len[pd->n++] = (uint8_t)j;
+			}
+		}
+	}
+	pending_table(pd);
+}
+
+/* The pending context of j bits ending the history hist has entered. */
+static void pending_gone(struct lz_pending *pd, uint32_t hist, unsigned j)
+{
+	const uint32_t ctx = hist & ((1u << j) - 1);
+
+	for (unsigned k = 0; k < pd->n; k++)
+		if (pd->len[k] == j && pd->ctx[k] == ctx) {
+			pd->len[k] = pd->len[--pd->n];
+			pd->ctx[k] = pd->ctx[pd->n];
+			pending_table(pd);
+			return;
+		}
+}
+
 /* Where LZ78Y's dictionary filled (the context then, and the shortest
  * length it added); fill_j = CTX_MAX + 1 while it has room. */
 struct lz_fill { uint32_t hist; unsigned j; };
@@ -241,10 +306,14 @@ struct lz_fill { uint32_t hist; unsigned j; };
 /* One step of both, once every length has a context: MultiMMC's as in
  * mmc_first_step(); LZ78Y's prediction (-1: none) in *lz, then its counts
  * of y after the contexts in its dictionary and new ones while it has
- * room. */
+ * room.  room: 0, the dictionary is full; 1, it has room; 2, it has room
+ * for every context of this step (with SSE2 the step then counts lengths
+ * 1..15 as it reads them, and looks up only the contexts that may be
+ * pending, pd). */
 static inline __attribute__((always_inline)) uint32_t
 both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
-	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz, const int room)
+	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz, const int room,
+	  struct lz_pending *pd)
 {
 	const uint64_t one = BIN_ONE(y);
 	struct bent *const p16 = bin_at(all, hist, CTX_MAX);
@@ -253,7 +322,7 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 #ifdef __SSE2__
 	/* before any length's count changes (early: lengths 1..15's are
 	 * counted as they are read) */
-	const int early = !room;	/* MultiMMC's view is read */
+	const int early = room != 1;	/* MultiMMC's view is read */
 	const uint32_t q = mmc_bits16(all, hist, early, one);
 
 	known = ~q & 0xffffu;
@@ -289,6 +358,33 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 		if (++*dict_size == LZ_MAX_DICT)
 			*fill = (struct lz_fill){ hist, CTX_MAX };
 	}
+#ifdef __SSE2__
+	if (room == 2) {
+		/* Lengths 1..15: a context MultiMMC has not seen enters, one it
+		 * has is looked up only where it may be pending.  (On
+		 * repetitive bits the dictionary never fills: 8M bits of real
+		 * clock deltas kept 21,720 contexts, and looking up every
+		 * length at every step cost a quarter of the pass.) */
+		uint32_t check = known & pd->may[hist & ((1u << PEND_BITS) - 1)] & 0x7fffu;
+		uint32_t fresh = ~known & 0x7fffu;
+
+		for (; check; check &= check - 1) {
+			const unsigned j = (unsigned)__builtin_ctz(check) + 1;
+			struct bent *const p = bin_at(all, hist, j);
+
+			if (!BB(p)) {
+				BB(p) = BC(p) - one + BIN_BOTH;	/* counted already */
+				++*dict_size;
+				pending_gone(pd, hist, j);
+			}
+		}
+		*dict_size += (uint32_t)__builtin_popcount(fresh);
+		for (; fresh; fresh &= fresh - 1)
+			BB(bin_at(all, hist, (unsigned)__builtin_ctz(fresh) + 1)) = BIN_BOTH;
+	}
+#else
+	(void)pd;
+#endif
 	if (!early)
 	UNROLL_CTX
 	for (unsigned j = CTX_MAX - 1; j >= 1; j--) {
@@ -499,6 +595,20 @@ static void board_end(struct board_run *r, struct board *b)
 }
 #endif
 
+/* The context of position i (the history one step on from hist), and the
+ * one PF_AHEAD steps on fetched (*ahead, kept as hist is: one shift a
+ * step). */
+static inline __attribute__((always_inline)) uint32_t
+next_context(struct bent *all, const uint8_t *s, size_t n, size_t i, uint32_t hist,
+	     uint32_t *ahead)
+{
+	if (i + PF_AHEAD < n) {
+		*ahead = (*ahead << 1) | s[i + PF_AHEAD - 1];
+		bin_prefetch(all, *ahead & 0xffffu);
+	}
+	return ((hist << 1) | s[i - 1]) & 0xffffu;
+}
+
 /* MultiMMC and LZ78Y over the bits, with MultiMMC's scoreboard kept in
  * runs of BOARD_RUN steps.  LZ78Y (from position LZ_B, predicting from
  * LZ_B + 1) has no scoreboard: its outcomes are kept as bits and tallied
@@ -512,6 +622,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	struct board board = { .high = 0 };
 	struct board_run run;
 	struct tally tz = { 0, 0, 0 };
+	struct lz_pending pd;
 	uint32_t hist = 0, ahead = 0;
 
 	if (!all)
@@ -525,6 +636,8 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		BC(bin_at(all, hist, (unsigned)i)) = BIN_ONE(s[i]);
 	}
 	hist = s[0];
+	if (n > LZ_B)
+		pending_init(&pd, s);
 	/* the context PF_AHEAD steps on, kept as hist is: one shift a step */
 	for (size_t k = 0; k <= PF_AHEAD && k < n; k++)
 		ahead = (ahead << 1) | s[k];
@@ -536,32 +649,48 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		uint64_t lzm = 0;
 
 		board_begin(&run, &board);
-		for (unsigned st = 0; st < len; st++) {
-			const size_t i = i0 + st;
-			uint32_t okmask, fmask;
-
-			hist = ((hist << 1) | s[i - 1]) & 0xffffu;
-			if (i + PF_AHEAD < n) {
-				ahead = (ahead << 1) | s[i + PF_AHEAD - 1];
-				bin_prefetch(all, ahead & 0xffffu);
-			}
-			if (i >= LZ_B) {
+		if (dict_size == LZ_MAX_DICT) {
+			/* the loop of most steps, with the full dictionary's
+			 * step alone (the three copies in one loop made it 5 to
+			 * 10 % slower) */
+			for (unsigned st = 0; st < len; st++) {
+				const size_t i = i0 + st;
+				uint32_t okmask, fmask;
 				int pred;
 
-				/* room: a constant in each copy, so that once the
-				 * dictionary is full the step has no test per
-				 * length for it */
-				if (dict_size < LZ_MAX_DICT)
-					okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-							   &fill, &fmask, &pred, 1);
-				else
-					okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-							   &fill, &fmask, &pred, 0);
+				hist = next_context(all, s, n, i, hist, &ahead);
+				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
+						   &fmask, &pred, 0, &pd);
 				lzm |= (uint64_t)(pred == (int)s[i]) << st;
-			} else {
-				okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
+				board_step(&run, &board, okmask, fmask);
 			}
-			board_step(&run, &board, okmask, fmask);
+		} else {
+			for (unsigned st = 0; st < len; st++) {
+				const size_t i = i0 + st;
+				uint32_t okmask, fmask;
+
+				hist = next_context(all, s, n, i, hist, &ahead);
+				if (i >= LZ_B) {
+					int pred;
+
+					/* room: a constant in each copy, so that once
+					 * the dictionary is full the step has no test
+					 * per length for it */
+					if (dict_size + CTX_MAX < LZ_MAX_DICT)
+						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
+								   &fill, &fmask, &pred, 2, &pd);
+					else if (dict_size < LZ_MAX_DICT)
+						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
+								   &fill, &fmask, &pred, 1, &pd);
+					else
+						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
+								   &fill, &fmask, &pred, 0, &pd);
+					lzm |= (uint64_t)(pred == (int)s[i]) << st;
+				} else {
+					okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
+				}
+				board_step(&run, &board, okmask, fmask);
+			}
 		}
 		board_end(&run, &board);
 		if (skip < len)

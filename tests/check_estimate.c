@@ -625,6 +625,16 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 		ASSERT_BINARY_AGREES(est_multi_mmc, l, M);
 		ASSERT_BINARY_AGREES(est_lz78y, l, M);
 	}
+	/* A dictionary that never fills (a period of 37 bits), where the
+	 * contexts of the first 16 bits, which MultiMMC counted before LZ78Y
+	 * started, come back only at 20,000 and 27,000: the binary pass looks
+	 * up only such "pending" contexts among those MultiMMC knows. */
+	for (int i = 0; i < N; i++)
+		s[i] = i < 16 ? (uint8_t)(rnd() & 1) :
+		       (i >= 20000 && i < 20040) || (i >= 27000 && i < 27020) ? s[i % 1000] :
+		       i < 53 ? (uint8_t)(rnd() & 1) : s[i - 37];
+	ASSERT_BINARY_AGREES(est_multi_mmc, s, N);
+	ASSERT_BINARY_AGREES(est_lz78y, s, N);
 	/* MultiMCW's binary form (64 steps at a time) against its general
 	 * one, over whole and partial blocks, on a noisy period of 6 (the
 	 * windows' scores tie now and then, and >= must hand over). */
