@@ -319,14 +319,10 @@ int assess_run(int in_fd, const char *name, unsigned bits, int restart_fd,
 		goto out;
 	}
 	{
-		/* The count of distinct symbols, for the "Loaded" line. */
-		uint8_t seen[256] = { 0 };
-		unsigned k = 0;
+		/* The count of distinct symbols, for the "Loaded" line (the
+		 * samples fit in `bits`: checked above). */
+		const unsigned k = est_alphabet(buf, n, bits);
 
-		for (size_t i = 0; i < n; i++)
-			seen[buf[i]] = 1;
-		for (int v = 0; v < 256; v++)
-			k += seen[v];
 		fprintf(out, "Loaded %zu samples of %u distinct %u-bit-wide symbols\n",
 			n, k, bits);
 		if (k < 2) {
