@@ -241,7 +241,7 @@ static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *al
  * a context MultiMMC has counted is in the dictionary, unless all of its
  * occurrences came before LZ_B: those "pending" ones (at most 120) are
  * listed, and by their last PEND_BITS bits a table says which lengths may
- * have one ending so. */
+ * have one ending so (with SSE2: see both_step()). */
 #define PEND_BITS 10
 #define PEND_MAX (LZ_B * (LZ_B - 1) / 2)
 struct lz_pending {
@@ -251,6 +251,7 @@ struct lz_pending {
 	unsigned n;
 };
 
+#ifdef __SSE2__
 static void pending_table(struct lz_pending *pd)
 {
 	memset(pd->may, 0, sizeof(pd->may));
@@ -298,6 +299,7 @@ static void pending_gone(struct lz_pending *pd, uint32_t hist, unsigned j)
 			return;
 		}
 }
+#endif
 
 /* Where LZ78Y's dictionary filled (the context then, and the shortest
  * length it added); fill_j = CTX_MAX + 1 while it has room. */
@@ -636,8 +638,10 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		BC(bin_at(all, hist, (unsigned)i)) = BIN_ONE(s[i]);
 	}
 	hist = s[0];
+#ifdef __SSE2__
 	if (n > LZ_B)
 		pending_init(&pd, s);
+#endif
 	/* the context PF_AHEAD steps on, kept as hist is: one shift a step */
 	for (size_t k = 0; k <= PF_AHEAD && k < n; k++)
 		ahead = (ahead << 1) | s[k];
