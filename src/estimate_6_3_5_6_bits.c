@@ -354,6 +354,7 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
 	for (size_t i = 0; i < m; i++) {
 		const unsigned h = (unsigned)(x[i] >> sh) & 63;
 
+		// cppcheck-suppress legacyUninitvar ; next[j - 1] was set when j - 1 entered the chain
 		for (unsigned j = head[h]; j; j = next[j - 1]) {
 			const size_t a = j - 1;
 			const uint64_t d = x[a] ^ x[i];

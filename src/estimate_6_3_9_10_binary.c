@@ -242,6 +242,8 @@ static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *al
  * occurrences came before LZ_B: those "pending" ones (at most 120) are
  * listed, and by their last PEND_BITS bits a table says which lengths may
  * have one ending so (with SSE2: see both_step()). */
+struct lz_pending;
+#ifdef __SSE2__
 #define PEND_BITS 10
 #define PEND_MAX (LZ_B * (LZ_B - 1) / 2)
 struct lz_pending {
@@ -251,7 +253,6 @@ struct lz_pending {
 	unsigned n;
 };
 
-#ifdef __SSE2__
 static void pending_table(struct lz_pending *pd)
 {
 	memset(pd->may, 0, sizeof(pd->may));
@@ -624,7 +625,11 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	struct board board = { .high = 0 };
 	struct board_run run;
 	struct tally tz = { 0, 0, 0 };
-	struct lz_pending pd;
+#ifdef __SSE2__
+	struct lz_pending pending, *const pd = &pending;
+#else
+	struct lz_pending *const pd = NULL;
+#endif
 	uint32_t hist = 0, ahead = 0;
 
 	if (!all)
@@ -640,7 +645,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	hist = s[0];
 #ifdef __SSE2__
 	if (n > LZ_B)
-		pending_init(&pd, s);
+		pending_init(pd, s);
 #endif
 	/* the context PF_AHEAD steps on, kept as hist is: one shift a step */
 	for (size_t k = 0; k <= PF_AHEAD && k < n; k++)
@@ -664,7 +669,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 
 				hist = next_context(all, s, n, i, hist, &ahead);
 				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred, 0, &pd);
+						   &fmask, &pred, 0, pd);
 				lzm |= (uint64_t)(pred == (int)s[i]) << st;
 				board_step(&run, &board, okmask, fmask);
 			}
@@ -682,13 +687,13 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 					 * per length for it */
 					if (dict_size + CTX_MAX < LZ_MAX_DICT)
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 2, &pd);
+								   &fill, &fmask, &pred, 2, pd);
 					else if (dict_size < LZ_MAX_DICT)
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 1, &pd);
+								   &fill, &fmask, &pred, 1, pd);
 					else
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 0, &pd);
+								   &fill, &fmask, &pred, 0, pd);
 					lzm |= (uint64_t)(pred == (int)s[i]) << st;
 				} else {
 					okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
