@@ -53,13 +53,37 @@ struct merge {
 	size_t n, m;
 	int64_t budget;		/* windows left to read */
 	uint32_t *cls[CLASSES];	/* class c in order: byte indices i (bit 8i + c) */
-	int32_t *lcp[CLASSES];	/* class c's entries r - 1 and r: bits in common */
+	/* Class c's entries r - 1 and r: bits in common.  Class 0's are the
+	 * bytes' own (lcp0); classes 1..7 share at most 7 bits more than two
+	 * of those, so where lcp0 stays below 2^16 - 8 (any but long
+	 * repeats) they keep theirs in 16 bits (lcp16; else lcp32): 14 of 64
+	 * MiB less on 10^6 bytes, where fresh memory is most of the system
+	 * time (see estimate_assess.c). */
+	int32_t *lcp0;
+	uint16_t *lcp16[CLASSES];
+	int32_t *lcp32[CLASSES];
 	size_t at[CLASSES];	/* the next of each class */
 	/* The first 64 bits of each class's next suffix (past its end: 0s,
 	 * which keep a suffix before any it is a prefix of), all 1s for a
 	 * class used up: most comparisons end on them. */
 	uint64_t hw[CLASSES];
 };
+
+/* Class c's entry `at` shares lcp bits with the one before it. */
+static inline void set_class_lcp(struct merge *g, unsigned c, size_t at, int32_t lcp)
+{
+	if (g->lcp16[c])
+		g->lcp16[c][at] = (uint16_t)lcp;
+	else
+		g->lcp32[c][at] = lcp;
+}
+
+static inline int32_t class_lcp(const struct merge *g, unsigned c, size_t at)
+{
+	if (c == 0)
+		return g->lcp0[at];
+	return g->lcp16[c] ? g->lcp16[c][at] : g->lcp32[c][at];
+}
 
 /* Bits the suffixes at p != q have in common, and which comes first, to
  * any depth (estimate_6_3_5_6_ties.h; the windows read counted in the
@@ -171,7 +195,8 @@ static void order_classes(struct merge *g, const int32_t *sa, const int32_t *lcp
 
 			next[c][key] = sum;
 			if (cnt && before >= 0)
-				g->lcp[c][sum] = __builtin_clz(key ^ (unsigned)before) - (int)(24 + c);
+				set_class_lcp(g, c, sum,
+					      __builtin_clz(key ^ (unsigned)before) - (int)(24 + c));
 			if (cnt)
 				before = (int)key;
 			sum += cnt;
@@ -209,7 +234,7 @@ static void order_classes(struct merge *g, const int32_t *sa, const int32_t *lcp
 			 * empty suffix) */
 			while (pos > 0 && stack_rank[pos - 1] > since)
 				pos--;
-			g->lcp[c][at] = (int32_t)(8 - c) + (since < 0 ? 0 : stack_lcp[pos]);
+			set_class_lcp(g, c, at, (int32_t)(8 - c) + (since < 0 ? 0 : stack_lcp[pos]));
 		}
 	}
 }
@@ -295,7 +320,7 @@ static int merge_and_tally(struct merge *g, struct tallies *ts, struct frame *st
 
 			if (r > 0)
 				interval_step(ts, st, &top, r,
-					      cur == last_class ? g->lcp[cur][g->at[cur]]
+					      cur == last_class ? class_lcp(g, cur, g->at[cur])
 								: (int32_t)common_bits(g, prev, p));
 			prev = p;
 			last_class = cur;
@@ -335,6 +360,27 @@ static int byte_estimates(const int32_t *lcp0, size_t m, int32_t *lcp,
 	return v ? tuple_from_lcp(lcp, m, v, tuple, lrs) : -ENODATA;
 }
 
+/* Classes 1..7's LCP arrays, 16 bits an entry where lcp0 allows. */
+static int class_lcps(struct merge *g, void **lcps, size_t *bytes)
+{
+	const size_t m = g->m;
+	int32_t most = 0;
+
+	for (size_t r = 0; r < m; r++)
+		most = g->lcp0[r] > most ? g->lcp0[r] : most;
+	*bytes = (CLASSES - 1) * m * (most < UINT16_MAX - 8 ? sizeof(uint16_t) : sizeof(int32_t));
+	*lcps = est_zalloc(*bytes);
+	if (!*lcps)
+		return -ENOMEM;
+	for (unsigned c = 1; c < CLASSES; c++) {
+		if (most < UINT16_MAX - 8)
+			g->lcp16[c] = (uint16_t *)*lcps + (c - 1) * m;
+		else
+			g->lcp32[c] = (int32_t *)*lcps + (c - 1) * m;
+	}
+	return 0;
+}
+
 /* The work on input est_tuple_lrs_bits_merge() took: its memory, then
  * the estimate. */
 static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
@@ -352,32 +398,41 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 	uint64_t *w = est_zalloc(words * sizeof(*w));
 	uint8_t *b = malloc(m);
 	uint32_t *cls = est_zalloc(n * sizeof(*cls));
-	int32_t *lcp = est_zalloc(n * sizeof(*lcp));
-	/* order_classes()'s two arrays of m entries */
-	int32_t *work = est_zalloc(2 * m * sizeof(*work));
+	int32_t *lcp0 = est_zalloc(m * sizeof(*lcp0));
+	void *lcps = NULL;	/* classes 1..7's (lcp16 or lcp32) */
+	size_t lcps_bytes = 0;
+	/* order_classes()'s stack, m entries at most but as deep as the
+	 * LCPs rise (a few hundred on clock deltas): mappings touched only
+	 * that deep, not 8 MiB of fresh pages on 10^6 samples */
+	int32_t *stack_rank = est_zreserve(m * sizeof(*stack_rank));
+	int32_t *stack_lcp = est_zreserve(m * sizeof(*stack_lcp));
 	int rc = -ENOMEM;
 
-	if (ts.maxc && ts.dsum && st && w && b && cls && lcp && work) {
+	if (ts.maxc && ts.dsum && st && w && b && cls && lcp0 && stack_rank && stack_lcp) {
 		est_pack_bits(s, n, w);
 		for (size_t i = 0; i < m; i++)
 			b[i] = (uint8_t)(w[i / 8] >> (56 - 8 * (i % 8)));
 		g.w = w;
 		g.b = b;
-		for (unsigned c = 0; c < CLASSES; c++) {
+		g.lcp0 = lcp0;
+		for (unsigned c = 0; c < CLASSES; c++)
 			g.cls[c] = cls + c * m;
-			g.lcp[c] = lcp + c * m;
-		}
 		rc = divsufsort(b, (int32_t *)g.cls[0], (saidx_t)m) ? -EINVAL : 0;
 	}
 	if (rc == 0) {
 		const int32_t *sa = (const int32_t *)g.cls[0];
 
-		/* class 7's LCPs, made last, hold the bytes' rank first, then
-		 * their LCPs in samples */
-		byte_lcp(b, m, sa, g.lcp[7], g.lcp[0]);
+		/* class 1's entries, made later, hold the bytes' rank first,
+		 * then their LCPs in samples */
+		byte_lcp(b, m, sa, (int32_t *)g.cls[1], g.lcp0);
 		if (btuple && blrs && byte_rc)
-			*byte_rc = byte_estimates(g.lcp[0], m, g.lcp[7], btuple, blrs);
-		order_classes(&g, sa, g.lcp[0], work, work + m);
+			*byte_rc = byte_estimates(g.lcp0, m, (int32_t *)g.cls[1], btuple, blrs);
+		rc = class_lcps(&g, &lcps, &lcps_bytes);
+	}
+	if (rc == 0) {
+		const int32_t *sa = (const int32_t *)g.cls[0];
+
+		order_classes(&g, sa, g.lcp0, stack_rank, stack_lcp);
 		rc = merge_and_tally(&g, &ts, st);
 	}
 	if (rc == 0 && ts.v == 0)
@@ -389,8 +444,10 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 	est_zfree(st, (n + 1) * sizeof(*st));
 	est_zfree(w, words * sizeof(*w));
 	est_zfree(cls, n * sizeof(*cls));
-	est_zfree(lcp, n * sizeof(*lcp));
-	est_zfree(work, 2 * m * sizeof(*work));
+	est_zfree(lcp0, m * sizeof(*lcp0));
+	est_zfree(lcps, lcps_bytes);
+	est_zfree(stack_rank, m * sizeof(*stack_rank));
+	est_zfree(stack_lcp, m * sizeof(*stack_lcp));
 	free(b);
 	return rc;
 }

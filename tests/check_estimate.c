@@ -470,8 +470,10 @@ END_TEST
  * 0xff only (classes tie on long runs of equal bits), on data whose end
  * repeats an earlier part (a suffix that is a prefix of another), on a
  * repeat of 13,000 bytes (LCPs past 16 bits), on the shortest input (128
- * bits), on 17 bytes, and on a 1,000-byte block over and over (neighbours
- * share up to 24,000 bytes, all within a class).  Where suffixes of different classes share that much (160,000
+ * bits), on 17 bytes, on a 1,000-byte block over and over (neighbours
+ * share up to 24,000 bytes, all within a class), and on a repeat of
+ * 65,534 bits, whose classes' LCPs reach 65,541 (16-bit class LCPs only
+ * below: the merge's own check).  Where suffixes of different classes share that much (160,000
  * zero bits), comparing them costs too much: -EAGAIN, not a slow answer,
  * and est_tuple_lrs() then gives the suffix array's.  The bytes' own
  * t-tuple and LRS, as ranks, made beside the bits' from the suffix array
@@ -520,6 +522,16 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 		case 7:	/* a block of 1,000 bytes, repeated */
 			b[i] = i < 1000 ? (uint8_t)rnd() : b[i - 1000];
 			break;
+		case 9:	/* bytes 12,001.. repeat 1.. for 65,534 bits, after
+			 * a byte that differs from byte 0 in its top bit */
+			b[i] = (uint8_t)rnd();
+			if (i == 12000)
+				b[i] = b[0] ^ 0x80;
+			else if (i > 12000 && i <= 12000 + 8191)
+				b[i] = b[i - 12000];
+			else if (i == 12000 + 8192)
+				b[i] = b[8192] ^ 0x02;
+			break;
 		default:	/* 20,000 zero bytes, then random ones */
 			b[i] = i < 20000 ? 0 : (uint8_t)rnd();
 			break;
@@ -539,6 +551,8 @@ START_TEST(test_tuple_bits_merge_matches_suffix_array)
 	ck_assert_int_eq(memcmp(&l1, &l2, sizeof(l1)), 0);
 	if (_i == 4)
 		ck_assert_uint_ge(l1.v, 8 * 13000);
+	if (_i == 9)
+		ck_assert_uint_eq(l1.v, 65534 + 7);
 
 	k = est_translate(b, m, 8, ranks);
 	rc = est_tuple_lrs(ranks, m, k, &t2, &l2);
@@ -748,7 +762,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 14);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
-	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 9);
+	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 10);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);
