@@ -20,7 +20,8 @@ double est_bisect(double (*f)(double, const void *), const void *arg,
 /* Zeroed work memory for the big tables (megabytes, looked up at random):
  * an anonymous mapping the kernel may back with 2-MiB pages (madvise), so
  * the tables cost a few page faults and TLB entries instead of one per
- * 4 KiB.  NULL when out of memory; est_zfree(NULL, ...) does nothing. */
+ * 4 KiB (a last part of less than 1 MiB past the whole 2-MiB units: 4-KiB
+ * pages).  NULL when out of memory; est_zfree(NULL, ...) does nothing. */
 void *est_zalloc(size_t bytes);
 /* Zeroed memory reserved as long as it might need to be, of which little
  * is used (tallies as deep as the longest repeat): 4-KiB pages, each paid
