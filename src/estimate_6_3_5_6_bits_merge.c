@@ -428,12 +428,10 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 		if (btuple && blrs && byte_rc)
 			*byte_rc = byte_estimates(g.lcp0, m, (int32_t *)g.cls[1], btuple, blrs);
 		rc = class_lcps(&g, &lcps, &lcps_bytes);
-	}
-	if (rc == 0) {
-		const int32_t *sa = (const int32_t *)g.cls[0];
-
-		order_classes(&g, sa, g.lcp0, stack_rank, stack_lcp);
-		rc = merge_and_tally(&g, &ts, st);
+		if (rc == 0) {
+			order_classes(&g, sa, g.lcp0, stack_rank, stack_lcp);
+			rc = merge_and_tally(&g, &ts, st);
+		}
 	}
 	if (rc == 0 && ts.v == 0)
 		rc = -ENODATA;

@@ -32,7 +32,7 @@ static size_t huge_len(size_t bytes)
  * on a virtual machine have the host back) up to a whole unit more than
  * is used.  The binary MultiMMC/LZ78Y table is 2 MiB and 2 KiB: its last
  * 2 KiB took a fresh 2-MiB page in every assessment, about 3 ms on a
- * virtual machine (est_zreserve()). */
+ * virtual machine (see est_zreserve() in estimate_common.h). */
 static void huge_advice(uint8_t *at, size_t bytes)
 {
 	const size_t whole = bytes & ~(EST_HUGE - 1), rest = bytes - whole;

@@ -473,13 +473,13 @@ END_TEST
  * bits), on 17 bytes, on a 1,000-byte block over and over (neighbours
  * share up to 24,000 bytes, all within a class), and on a repeat of
  * 65,534 bits, whose classes' LCPs reach 65,541 (16-bit class LCPs only
- * below: the merge's own check).  Where suffixes of different classes share that much (160,000
- * zero bits), comparing them costs too much: -EAGAIN, not a slow answer,
- * and est_tuple_lrs() then gives the suffix array's.  The bytes' own
- * t-tuple and LRS, as ranks, made beside the bits' from the suffix array
- * they are merged from (est_tuple_lrs_with_bits(), what --assess does with
- * 8-bit samples), are est_tuple_lrs()'s of those ranks, and the bits' the
- * same as above. */
+ * below: the merge's own check).  Where suffixes of different classes
+ * share that much (160,000 zero bits), comparing them costs too much:
+ * -EAGAIN, not a slow answer, and est_tuple_lrs() then gives the suffix
+ * array's.  The bytes' own t-tuple and LRS, as ranks, made beside the
+ * bits' from the suffix array they are merged from
+ * (est_tuple_lrs_with_bits(), what --assess does with 8-bit samples), are
+ * est_tuple_lrs()'s of those ranks, and the bits' the same as above. */
 START_TEST(test_tuple_bits_merge_matches_suffix_array)
 {
 	enum { BYTES = 25000 };
