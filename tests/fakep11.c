@@ -8,6 +8,10 @@
  *            session call answers CKR_DEVICE_REMOVED
  *   hang     C_GenerateRandom never returns
  *   stuck    C_GenerateRandom returns 0x5a bytes
+ *   remove_after  holds a number N: once N calls of C_GenerateRandom
+ *            have returned bytes, the next one removes the token itself
+ *            (makes "removed", deletes this file): a removal mid-read
+ *            that no test's timing can miss
  * and logs each call it takes ("C_Initialize", "C_GenerateRandom N", ...)
  * to $FAKEP11_DIR/log, with " main-thread" after a call made in the
  * process's main thread.  Otherwise its bytes are the kernel's
@@ -37,6 +41,32 @@ static int flag(const char *name)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return access(path, F_OK) == 0;
+}
+
+/* remove_after: the token goes once `served` calls have returned bytes. */
+static void remove_when_due(unsigned long served)
+{
+	const char *dir = getenv("FAKEP11_DIR");
+	char path[512], gone[512];
+	unsigned long n;
+	FILE *f;
+	int due;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/remove_after", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	due = fscanf(f, "%lu", &n) == 1 && served >= n;
+	fclose(f);
+	if (!due)
+		return;
+	snprintf(gone, sizeof(gone), "%s/removed", dir);
+	f = fopen(gone, "we");
+	if (f)
+		fclose(f);
+	unlink(path);
 }
 
 static void note(const char *fmt, unsigned long arg)
@@ -178,9 +208,11 @@ static CK_RV fake_login(CK_SESSION_HANDLE session, CK_USER_TYPE user,
 static CK_RV fake_generate_random(CK_SESSION_HANDLE session, CK_BYTE_PTR out,
 				  CK_ULONG len)
 {
+	static unsigned long served;	/* calls that returned bytes */
 	CK_ULONG done = 0;
 
 	note("C_GenerateRandom %lu", len);
+	remove_when_due(served);
 	if (flag("removed")) {
 		session_open = 0;
 		return CKR_DEVICE_REMOVED;
@@ -203,6 +235,7 @@ static CK_RV fake_generate_random(CK_SESSION_HANDLE session, CK_BYTE_PTR out,
 			return CKR_DEVICE_ERROR;
 		done += (CK_ULONG)n;
 	}
+	served++;
 	return CKR_OK;
 }
 

@@ -312,21 +312,20 @@ p11_case() {
 # no token in the slot list), and put back once the daemon has said so
 # and looked again; the blocks read before are in $dir/p1.  Runs 5 s
 # longer, as dev_vanish.
+# The module removes the token itself after 2 blocks' reads: a removal made
+# from here after the reads were seen in its log came, on a loaded machine,
+# after the first 26 blocks and was put back before the reader, waiting for
+# the first full assessment, read again (make check beside two busy loops).
 p11_removed_case() {
-	local dir=$tmp/$1 i
+	local dir=$tmp/$1
 	mkdir "$dir/p11"
 	export FAKEP11_DIR=$dir/p11
+	echo 2 >"$dir/p11/remove_after"
+	echo 2 >"$dir/p1"
 	daemon "$dir" "$RNGFEED" pkcs11 -O "pkcs11:module=$FAKEP11" -O pkcs11:token=fake
-	for i in $(seq 200); do
-		[ "$(grep -c '^C_GenerateRandom' "$dir/p11/log" 2>/dev/null)" -ge 2 ] && break
-		sleep 0.05
-	done
-	: >"$dir/p11/removed"
-	grep -c '^C_GenerateRandom' "$dir/p11/log" >"$dir/p1"
-	wait_log "$dir" "pkcs11: read failed: no token labelled" 8
+	wait_log "$dir" "pkcs11: read failed: no token labelled" 20
 	rm -f "$dir/p11/removed"
 	finish "$dir" "$(awk -v r="$RUN_S" 'BEGIN { print r + 5 }')"
-	: "$i"
 }
 
 # ---- the catalogue -------------------------------------------------------------
