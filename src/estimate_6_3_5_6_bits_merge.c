@@ -134,11 +134,12 @@ static inline int class_less(struct merge *g, unsigned a, unsigned b)
  * (lcp[r]: bits in common of the suffixes at bytes sa[r - 1] and sa[r];
  * lcp[0] = 0): Kasai et al.'s pass in text order, each byte LCP at most one
  * less than the one before, and the first bytes that differ give the bits
- * past it.  rank: m entries of work. */
-static void byte_lcp(const uint8_t *b, size_t m, const int32_t *sa, int32_t *rank,
-		     int32_t *lcp)
+ * past it.  rank: m entries of work.  Returns the largest. */
+static int32_t byte_lcp(const uint8_t *b, size_t m, const int32_t *sa, int32_t *rank,
+			int32_t *lcp)
 {
 	size_t h = 0;
+	int32_t most = 0;
 
 	for (size_t r = 0; r < m; r++)
 		rank[sa[r]] = (int32_t)r;
@@ -157,9 +158,11 @@ static void byte_lcp(const uint8_t *b, size_t m, const int32_t *sa, int32_t *ran
 		lcp[r] = (int32_t)(8 * h);
 		if (i + h < m && j + h < m)
 			lcp[r] += __builtin_clz((unsigned)(b[i + h] ^ b[j + h])) - 24;
+		most = lcp[r] > most ? lcp[r] : most;
 		if (h > 0)
 			h--;
 	}
+	return most;
 }
 
 /* Classes 1..7 in order from the bytes' suffix array sa (class 0 is sa,
@@ -360,20 +363,19 @@ static int byte_estimates(const int32_t *lcp0, size_t m, int32_t *lcp,
 	return v ? tuple_from_lcp(lcp, m, v, tuple, lrs) : -ENODATA;
 }
 
-/* Classes 1..7's LCP arrays, 16 bits an entry where lcp0 allows. */
-static int class_lcps(struct merge *g, void **lcps, size_t *bytes)
+/* Classes 1..7's LCP arrays, 16 bits an entry where lcp0's largest,
+ * most, allows. */
+static int class_lcps(struct merge *g, int32_t most, void **lcps, size_t *bytes)
 {
 	const size_t m = g->m;
-	int32_t most = 0;
+	const int narrow = most < UINT16_MAX - 8;
 
-	for (size_t r = 0; r < m; r++)
-		most = g->lcp0[r] > most ? g->lcp0[r] : most;
-	*bytes = (CLASSES - 1) * m * (most < UINT16_MAX - 8 ? sizeof(uint16_t) : sizeof(int32_t));
+	*bytes = (CLASSES - 1) * m * (narrow ? sizeof(uint16_t) : sizeof(int32_t));
 	*lcps = est_zalloc(*bytes);
 	if (!*lcps)
 		return -ENOMEM;
 	for (unsigned c = 1; c < CLASSES; c++) {
-		if (most < UINT16_MAX - 8)
+		if (narrow)
 			g->lcp16[c] = (uint16_t *)*lcps + (c - 1) * m;
 		else
 			g->lcp32[c] = (int32_t *)*lcps + (c - 1) * m;
@@ -424,10 +426,11 @@ static int merge_bits(const uint8_t *s, size_t n, struct est_result *tuple,
 
 		/* class 1's entries, made later, hold the bytes' rank first,
 		 * then their LCPs in samples */
-		byte_lcp(b, m, sa, (int32_t *)g.cls[1], g.lcp0);
+		const int32_t most = byte_lcp(b, m, sa, (int32_t *)g.cls[1], g.lcp0);
+
 		if (btuple && blrs && byte_rc)
 			*byte_rc = byte_estimates(g.lcp0, m, (int32_t *)g.cls[1], btuple, blrs);
-		rc = class_lcps(&g, &lcps, &lcps_bytes);
+		rc = class_lcps(&g, most, &lcps, &lcps_bytes);
 		if (rc == 0) {
 			order_classes(&g, sa, g.lcp0, stack_rank, stack_lcp);
 			rc = merge_and_tally(&g, &ts, st);
