@@ -32,53 +32,56 @@
 static int initialized;
 static int session_open;
 
-static int flag(const char *name)
+/* $FAKEP11_DIR/name in path (-1: no directory set). */
+static int fake_path(char *path, size_t size, const char *name)
 {
 	const char *dir = getenv("FAKEP11_DIR");
-	char path[512];
 
 	if (!dir)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return access(path, F_OK) == 0;
+		return -1;
+	snprintf(path, size, "%s/%s", dir, name);
+	return 0;
+}
+
+static FILE *fake_open(const char *name, const char *mode)
+{
+	char path[512];
+
+	return fake_path(path, sizeof(path), name) ? NULL : fopen(path, mode);
+}
+
+static int flag(const char *name)
+{
+	char path[512];
+
+	return fake_path(path, sizeof(path), name) == 0 && access(path, F_OK) == 0;
 }
 
 /* remove_after: the token goes once `served` calls have returned bytes. */
 static void remove_when_due(unsigned long served)
 {
-	const char *dir = getenv("FAKEP11_DIR");
-	char path[512], gone[512];
+	char path[512];
 	unsigned long n;
-	FILE *f;
+	FILE *f = fake_open("remove_after", "re");
 	int due;
 
-	if (!dir)
-		return;
-	snprintf(path, sizeof(path), "%s/remove_after", dir);
-	f = fopen(path, "re");
 	if (!f)
 		return;
 	due = fscanf(f, "%lu", &n) == 1 && served >= n;
 	fclose(f);
 	if (!due)
 		return;
-	snprintf(gone, sizeof(gone), "%s/removed", dir);
-	f = fopen(gone, "we");
+	f = fake_open("removed", "we");
 	if (f)
 		fclose(f);
-	unlink(path);
+	if (fake_path(path, sizeof(path), "remove_after") == 0)
+		unlink(path);
 }
 
 static void note(const char *fmt, unsigned long arg)
 {
-	const char *dir = getenv("FAKEP11_DIR");
-	char path[512];
-	FILE *f;
+	FILE *f = fake_open("log", "ae");
 
-	if (!dir)
-		return;
-	snprintf(path, sizeof(path), "%s/log", dir);
-	f = fopen(path, "ae");
 	if (!f)
 		return;
 	fprintf(f, fmt, arg);
