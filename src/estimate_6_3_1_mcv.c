@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.1 most common value estimate. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples: the
  * suffixes grouped by 64-bit words instead of a suffix array (see below);
  * the tallies and estimates are estimate_6_3_5_6_tally.c's, the words

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples whose
  * 64-bit words tie too much for the grouping (estimate_6_3_5_6_bits.c):
  * the low bytes of real clock deltas, whose bits repeat in long blocks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples
  * (estimate_6_3_5_6_bits.c): the positions' words put in their buckets,
  * all at once or a slab of classes at a time. */

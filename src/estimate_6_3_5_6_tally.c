@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 longest repeated substring (LRS),
  * both from one sort of the suffixes; this file tallies the sorted
  * suffixes and computes the two estimates.  The sorts: libdivsufsort's

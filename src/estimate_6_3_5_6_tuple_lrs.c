@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS: the entry point, and the
  * general case over libdivsufsort's suffix array and its LCP array (the
  * method: estimate_6_3_5_6_tally.c's comment).  Binary samples are

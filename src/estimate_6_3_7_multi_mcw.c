@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.7 MultiMCW prediction estimate.  The four predictors
  * (this, §6.3.8 lag, §6.3.9 MultiMMC, §6.3.10 LZ78Y) each walk the samples
  * once, predicting each from those before it, count the correct predictions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.8 lag prediction estimate (the predictors' common rules:
  * estimate_6_3_7_multi_mcw.c's comment). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.9 MultiMMC and §6.3.10 LZ78Y over binary samples, in
  * one pass over one table (the "bit scoreboard"): per context length j and
  * context (indexed by its bits) the counts of its two followers.  Both

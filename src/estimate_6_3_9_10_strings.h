@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The string tables MultiMMC (§6.3.9) and LZ78Y (§6.3.10) over wide
  * samples count in, both in one pass (estimate_6_3_9_10_wide.c).  Not
  * part of the API.

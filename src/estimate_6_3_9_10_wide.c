@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.9 MultiMMC and §6.3.10 LZ78Y over wide samples (more
  * than 1 bit), in one pass: both count the same strings (a context and
  * its follower), in the tables of estimate_6_3_9_10_strings.h, where a

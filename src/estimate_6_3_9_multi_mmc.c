@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* SP 800-90B §6.3.9 MultiMMC: the entry point.  The estimator runs beside
  * LZ78Y in one pass over the samples: estimate_6_3_9_10_wide.c over wide
  * samples (more than 1 bit), estimate_6_3_9_10_binary.c over binary ones. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The whole SP 800-90B §6.3 non-IID assessment (what `rngfeed --assess`
  * prints), in the order and with the rules of NIST's ea_non_iid -i -a:
  *  - samples are mapped to ranks; the alphabet size k is the number of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Below every SP 800-90B §6.3 estimator file: work memory, packing bits,
  * checking arguments, the 99 % upper bound, the bisection every search
  * uses, the bound the four predictors share (§6.3.7-10 steps 4-6), mapping

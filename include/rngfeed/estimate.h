@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* SP 800-90B §6.3 non-IID min-entropy estimators.
  *
  * Pure code: no I/O, no logging, no globals.  Every estimator reads a sample

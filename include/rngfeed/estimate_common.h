@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Below every SP 800-90B §6.3 estimator file (estimate_6_3_*.c): what
  * estimate_common.c provides them and the small inline pieces several use.
  * It needs none of them.  Not part of the API. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the four predictors' files (§6.3.7-10: estimate_6_3_7_multi_mcw.c,
  * estimate_6_3_8_lag.c, estimate_6_3_9_multi_mmc.c and estimate_6_3_10_lz78y.c,
  * the entry points of MultiMMC and LZ78Y, which run in one pass over wide

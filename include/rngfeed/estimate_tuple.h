@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared by the SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS files: the
  * tallies both ways of sorting the suffixes feed (estimate_6_3_5_6_tally.c),
  * the binary grouping (estimate_6_3_5_6_bits.c) and the suffix array

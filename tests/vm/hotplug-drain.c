@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* hotplug-drain WATERMARK — in a 5.10 guest (tests/vm/hotplug-init.sh, case
  * watermark), take entropy out of the kernel's input pool until entropy_avail is
  * 512 bits below WATERMARK, the way the kernel's own CRNG reseed does (every 300 s on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * minfeed — the floor for the whole-boot tests: the least a feeder can do.
  *

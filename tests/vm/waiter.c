@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * waiter — runs inside the test VM: optionally starts a command, then polls
  * getrandom(GRND_NONBLOCK) every millisecond until the kernel's CRNG is ready.
