@@ -2,14 +2,8 @@
 /* SP 800-90B §6.3.5 t-tuple and §6.3.6 LRS over binary samples
  * (estimate_6_3_5_6_bits.c): the positions' words put in their buckets,
  * all at once or a slab of classes at a time. */
+#include "rngfeed/estimate_common.h"
 #include "estimate_6_3_5_6_scatter.h"
-
-/* The window at bit sh (0..63) of a chunk: a is the chunk's word, b the
- * next one shifted right by one (so that sh = 0 needs no shift by 64). */
-static inline uint64_t chunk_window(uint64_t a, uint64_t b, unsigned sh)
-{
-	return a << sh | b >> (63 - sh);
-}
 
 /* The top TOP_BITS bits of the windows at i < nm, counted for the even
  * and the odd positions apart in c0 and c1 (see split_words()); windows
@@ -23,11 +17,11 @@ void bits_count_buckets(const uint64_t *w, size_t nm, uint32_t *c0, uint32_t *c1
 		unsigned sh = 0;
 
 		for (; sh + 1 < end; sh += 2) {
-			c0[chunk_window(a, b, sh) >> (64 - TOP_BITS)]++;
-			c1[chunk_window(a, b, sh + 1) >> (64 - TOP_BITS)]++;
+			c0[est_window_at(a, b, sh) >> (64 - TOP_BITS)]++;
+			c1[est_window_at(a, b, sh + 1) >> (64 - TOP_BITS)]++;
 		}
 		if (sh < end)
-			c0[chunk_window(a, b, sh) >> (64 - TOP_BITS)]++;
+			c0[est_window_at(a, b, sh) >> (64 - TOP_BITS)]++;
 	}
 }
 
@@ -44,14 +38,14 @@ void bits_scatter_buckets(const uint64_t *w, uint64_t pmask, size_t nm, uint32_t
 		unsigned sh = 0;
 
 		for (; sh + 1 < end; sh += 2) {
-			const uint64_t x0 = chunk_window(a, b, sh);
-			const uint64_t x1 = chunk_window(a, b, sh + 1);
+			const uint64_t x0 = est_window_at(a, b, sh);
+			const uint64_t x1 = est_window_at(a, b, sh + 1);
 
 			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
 			e[next1[x1 >> (64 - TOP_BITS)]++] = (x1 & high) | (64 * k + sh + 1);
 		}
 		if (sh < end) {
-			const uint64_t x0 = chunk_window(a, b, sh);
+			const uint64_t x0 = est_window_at(a, b, sh);
 
 			e[next0[x0 >> (64 - TOP_BITS)]++] = (x0 & high) | (64 * k + sh);
 		}
@@ -70,7 +64,7 @@ void bits_scatter_classes(const uint64_t *w, uint64_t pmask, size_t nm, unsigned
 		uint64_t bit[PREFIX_BITS], m = 0;
 
 		for (unsigned j = 0; j < PREFIX_BITS; j++)	/* bit j of each window */
-			bit[j] = chunk_window(a, b, j);
+			bit[j] = est_window_at(a, b, j);
 		for (unsigned c = c0; c < c1; c++) {
 			uint64_t mc = ~0ull;
 
@@ -82,7 +76,7 @@ void bits_scatter_classes(const uint64_t *w, uint64_t pmask, size_t nm, unsigned
 			m &= ~(~0ull >> (nm - 64 * k));
 		for (; m; m &= m - 1) {
 			const unsigned j = 63 - (unsigned)__builtin_ctzll(m);
-			const uint64_t x = chunk_window(a, b, j);
+			const uint64_t x = est_window_at(a, b, j);
 
 			e[next[x >> (64 - TOP_BITS)]++] = (x & high) | (64 * k + j);
 		}

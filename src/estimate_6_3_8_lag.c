@@ -80,7 +80,7 @@ lag_run(struct lag_board *b, uint64_t a, uint64_t c, uint64_t x, uint64_t mw,
 	for (unsigned d = d0; d <= d1; d++) {
 		const unsigned sh = sh0 - (d - d0);
 
-		lag_sort(b, d, ~(x ^ (a << sh | c1 >> (63 - sh))), mw, hw);
+		lag_sort(b, d, ~(x ^ est_window_at(a, c1, sh)), mw, hw);
 	}
 }
 

@@ -60,6 +60,14 @@ static inline uint64_t est_pack64(const uint8_t *p)
 	return v;
 }
 
+/* The 64 bits from bit sh (0..63) of the packed word a on: half is the
+ * word after a shifted right by one, so that sh = 0 needs no shift by 64
+ * (callers keep it for every sh of a word). */
+static inline uint64_t est_window_at(uint64_t a, uint64_t half, unsigned sh)
+{
+	return a << sh | half >> (63 - sh);
+}
+
 /* Set bits of x.  Without the POPCNT instruction (x86-64's baseline lacks
  * it) __builtin_popcountll is a call into libgcc; this is a few
  * instructions inline. */
