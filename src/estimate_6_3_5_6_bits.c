@@ -184,7 +184,7 @@ static inline int32_t word_lcp(const struct bits_sort *bs, uint64_t a, uint64_t 
 
 	if (d > bs->pmask)
 		return __builtin_clzll(d);
-	x = window(bs->w, p) ^ window(bs->w, q);
+	x = est_window(bs->w, p) ^ est_window(bs->w, q);
 	if (x)
 		l = (size_t)__builtin_clzll(x);
 	else
@@ -372,11 +372,11 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
 				uint64_t e;
 
 				if (!(have >> a & 1)) {
-					win[a] = window(bs->w, p + bs->depth);
+					win[a] = est_window(bs->w, p + bs->depth);
 					have |= 1ull << a;
 				}
 				if (!(have >> i & 1)) {
-					win[i] = window(bs->w, q + bs->depth);
+					win[i] = est_window(bs->w, q + bs->depth);
 					have |= 1ull << i;
 				}
 				e = win[a] ^ win[i];
@@ -649,7 +649,7 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < sh.ns; i++)
-		sh.win[i] = window(bs->w, nm + i);
+		sh.win[i] = est_window(bs->w, nm + i);
 	for (unsigned c0 = 0, c1; c0 < classes && rc == 0; c0 = c1) {
 		const size_t d0 = (size_t)c0 << cb;
 		size_t d1;

@@ -114,7 +114,7 @@ static inline void advance(struct merge *g, unsigned c)
 {
 	const size_t p = head(g, c);
 
-	g->hw[c] = p != SIZE_MAX ? window(g->w, p) : UINT64_MAX;
+	g->hw[c] = p != SIZE_MAX ? est_window(g->w, p) : UINT64_MAX;
 }
 
 /* Class a's next suffix before class b's (a used-up class last). */

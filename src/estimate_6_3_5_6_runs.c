@@ -79,7 +79,7 @@ int bits_repetitive(const uint64_t *w, size_t n, unsigned depth)
 	step = (n - 64) / SPOT_CHECKS;
 	step -= !(step & 1);
 	for (size_t k = 0; k < SPOT_CHECKS; k++)
-		x[k] = window(w, k * step) >> (64 - depth);
+		x[k] = est_window(w, k * step) >> (64 - depth);
 	qsort(x, SPOT_CHECKS, sizeof(*x), cmp_u64);
 	for (size_t k = 1; k < SPOT_CHECKS; k++)
 		same += x[k] == x[k - 1];

@@ -7,7 +7,7 @@
 
 /* The top TOP_BITS bits of the windows at i < nm, counted for the even
  * and the odd positions apart in c0 and c1 (see split_words()); windows
- * 64 at a time from two words (window() for each was 1 in 6 instructions
+ * 64 at a time from two words (est_window() for each was 1 in 6 instructions
  * of the whole estimate). */
 void bits_count_buckets(const uint64_t *w, size_t nm, uint32_t *c0, uint32_t *c1)
 {

@@ -10,15 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The 64 bits from bit i on of the bits packed in w, the first the top
- * bit. */
-static inline uint64_t window(const uint64_t *w, size_t i)
-{
-	unsigned sh = i & 63;
-	uint64_t x = w[i >> 6] << sh;
-
-	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
-}
+#include "rngfeed/estimate_common.h"
 
 /* ---- positions whose words tie ----
  * (They share their first `depth` bits.)  The sort leaves them in a run,
@@ -40,7 +32,7 @@ static inline size_t bits_common(const uint64_t *w, size_t n, size_t p, size_t q
 	size_t l = 0;
 
 	while (l < lim) {
-		const uint64_t x = window(w, p + l) ^ window(w, q + l);
+		const uint64_t x = est_window(w, p + l) ^ est_window(w, q + l);
 
 		--*budget;
 		if (x) {
@@ -66,7 +58,7 @@ static inline int bits_suffix_less(const uint64_t *w, size_t n, size_t p, size_t
 
 	if (l >= n - (p > q ? p : q))
 		return p > q;
-	return (window(w, p + l) >> 63) < (window(w, q + l) >> 63);
+	return (est_window(w, p + l) >> 63) < (est_window(w, q + l) >> 63);
 }
 
 /* bits_common() and bits_suffix_less() to TIE_DEPTH, past which *deep is

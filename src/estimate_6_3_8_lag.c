@@ -30,19 +30,12 @@
  * that can (on random bits, late in the input, one to three of the 128
  * lags) are stepped through the block one sample at a time as 90B says.
  * The samples are packed MSB first after LAG_D zero bits, so that a lag's
- * match word is one xor of two 64-bit windows. */
-static inline uint64_t bits_at(const uint64_t *w, size_t q)
-{
-	const unsigned sh = q & 63;
-	const uint64_t x = w[q >> 6] << sh;
-
-	return sh ? x | (w[(q >> 6) + 1] >> (64 - sh)) : x;
-}
+ * match word is one xor of two 64-bit windows (est_window()). */
 
 /* Lag d's right predictions in the block at i0 whose samples are x. */
 static inline uint64_t lag_word(const uint64_t *w, uint64_t x, uint64_t live, size_t i0, unsigned d)
 {
-	uint64_t mm = ~(x ^ bits_at(w, i0 + LAG_D - d)) & live;
+	uint64_t mm = ~(x ^ est_window(w, i0 + LAG_D - d)) & live;
 
 	if (d > i0)	/* no lag-d prediction before s[d] */
 		mm &= d - i0 < 64 ? ~0ull >> (d - i0) : 0;
@@ -163,7 +156,7 @@ static inline __attribute__((always_inline)) void
 lag_block(struct lag_board *b, const uint64_t *w, size_t i0, unsigned len, int hw)
 {
 	/* the block's len steps: the top len bits (1 <= len <= 64) */
-	const uint64_t x = bits_at(w, i0 + LAG_D), live = ~(~0ull >> (len - 1) >> 1);
+	const uint64_t x = est_window(w, i0 + LAG_D), live = ~(~0ull >> (len - 1) >> 1);
 	const uint64_t mw = lag_word(w, x, live, i0, b->winner + 1);
 
 	b->nc = 0;

@@ -60,7 +60,17 @@ static inline uint64_t est_pack64(const uint8_t *p)
 	return v;
 }
 
-/* The 64 bits from bit sh (0..63) of the packed word a on: half is the
+/* The 64 bits from bit i on of the bits packed in w most significant first
+ * (as est_pack_bits() packs them); w holds a word past the one of bit i. */
+static inline uint64_t est_window(const uint64_t *w, size_t i)
+{
+	unsigned sh = i & 63;
+	uint64_t x = w[i >> 6] << sh;
+
+	return sh ? x | (w[(i >> 6) + 1] >> (64 - sh)) : x;
+}
+
+/* The same from bit sh (0..63) of the packed word a on: half is the
  * word after a shifted right by one, so that sh = 0 needs no shift by 64
  * (callers keep it for every sh of a word). */
 static inline uint64_t est_window_at(uint64_t a, uint64_t half, unsigned sh)
