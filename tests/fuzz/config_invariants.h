@@ -137,6 +137,7 @@ static bool fuzz_source_equal(const struct source_config *x,
 {
 	if (x->driver != y->driver || x->enabled != y->enabled ||
 	    x->credit != y->credit || x->min_entropy != y->min_entropy ||
+	    x->guest_owned != y->guest_owned ||
 	    x->n_options != y->n_options)
 		return false;
 	/* The same keys with the same values (a key set again moves to
@@ -160,6 +161,9 @@ fuzz_config_equal(const struct rngfeed_config *a,
 	if (strcmp(a->random_device, b->random_device) ||
 	    strcmp(a->metrics_path, b->metrics_path) ||
 	    strcmp(a->pid_file, b->pid_file) || strcmp(a->user, b->user) ||
+	    strcmp(a->state_dir, b->state_dir) ||
+	    strcmp(a->egd_server, b->egd_server) ||
+	    strcmp(a->egd_owner, b->egd_owner) ||
 	    a->random_step != b->random_step ||
 	    a->fill_watermark != b->fill_watermark ||
 	    a->interval != b->interval || a->max_failures != b->max_failures ||
@@ -168,6 +172,17 @@ fuzz_config_equal(const struct rngfeed_config *a,
 	    a->reseed_seconds != b->reseed_seconds ||
 	    a->stats_interval != b->stats_interval ||
 	    a->wait_for_source != b->wait_for_source ||
+	    a->dumpable != b->dumpable ||
+	    a->allow_unlocked_memory != b->allow_unlocked_memory ||
+	    a->ready_timeout != b->ready_timeout ||
+	    a->egd_socket_mode != b->egd_socket_mode ||
+	    a->egd_max_clients != b->egd_max_clients ||
+	    a->egd_clients_per_peer != b->egd_clients_per_peer ||
+	    a->egd_rate != b->egd_rate || a->egd_budget != b->egd_budget ||
+	    a->egd_idle_timeout != b->egd_idle_timeout ||
+	    a->assess_budget != b->assess_budget ||
+	    a->assess_samples != b->assess_samples ||
+	    a->confidential_guest != b->confidential_guest ||
 	    a->n_sources != b->n_sources)
 		return false;
 	for (size_t i = 0; i < a->n_sources; i++)

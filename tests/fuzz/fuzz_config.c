@@ -9,10 +9,12 @@
  * mode or the config path; a file that does not load gives -EINVAL and
  * a one-line message starting "FILE:"; "-c FILE" fails with the same
  * message, or succeeds with the same settings unless retry-max ended up
- * below retry-delay or a credit above what its source's min-entropy
- * allows (consistency errors of their own).
+ * below retry-delay, an egd-server address that does not parse, or a
+ * credit above what its source's min-entropy allows (checked once every
+ * option is in).
  */
 #include "config_invariants.h"
+#include "rngfeed/egd_proto.h"
 #include "rngfeed/metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -20,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct rngfeed_config defaults, cfg, cfg2;
 	static bool have_defaults;
 	char err[256], err2[256], why[256];
+	struct egd_addr addr;
 	const char *path;
 	int r, r2;
 
@@ -65,6 +68,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * (a FIFO would be replaced, or block --list). */
 		FUZZ_ASSERT(r2 == -EINVAL);
 		fuzz_assert_message(err2, sizeof(err2));
+	} else if (cfg.egd_server[0] &&
+		   egd_addr_parse(cfg.egd_server, &addr, why, sizeof(why)) <
+			   0) {
+		/* Checked with the options too (a command line may replace
+		 * the file's address): one line, the same as the parser's. */
+		FUZZ_ASSERT(r2 == -EINVAL);
+		fuzz_assert_message(err2, sizeof(err2));
+		FUZZ_ASSERT(strcmp(err2, why) == 0);
 	} else if (fuzz_credit_above_cap(&cfg)) {
 		/* Checked once every option is read (source.h). */
 		FUZZ_ASSERT(r2 == -EINVAL);
