@@ -21,22 +21,39 @@
 
 #define NBYTES 64
 
+#if defined(__x86_64__) || defined(__i386__)
+/* One RDRAND of the register's width (unsigned long: 64 bits on x86-64,
+ * 32 on i386, where a 64-bit operand does not exist); Intel's DRNG guide:
+ * retry up to 10 times on a transient underflow. */
+static int rdrand_long(unsigned long *w)
+{
+	unsigned char ok;
+
+	for (int i = 0; i < 10; i++) {
+		__asm__ volatile("rdrand %0; setc %1" : "=r"(*w), "=qm"(ok) : : "cc");
+		if (ok)
+			return 0;
+	}
+	return -1;
+}
+#endif
+
 /* One 64-bit word from the CPU's instruction; -1 when it keeps failing or
  * this build's architecture has none the test uses. */
 static int cpu64(const char *name, uint64_t *v)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	unsigned char ok;
-	int i;
+	unsigned long w;
 
 	if (strcmp(name, "rdrand") != 0)
 		return -1;
-	/* Intel's DRNG guide: retry up to 10 times on a transient underflow */
-	for (i = 0; i < 10; i++) {
-		__asm__ volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok) : : "cc");
-		if (ok)
-			return 0;
+	*v = 0;
+	for (unsigned int have = 0; have < 64; have += 8 * sizeof(w)) {
+		if (rdrand_long(&w) < 0)
+			return -1;
+		*v |= (uint64_t)w << (have % 64);
 	}
+	return 0;
 #elif defined(__aarch64__)
 	uint64_t ok;
 	int i;
