@@ -10,7 +10,9 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
+#include "rngfeed/assessor.h"
 #include "rngfeed/config.h"
+#include "rngfeed/egd_server.h"
 #include "rngfeed/source.h"
 
 static bool fuzz_driver_has_key(const struct source_driver *drv,
@@ -124,6 +126,26 @@ fuzz_check_config(const struct rngfeed_config *c)
 	FUZZ_ASSERT(fuzz_seconds_ok(c->retry_max, 10, 86400000));
 	FUZZ_ASSERT(fuzz_seconds_ok(c->reseed_seconds, 10, 3600000));
 	FUZZ_ASSERT(fuzz_seconds_ok(c->stats_interval, 100, 3600000));
+	FUZZ_ASSERT(fuzz_path_ok(c->state_dir, sizeof(c->state_dir), true));
+	FUZZ_ASSERT(fuzz_seconds_ok(c->ready_timeout, 0, 600000));
+	FUZZ_ASSERT(fuzz_path_ok(c->egd_server, sizeof(c->egd_server),
+				 false));
+	FUZZ_ASSERT(fuzz_path_ok(c->egd_owner, sizeof(c->egd_owner), false));
+	/* never world-writable */
+	FUZZ_ASSERT(c->egd_socket_mode >= 0 && c->egd_socket_mode <= 0775 &&
+		    !(c->egd_socket_mode & 0002));
+	FUZZ_ASSERT(c->egd_max_clients >= 1 &&
+		    c->egd_max_clients <= EGD_MAX_CLIENTS);
+	FUZZ_ASSERT(c->egd_clients_per_peer >= 1 &&
+		    c->egd_clients_per_peer <= EGD_MAX_CLIENTS);
+	FUZZ_ASSERT(c->egd_rate >= 0 && c->egd_rate <= 1LL << 34);
+	FUZZ_ASSERT(c->egd_budget >= 0 && c->egd_budget <= 1LL << 36);
+	FUZZ_ASSERT(fuzz_seconds_ok(c->egd_idle_timeout, 0, 86400000));
+	FUZZ_ASSERT(fuzz_seconds_ok(c->assess_budget, 10, 100000));
+	FUZZ_ASSERT(c->assess_samples >= ASSESSOR_MIN_SAMPLES &&
+		    c->assess_samples <= 16000000);
+	FUZZ_ASSERT(c->confidential_guest >= -1 &&
+		    c->confidential_guest <= 1);
 	FUZZ_ASSERT(c->n_sources == source_driver_count() ||
 		    c->n_sources == CONFIG_MAX_SOURCES);
 	for (size_t i = 0; i < c->n_sources; i++) {
