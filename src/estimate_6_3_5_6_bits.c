@@ -357,7 +357,7 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
 
 	memset(head, 0, sizeof(head));
 	for (size_t i = 0; i < m; i++) {
-		const unsigned h = (unsigned)(((x[i] >> sh) * 0x9e3779b97f4a7c15ull) >> 58);
+		const unsigned h = (unsigned)(est_hash64(x[i] >> sh) >> 58);
 
 		// cppcheck-suppress legacyUninitvar ; next[j - 1] was set when j - 1 entered the chain
 		for (unsigned j = head[h]; j; j = next[j - 1]) {

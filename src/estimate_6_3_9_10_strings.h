@@ -100,7 +100,7 @@ static inline size_t stab_home(const struct stab *t, uint32_t h)
 {
 	const uint64_t key = STR_KEY(h) >> 8;
 
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+	return (size_t)(est_hash64(key) >> 32) & t->mask;
 }
 
 /* The slot of the string at pos (its own, or the empty one it would take). */

@@ -78,6 +78,14 @@ static inline uint64_t est_window_at(uint64_t a, uint64_t half, unsigned sh)
 	return a << sh | half >> (63 - sh);
 }
 
+/* Fibonacci hashing: key times 2^64 over the golden ratio, whose top
+ * bits (or any run of its upper half) spread keys that differ only in
+ * their low bits. */
+static inline uint64_t est_hash64(uint64_t key)
+{
+	return key * 0x9e3779b97f4a7c15ull;
+}
+
 /* Set bits of x.  Without the POPCNT instruction (x86-64's baseline lacks
  * it) __builtin_popcountll is a call into libgcc; this is a few
  * instructions inline. */

@@ -51,7 +51,7 @@ static int cpu64(const char *name, uint64_t *v)
 	for (unsigned int have = 0; have < 64; have += 8 * sizeof(w)) {
 		if (rdrand_long(&w) < 0)
 			return -1;
-		*v |= (uint64_t)w << (have % 64);
+		*v |= (uint64_t)w << have;
 	}
 	return 0;
 #elif defined(__aarch64__)
