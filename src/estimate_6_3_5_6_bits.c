@@ -4,7 +4,8 @@
  * the tallies and estimates are estimate_6_3_5_6_tally.c's, the words
  * that tie estimate_6_3_5_6_ties.c's, the words put in their buckets
  * estimate_6_3_5_6_scatter.c's, the runs of equal bits (which may send the
- * bits to the suffix array, and bound u from below) estimate_6_3_5_6_runs.c's. */
+ * bits to the suffix array, and bound u from below) estimate_6_3_5_6_runs.c's,
+ * the last positions' tuples estimate_6_3_5_6_shorts.c's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "rngfeed/estimate_tuple.h"
 #include "estimate_6_3_5_6_runs.h"
 #include "estimate_6_3_5_6_scatter.h"
+#include "estimate_6_3_5_6_shorts.h"
 #include "estimate_6_3_5_6_ties.h"
 
 /* ---- bits: grouping words instead of sorting whole suffixes ----
@@ -31,11 +33,12 @@
  * small groups are left, whose pairs are counted one by one: S[t] is the
  * number of pairs with an LCP >= t.  The depth - 1 last positions (their
  * windows run past the end) are counted into the groups on their own
- * (tally_short()).  Positions whose words tie (rare: v is about 2 log2 n
- * for random bits, depth is 41 for 8M bits) are compared on; when too many
- * tie, the caller falls back to the suffix array.  Groups of fewer than 35
- * below u0, a lower bound on u from the runs of equal bits, are only
- * searched for pairs that reach u0 (deep_pairs()).
+ * (estimate_6_3_5_6_shorts.c), their group sizes read off the passes.
+ * Positions whose words tie (rare: v is about 2 log2 n for random bits,
+ * depth is 41 for 8M bits) are compared on; when too many tie, the caller
+ * falls back to the suffix array.  Groups of fewer than 35 below u0, a
+ * lower bound on u from the runs of equal bits, are only searched for
+ * pairs that reach u0 (deep_pairs()).
  *
  * The passes: one on the top 11 bits puts the words in 2,048 buckets
  * (random bits: n / 2,048 each, which stay in the caches), each split on
@@ -65,22 +68,10 @@ struct bits_sort {
 	struct tallies ts;
 	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
 	unsigned u0;		/* u >= u0 (bits_runs()) */
+	struct shorts *shorts;
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
 };
-
-/* All groups of t-tuples at one depth t: pairs and the largest. */
-static inline void tally_depth(struct tallies *ts, int32_t t, uint64_t pairs, uint64_t most)
-{
-	if (most < 2)
-		return;
-	if (most > ts->maxc[t])
-		ts->maxc[t] = (uint32_t)most;
-	ts->dsum[t] += pairs;
-	ts->dsum[t + 1] -= pairs;
-	if (t > ts->v)
-		ts->v = t;
-}
 
 /* The groups at depths top + 1 .. top + levels, from the bounds at[0..2^g]
  * of the 2^g groups at depth top + g (group k: at[k] .. at[k + 1]). */
@@ -408,6 +399,13 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
 	return 0;
 }
 
+/* Whether a group of m words at depth base is split further (by
+ * split_words()), as split_words() and group_buckets() decide. */
+static inline int splits(const struct bits_sort *bs, size_t m, unsigned base)
+{
+	return m > GROUP_MAX && !(m < TUPLE_MIN_COUNT && base < bs->u0) && base < bs->depth;
+}
+
 /* Words x[0..len) that share their top `top` bits (top < depth), by the
  * next g bits (a counting pass into spare, len words): g grows with len,
  * one or two words a group on random bits, and stops at depth.  A group of
@@ -415,7 +413,7 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
  * after, from spare back into x's place, which is free by then; the
  * others' pairs are counted where they lie.  0 or -EAGAIN. */
 static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
-		       size_t len, unsigned top)
+		       size_t len, unsigned top, uint64_t shorts)
 {
 	/* Counts, then places, for the words at even and at odd indices
 	 * apart in a large group (at1: the odd ones' places, then the
@@ -477,7 +475,17 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		}
 	for (; j < len; j++)
 		spare[at0[(x[j] >> sh) & mask]++] = x[j];
-	/* end[k] is now where group k ends */
+	/* end[k] is now where group k ends; the short positions whose windows
+	 * fall in the group (shorts: their bits) */
+	for (uint64_t m = shorts; m; m &= m - 1) {
+		const unsigned i = (unsigned)__builtin_ctzll(m);
+		const unsigned k = (unsigned)(bs->shorts->win[i] >> sh) & mask;
+		const size_t from = k ? end[k - 1] : 0, size = end[k] - from;
+
+		shorts_levels(bs->shorts, i, end, k, g, top);
+		if (!splits(bs, size, base))
+			shorts_scan(bs->shorts, 1ull << i, y + from, size, base);
+	}
 	for (unsigned i = 0; i < nlist && rc == 0; i++) {
 		const unsigned k = list[i];
 		const size_t from = k ? end[k - 1] : 0, size = end[k] - from;
@@ -492,76 +500,14 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		if (rc == 0 && size < TUPLE_MIN_COUNT && base < bs->u0)
 			rc = deep_pairs(bs, y + from, size, base);
 		else if (rc == 0 && base < bs->depth)
-			rc = split_words(bs, y + from, other + from, size, base);
+			rc = split_words(bs, y + from, other + from, size, base,
+					 shorts ? shorts_in(bs->shorts, shorts, k, sh, mask) : 0);
 		else if (rc == 0)
 			rc = tally_group(bs, y + from, size, base);
 		flat = end[k];
 	}
 	tally_depth(&bs->ts, (int32_t)base, pairs, most);
 	return rc ? rc : flat_pairs(bs, y + flat, len - flat, base);
-}
-
-/* The last depth - 1 positions (their windows run past the end) are left
- * out of the sort; each is a t-tuple for t <= n - i only, counted into the
- * groups of the nm words (tally_short()).  Below TOP_BITS, a short
- * position's group is counted along its bucket while the bucket's words
- * are at hand (short_groups()): the LCP of each word with its window
- * (sorting those buckets to look the groups up was 3 % of the time on
- * biased bits). */
-struct shorts {
-	size_t ns;		/* n - nm = depth - 1 < 64 */
-	uint64_t win[64];
-	uint32_t ge[64][64];	/* ge[i][t]: words in short position i's group at t */
-};
-
-/* ge[] of the short positions whose bucket is one of d0..d1 - 1, from
- * the words e of those buckets (in their bounds start[], less start[d0];
- * any order within them). */
-static void short_groups(struct shorts *sh, const uint64_t *e, size_t d0, size_t d1,
-			 const uint32_t *start)
-{
-	for (size_t i = 0; i < sh->ns; i++) {
-		const uint64_t wi = sh->win[i], b = wi >> (64 - TOP_BITS);
-		uint32_t *ge = sh->ge[i];
-
-		if (b < d0 || b >= d1)
-			continue;
-		memset(ge, 0, sizeof(sh->ge[i]));
-		for (size_t r = start[b]; r < start[b + 1]; r++)
-			ge[__builtin_clzll((e[r - start[d0]] ^ wi) | 1)]++;
-		for (unsigned t = 63; t > TOP_BITS; t--)
-			ge[t - 1] += ge[t];
-	}
-}
-
-/* The short positions' tuples, with short_groups()'s ge[] of every one. */
-static void tally_short(struct bits_sort *bs, const struct shorts *sh, size_t nm,
-			const uint32_t *start)
-{
-	const uint64_t *win = sh->win;
-
-	for (unsigned t = 1; t < bs->depth; t++) {
-		const size_t valid = bs->n - t + 1 - nm;	/* i < valid: n - i >= t */
-
-		for (size_t i = 0; i < valid; i++) {
-			const uint64_t key = win[i] >> (64 - t);
-			uint64_t c, k = 0;
-			size_t j;
-
-			for (j = 0; j < i && win[j] >> (64 - t) != key; j++)
-				;
-			if (j < i)	/* counted with j */
-				continue;
-			for (j = i; j < valid; j++)
-				k += win[j] >> (64 - t) == key;
-			if (t <= TOP_BITS)
-				c = start[(key + 1) << (TOP_BITS - t)] - start[key << (TOP_BITS - t)];
-			else
-				c = sh->ge[i][t];
-			c += k;
-			tally_depth(&bs->ts, (int32_t)t, c * (c - 1) / 2 - (c - k) * (c - k - 1) / 2, c);
-		}
-	}
 }
 
 /* Buckets d0..d1 - 1 grouped and tallied, at depth TOP_BITS and below;
@@ -571,9 +517,23 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 {
 	const size_t len = start[d1] - start[d0];
 	uint64_t pairs = 0, most = 0;	/* the buckets split further */
+	uint64_t shorts = 0;		/* the short positions followed down */
 	size_t flat = 0;
 	int rc = 0;
 
+	/* The short positions whose windows fall in these buckets: followed
+	 * down those split further, counted in the others. */
+	for (size_t i = 0; i < bs->shorts->ns; i++) {
+		const size_t b = bs->shorts->win[i] >> (64 - TOP_BITS);
+		const size_t m = start[b + 1] - start[b];
+
+		if (b < d0 || b >= d1)
+			continue;
+		if (splits(bs, m, TOP_BITS))
+			shorts |= 1ull << i;
+		else
+			shorts_scan(bs->shorts, 1ull << i, e + start[b] - start[d0], m, TOP_BITS);
+	}
 	for (size_t d = d0; d < d1 && rc == 0; d++) {
 		const size_t from = start[d] - start[d0], size = start[d + 1] - start[d];
 
@@ -588,7 +548,9 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 		if (rc == 0 && size < TUPLE_MIN_COUNT && TOP_BITS < bs->u0)
 			rc = deep_pairs(bs, e + from, size, TOP_BITS);
 		else if (rc == 0)
-			rc = split_words(bs, e + from, bs->tmp, size, TOP_BITS);
+			rc = split_words(bs, e + from, bs->tmp, size, TOP_BITS,
+					 shorts ? shorts_in(bs->shorts, shorts, (unsigned)d, 64 - TOP_BITS,
+							    (1u << TOP_BITS) - 1) : 0);
 		flat = from + size;
 	}
 	tally_depth(&bs->ts, TOP_BITS, pairs, most);
@@ -654,6 +616,7 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 	}
 	for (size_t i = 0; i < sh.ns; i++)
 		sh.win[i] = est_window(bs->w, nm + i);
+	bs->shorts = &sh;
 	for (unsigned c0 = 0, c1; c0 < classes && rc == 0; c0 = c1) {
 		const size_t d0 = (size_t)c0 << cb;
 		size_t d1;
@@ -668,11 +631,10 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 				next0[d] = start[d] - start[d0];
 			bits_scatter_classes(bs->w, bs->pmask, nm, c0, c1, next0, e);
 		}
-		short_groups(&sh, e, d0, d1, start);
 		rc = group_buckets(bs, e, d0, d1, start);
 	}
 	if (rc == 0)
-		tally_short(bs, &sh, nm, start);
+		shorts_tally(&bs->ts, &sh, bs->n, bs->depth, start);
 	est_zfree(e, e_bytes);
 	return rc;
 }

@@ -442,6 +442,93 @@ START_TEST(test_tuple_bits_sort_matches_suffix_array)
 }
 END_TEST
 
+/* Q[t] and S[t] of the bits for every t < 64, from their 64-bit windows
+ * (zeros past the end) sorted once: a t-tuple is a run of equal top t bits
+ * among the positions i with n - i >= t. */
+struct pos_window { uint64_t w; size_t i; };
+
+static int cmp_window(const void *a, const void *b)
+{
+	const uint64_t x = ((const struct pos_window *)a)->w, y = ((const struct pos_window *)b)->w;
+
+	return x < y ? -1 : x > y;
+}
+
+static void bit_tuples_reference(const uint8_t *s, size_t n, uint32_t *q, uint64_t *sum)
+{
+	struct pos_window *pw = malloc(n * sizeof(*pw));
+
+	ck_assert_ptr_nonnull(pw);
+	for (size_t i = 0; i < n; i++) {
+		pw[i] = (struct pos_window){ 0, i };
+		for (size_t j = 0; j < 64; j++)
+			pw[i].w |= (uint64_t)(i + j < n ? s[i + j] : 0) << (63 - j);
+	}
+	qsort(pw, n, sizeof(*pw), cmp_window);
+	for (unsigned t = 1; t < 64; t++) {
+		uint64_t key = 0, c = 0;
+
+		q[t] = 0;
+		sum[t] = 0;
+		for (size_t r = 0; r <= n; r++) {
+			if (r < n && n - pw[r].i < t)
+				continue;	/* not a t-tuple */
+			if (r == n || (c && pw[r].w >> (64 - t) != key)) {
+				sum[t] += c * (c - 1) / 2;
+				q[t] = c > q[t] ? (uint32_t)c : q[t];
+				c = 0;
+			}
+			if (r < n) {
+				key = pw[r].w >> (64 - t);
+				c++;
+			}
+		}
+	}
+	free(pw);
+}
+
+/* The binary grouping's tallies against the windows sorted whole, where
+ * the positions left out of the sort (the last 45, whose windows run past
+ * the end) fall in groups that the passes split further: random bits whose
+ * last 45 are a copy of 45 found 40 times more inside (their groups hold
+ * 41 words down to the words' depth); first-order Markov bits (P(stay) =
+ * 0.8) that end in a run of 40 ones, in the bucket of eleven ones.  Every
+ * pair counted (exact) and as the estimate counts them (S from u on). */
+START_TEST(test_tuple_bits_tallies_against_reference)
+{
+	enum { N = 200000, L = 512 };
+	static uint8_t s[N];
+	static uint32_t q[L], qr[64];
+	static uint64_t sum[L], sr[64];
+	struct est_result t1, l1;
+
+	rng_state = 41 + (uint64_t)_i;
+	for (size_t i = 0; i < N; i++) {
+		if (_i == 0)
+			s[i] = i >= N - 45 ? s[1000 + i - (N - 45)]
+			       : i >= 4000 && i < 164000 && i % 4000 >= 1000 && i % 4000 < 1045
+			       ? s[i % 4000] : rnd() & 1;
+		else
+			s[i] = i >= N - 40 ? 1 : !i ? rnd() & 1 : s[i - 1] ^ (rnd() % 100 < 20);
+	}
+	bit_tuples_reference(s, N, qr, sr);
+	for (int exact = 1; exact >= 0; exact--) {
+		memset(q, 0, sizeof(q));
+		memset(sum, 0, sizeof(sum));
+		ck_assert_int_eq(est_tuple_lrs_bits_tallies(s, N, 0, exact, q, sum, L, &t1, &l1), 0);
+		ck_assert_uint_lt(l1.v, 64);
+		for (unsigned t = 1; t < l1.u; t++)
+			ck_assert(q[t] == qr[t] || (qr[t] < TUPLE_MIN_COUNT && q[t] < TUPLE_MIN_COUNT));
+		for (unsigned t = exact ? 1 : (unsigned)l1.u; t <= l1.v; t++)
+			ck_assert_uint_eq(sum[t], sr[t]);
+		ck_assert_uint_eq(sr[l1.v + 1], 0);
+		ck_assert_uint_ne(sr[l1.v], 0);
+	}
+	if (_i == 0)	/* 41 words and the short position, at the words' depth */
+		ck_assert_uint_eq(qr[45], 42);
+}
+END_TEST
+
 /* 1,000,000 bits: enough for the spot-check of repetitive bits, whose
  * 8,192 windows must all end inside the packed bits (its stride rounded
  * up read past them: caught by make sanitize and make valgrind here), and
@@ -761,6 +848,7 @@ static Suite *estimate_suite(void)
 	tcase_add_test(tc, test_prediction_bound_nist_figures);
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 14);
+	tcase_add_loop_test(tc, test_tuple_bits_tallies_against_reference, 0, 2);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
 	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 10);
 	tcase_add_test(tc, test_predictors_on_patterns);

@@ -37,6 +37,20 @@ static inline void tally(struct tallies *ts, int32_t parent, int32_t h, uint64_t
 		ts->v = h;
 }
 
+/* All groups of t-tuples at one depth t: their pairs, and the largest
+ * (the binary grouping's passes, which see the groups themselves). */
+static inline void tally_depth(struct tallies *ts, int32_t t, uint64_t pairs, uint64_t most)
+{
+	if (most < 2)
+		return;
+	if (most > ts->maxc[t])
+		ts->maxc[t] = (uint32_t)most;
+	ts->dsum[t] += pairs;
+	ts->dsum[t + 1] -= pairs;
+	if (t > ts->v)
+		ts->v = t;
+}
+
 /* One step of lcp_intervals(): the suffix ranked r >= 1 has cur samples in
  * common with the one before (base for r = m, past the last), which closes
  * the intervals deeper than cur (their frames popped from st[0..*top]). */
