@@ -68,7 +68,7 @@ struct bits_sort {
 	struct tallies ts;
 	size_t tie_budget;	/* merge_words()'s comparisons of tied words left */
 	unsigned u0;		/* u >= u0 (bits_runs()) */
-	struct shorts *shorts;
+	struct shorts last;	/* the positions left out of the sort */
 	struct frame st[TIE_MAX + 1];
 	int32_t lcp[TIE_MAX];
 };
@@ -479,12 +479,12 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 	 * fall in the group (shorts: their bits) */
 	for (uint64_t m = shorts; m; m &= m - 1) {
 		const unsigned i = (unsigned)__builtin_ctzll(m);
-		const unsigned k = (unsigned)(bs->shorts->win[i] >> sh) & mask;
+		const unsigned k = (unsigned)(bs->last.win[i] >> sh) & mask;
 		const size_t from = k ? end[k - 1] : 0, size = end[k] - from;
 
-		shorts_levels(bs->shorts, i, end, k, g, top);
+		shorts_levels(&bs->last, i, end, k, g, top);
 		if (!splits(bs, size, base))
-			shorts_scan(bs->shorts, 1ull << i, y + from, size, base);
+			shorts_scan(&bs->last, 1ull << i, y + from, size, base);
 	}
 	for (unsigned i = 0; i < nlist && rc == 0; i++) {
 		const unsigned k = list[i];
@@ -501,7 +501,7 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 			rc = deep_pairs(bs, y + from, size, base);
 		else if (rc == 0 && base < bs->depth)
 			rc = split_words(bs, y + from, other + from, size, base,
-					 shorts ? shorts_in(bs->shorts, shorts, k, sh, mask) : 0);
+					 shorts ? shorts_in(&bs->last, shorts, k, sh, mask) : 0);
 		else if (rc == 0)
 			rc = tally_group(bs, y + from, size, base);
 		flat = end[k];
@@ -523,8 +523,8 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 
 	/* The short positions whose windows fall in these buckets: followed
 	 * down those split further, counted in the others. */
-	for (size_t i = 0; i < bs->shorts->ns; i++) {
-		const size_t b = bs->shorts->win[i] >> (64 - TOP_BITS);
+	for (size_t i = 0; i < bs->last.ns; i++) {
+		const size_t b = bs->last.win[i] >> (64 - TOP_BITS);
 		const size_t m = start[b + 1] - start[b];
 
 		if (b < d0 || b >= d1)
@@ -532,7 +532,7 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 		if (splits(bs, m, TOP_BITS))
 			shorts |= 1ull << i;
 		else
-			shorts_scan(bs->shorts, 1ull << i, e + start[b] - start[d0], m, TOP_BITS);
+			shorts_scan(&bs->last, 1ull << i, e + start[b] - start[d0], m, TOP_BITS);
 	}
 	for (size_t d = d0; d < d1 && rc == 0; d++) {
 		const size_t from = start[d] - start[d0], size = start[d + 1] - start[d];
@@ -549,7 +549,7 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 			rc = deep_pairs(bs, e + from, size, TOP_BITS);
 		else if (rc == 0)
 			rc = split_words(bs, e + from, bs->tmp, size, TOP_BITS,
-					 shorts ? shorts_in(bs->shorts, shorts, (unsigned)d, 64 - TOP_BITS,
+					 shorts ? shorts_in(&bs->last, shorts, (unsigned)d, 64 - TOP_BITS,
 							    (1u << TOP_BITS) - 1) : 0);
 		flat = from + size;
 	}
@@ -581,7 +581,6 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 	 * positions */
 	uint32_t *next0 = start + buckets + 1, *next1 = next0 + buckets;
 	size_t biggest = 0, cap, e_bytes;
-	struct shorts sh = { .ns = bs->n - nm };
 	uint64_t *e;
 	int rc = 0;
 
@@ -614,9 +613,9 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 		est_zfree(e, e_bytes);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < sh.ns; i++)
-		sh.win[i] = est_window(bs->w, nm + i);
-	bs->shorts = &sh;
+	bs->last.ns = bs->n - nm;
+	for (size_t i = 0; i < bs->last.ns; i++)
+		bs->last.win[i] = est_window(bs->w, nm + i);
 	for (unsigned c0 = 0, c1; c0 < classes && rc == 0; c0 = c1) {
 		const size_t d0 = (size_t)c0 << cb;
 		size_t d1;
@@ -634,7 +633,7 @@ static int sort_and_tally(struct bits_sort *bs, uint32_t *start)
 		rc = group_buckets(bs, e, d0, d1, start);
 	}
 	if (rc == 0)
-		shorts_tally(&bs->ts, &sh, bs->n, bs->depth, start);
+		shorts_tally(&bs->ts, &bs->last, bs->n, bs->depth, start);
 	est_zfree(e, e_bytes);
 	return rc;
 }
