@@ -384,8 +384,7 @@ int assess_run(int in_fd, const char *name, unsigned bits, int restart_fd,
 		sigaction(SIGBUS, &fault, &was);
 	}
 	print_sha256(out, name, buf, n);
-	for (size_t i = 0; i < n; i++)
-		wide |= buf[i];
+	wide = est_or_samples(buf, n);
 	if (n < 2 || (wide >> bits)) {
 		fprintf(err, n < 2 ? "rngfeed: %s: fewer than 2 samples\n"
 				   : "rngfeed: %s: samples wider than --bits %u\n",

@@ -159,27 +159,6 @@ static void add(struct task *list, unsigned *n, enum est_id id, int bitwise,
 	}
 }
 
-/* Every sample's bits or-ed together, eight samples a word (a byte at a
- * time: 0.3 ms on 10^6 samples). */
-static unsigned or_samples(const uint8_t *s, size_t n)
-{
-	uint64_t acc = 0;
-	unsigned wide = 0;
-	size_t i = 0;
-
-	for (; n - i >= 8; i += 8) {
-		uint64_t x;
-
-		memcpy(&x, s + i, sizeof(x));
-		acc |= x;
-	}
-	for (; i < n; i++)
-		wide |= s[i];
-	for (unsigned b = 0; b < 8; b++)
-		wide |= (unsigned)(acc >> (8 * b)) & 0xff;
-	return wide;
-}
-
 int est_assess(const uint8_t *s, size_t n, unsigned bits, struct est_report *rep)
 {
 	return est_assess_mt(s, n, bits, 1, rep);
@@ -200,7 +179,7 @@ int est_assess_mt(const uint8_t *s, size_t n, unsigned bits, unsigned threads,
 	if (!s || !rep || bits < 1 || bits > 8 || n >= INT32_MAX / 8)
 		return -EINVAL;
 	memset(rep, 0, sizeof(*rep));
-	if (or_samples(s, n) >> bits)
+	if (est_or_samples(s, n) >> bits)
 		return -EINVAL;	/* samples wider than declared */
 	if (n < 2)
 		return -ENODATA;

@@ -529,6 +529,24 @@ START_TEST(test_tuple_bits_tallies_against_reference)
 }
 END_TEST
 
+/* The bits the samples use: each bit alone, in every place of every length
+ * up to 23 (the words of eight and the tail after them). */
+START_TEST(test_or_samples)
+{
+	uint8_t s[24];
+
+	for (size_t n = 1; n < sizeof(s); n++)
+		for (size_t i = 0; i < n; i++)
+			for (unsigned b = 0; b < 8; b++) {
+				memset(s, 0, sizeof(s));
+				s[i] = (uint8_t)(1u << b);
+				s[n] = 0xff;	/* past the end: not read */
+				ck_assert_uint_eq(est_or_samples(s, n), 1u << b);
+			}
+	ck_assert_uint_eq(est_or_samples(s, 0), 0);
+}
+END_TEST
+
 /* 1,000,000 bits: enough for the spot-check of repetitive bits, whose
  * 8,192 windows must all end inside the packed bits (its stride rounded
  * up read past them: caught by make sanitize and make valgrind here), and
@@ -849,6 +867,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_tuple_lrs_against_brute_force, 0, 2);
 	tcase_add_loop_test(tc, test_tuple_bits_sort_matches_suffix_array, 0, 14);
 	tcase_add_loop_test(tc, test_tuple_bits_tallies_against_reference, 0, 2);
+	tcase_add_test(tc, test_or_samples);
 	tcase_add_test(tc, test_tuple_bits_spot_check_in_bounds);
 	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 10);
 	tcase_add_test(tc, test_predictors_on_patterns);

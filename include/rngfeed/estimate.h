@@ -133,6 +133,8 @@ int est_compression(const uint8_t *s, size_t n, unsigned bits, struct est_result
  * p_global_prime, p_local, count, n, run.  Pure arithmetic. */
 void est_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest,
 			  unsigned k, struct est_result *r);
+/* Every sample's bits or-ed together (0..255): what --bits they need. */
+unsigned est_or_samples(const uint8_t *s, size_t n);
 /* How many distinct values the low `bits` bits of the samples take.  When
  * it is 1 << bits, est_translate() changes nothing in samples below
  * 1 << bits. */
