@@ -28,9 +28,9 @@
  * virtual machine: 48 -> 5-16 ms), sized from the file where it is one.
  * Or a regular file's own pages, mapped: no copy, and none of the memory
  * touched for the first time that costs more here than the copy (1.5-3.5
- * ms a MiB once the host has taken freed memory back: 8M 1-bit samples
- * right after ea_non_iid's run, 6 alternated pairs, 390 -> 357 ms of CPU,
- * median).  A mapped file cut short under the estimators makes them fault
+ * ms a MiB once the host has taken freed memory back: 8M 1-bit samples,
+ * each run right after one of ea_non_iid's, 12 of each in ABBA order,
+ * median 388 -> 361 ms of CPU).  A mapped file cut short under the estimators makes them fault
  * (caught: one line, exit 2, see bus_fault()); one written meanwhile is
  * refused once they are done (samples_changed()): the estimates are of the
  * bytes whose hash was printed, or there are none. */
@@ -52,7 +52,7 @@ static void samples_free(struct samples *in)
 }
 
 /* Whether the mapped file fd was written or resized since it was mapped
- * (its times move with every write; never for samples read). */
+ * (its times move with every write); samples read, not mapped, cannot. */
 static int samples_changed(int fd, const struct samples *in)
 {
 	struct stat now;

@@ -400,7 +400,8 @@ static int deep_pairs(struct bits_sort *bs, const uint64_t *x, size_t m, unsigne
 }
 
 /* Whether a group of m words at depth base is split further (by
- * split_words()), as split_words() and group_buckets() decide. */
+ * split_words()): the choice split_words() makes, and group_buckets() at
+ * TOP_BITS, always below the words' depth. */
 static inline int splits(const struct bits_sort *bs, size_t m, unsigned base)
 {
 	return m > GROUP_MAX && !(m < TUPLE_MIN_COUNT && base < bs->u0) && base < bs->depth;
@@ -499,7 +500,7 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 		rc = flat_pairs(bs, y + flat, from - flat, base);
 		if (rc == 0 && size < TUPLE_MIN_COUNT && base < bs->u0)
 			rc = deep_pairs(bs, y + from, size, base);
-		else if (rc == 0 && base < bs->depth)
+		else if (rc == 0 && splits(bs, size, base))
 			rc = split_words(bs, y + from, other + from, size, base,
 					 shorts ? shorts_in(&bs->last, shorts, k, sh, mask) : 0);
 		else if (rc == 0)
