@@ -358,7 +358,7 @@ int assess_run(int in_fd, const char *name, unsigned bits, int restart_fd,
 	struct est_report *rep = NULL;
 	struct samples in;
 	struct sigaction fault = { .sa_flags = SA_SIGINFO }, was;
-	unsigned wide = 0;
+	unsigned wide;
 	int rc = read_all(in_fd, &in, 1), ret = 2;
 	const uint8_t *buf = in.b;
 	const size_t n = in.n;
@@ -369,16 +369,13 @@ int assess_run(int in_fd, const char *name, unsigned bits, int restart_fd,
 		return 2;
 	}
 	if (!in.cap) {
-		int len;
-
 		fflush(err);
 		bus.from = buf;
 		bus.to = buf + n;
 		bus.fd = fileno(err);
-		len = snprintf(bus.line, sizeof(bus.line),
-			       "rngfeed: %s was cut short while it was assessed\n", name);
-		bus.len = len < 0 ? 0 : (size_t)len < sizeof(bus.line) ? (size_t)len
-				: sizeof(bus.line) - 1;
+		snprintf(bus.line, sizeof(bus.line),
+			 "rngfeed: %s was cut short while it was assessed\n", name);
+		bus.len = strlen(bus.line);
 		fault.sa_sigaction = bus_fault;
 		sigemptyset(&fault.sa_mask);
 		sigaction(SIGBUS, &fault, &was);

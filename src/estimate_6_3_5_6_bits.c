@@ -485,7 +485,7 @@ static int split_words(struct bits_sort *bs, uint64_t *x, uint64_t *spare,
 
 		shorts_levels(&bs->last, i, end, k, g, top);
 		if (!splits(bs, size, base))
-			shorts_scan(&bs->last, 1ull << i, y + from, size, base);
+			shorts_scan(&bs->last, i, y + from, size, base);
 	}
 	for (unsigned i = 0; i < nlist && rc == 0; i++) {
 		const unsigned k = list[i];
@@ -533,7 +533,7 @@ static int group_buckets(struct bits_sort *bs, uint64_t *e, size_t d0, size_t d1
 		if (splits(bs, m, TOP_BITS))
 			shorts |= 1ull << i;
 		else
-			shorts_scan(&bs->last, 1ull << i, e + start[b] - start[d0], m, TOP_BITS);
+			shorts_scan(&bs->last, (unsigned)i, e + start[b] - start[d0], m, TOP_BITS);
 	}
 	for (size_t d = d0; d < d1 && rc == 0; d++) {
 		const size_t from = start[d] - start[d0], size = start[d + 1] - start[d];

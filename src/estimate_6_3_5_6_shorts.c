@@ -38,21 +38,18 @@ void shorts_levels(struct shorts *sh, unsigned i, const uint32_t *end, unsigned 
 	}
 }
 
-void shorts_scan(struct shorts *sh, uint64_t mask, const uint64_t *x, size_t m, unsigned base)
+void shorts_scan(struct shorts *sh, unsigned i, const uint64_t *x, size_t m, unsigned base)
 {
-	for (; mask; mask &= mask - 1) {
-		const unsigned i = (unsigned)__builtin_ctzll(mask);
-		const uint64_t wi = sh->win[i];
-		uint32_t lcp[64] = { 0 }, ge = 0;
+	const uint64_t wi = sh->win[i];
+	uint32_t lcp[64] = { 0 }, ge = 0;
 
-		/* past the words' depth, the position bits: counted, but no t
-		 * that deep is read */
-		for (size_t r = 0; r < m; r++)
-			lcp[__builtin_clzll((x[r] ^ wi) | 1)]++;
-		for (unsigned t = 63; t > base; t--) {
-			ge += lcp[t];
-			sh->ge[i][t] = ge;
-		}
+	/* past the words' depth, the position bits: counted, but no t that
+	 * deep is read */
+	for (size_t r = 0; r < m; r++)
+		lcp[__builtin_clzll((x[r] ^ wi) | 1)]++;
+	for (unsigned t = 63; t > base; t--) {
+		ge += lcp[t];
+		sh->ge[i][t] = ge;
 	}
 }
 

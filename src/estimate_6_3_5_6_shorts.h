@@ -31,10 +31,10 @@ uint64_t shorts_in(const struct shorts *sh, uint64_t mask, unsigned k, unsigned 
  * (end[k] - end[k - 1] words in group k; k: the one its window falls in). */
 void shorts_levels(struct shorts *sh, unsigned i, const uint32_t *end, unsigned k, unsigned g,
 		   unsigned top);
-/* The short positions in mask, whose windows fall in the group x[0..m) at
- * depth base, not split further: their group sizes past base, from the
- * LCPs of their windows with those words. */
-void shorts_scan(struct shorts *sh, uint64_t mask, const uint64_t *x, size_t m, unsigned base);
+/* Short position i, whose window falls in the group x[0..m) at depth
+ * base, not split further: its group sizes past base, from the LCPs of its
+ * window with those words. */
+void shorts_scan(struct shorts *sh, unsigned i, const uint64_t *x, size_t m, unsigned base);
 /* Their tuples, once every ge[] is in: for t < depth, into ts from the
  * groups' sizes (start: the 2^TOP_BITS buckets' bounds, for t <= TOP_BITS)
  * and the short positions that share the tuple; n bits in all. */
