@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,17 +27,21 @@ static int linux_add_entropy(void *ctx, const uint8_t *buf, size_t len,
 			     unsigned int credit_bits)
 {
 	struct kernel_linux *k = ctx;
-	struct {
+	/* The request and its bytes in one buffer: rand_pool_info ends in
+	 * an array of no length where the bytes go, and in C no member may
+	 * follow such an array (clang refused the struct that had one). */
+	union {
 		struct rand_pool_info info;
-		uint8_t data[4096];
+		uint8_t raw[offsetof(struct rand_pool_info, buf) + 4096];
 	} req;
+	const size_t at = offsetof(struct rand_pool_info, buf);
 	int r = 0;
 
-	if (len > sizeof(req.data) || credit_bits > len * 8)
+	if (len > sizeof(req.raw) - at || credit_bits > len * 8)
 		return -EINVAL;
 	req.info.entropy_count = (int)credit_bits;
 	req.info.buf_size = (int)len;
-	memcpy(req.data, buf, len);
+	memcpy(req.raw + at, buf, len);
 	if (ioctl(k->fd, RNDADDENTROPY, &req) < 0)
 		r = -errno;
 	explicit_bzero(&req, sizeof(req));

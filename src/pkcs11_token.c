@@ -222,6 +222,18 @@ int pkcs11_module_path(const char *module, const char *config_dirs,
 
 /* ---- the PIN ---------------------------------------------------------------- */
 
+/* pkcs11_read_pin_file()'s one line into the caller's @why; returns @err. */
+__attribute__((format(printf, 4, 5)))
+static int pin_error(char *why, size_t why_len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
 int pkcs11_read_pin_file(const char *path, char *pin, size_t pin_len,
 			 size_t *n, char *why, size_t why_len)
 {
@@ -235,43 +247,41 @@ int pkcs11_read_pin_file(const char *path, char *pin, size_t pin_len,
 	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		snprintf(why, why_len, "pin-file %s: %s", path, strerror(e));
-		return -e;
+		return pin_error(why, why_len, -e, "pin-file %s: %s", path,
+				 strerror(e));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(why, why_len, "pin-file %s: not a regular file", path);
-		return -EINVAL;
+		return pin_error(why, why_len, -EINVAL,
+				 "pin-file %s: not a regular file", path);
 	}
 	if (st.st_mode & 027) {
 		close(fd);
-		snprintf(why, why_len, "pin-file %s: mode %04o lets others read "
-			 "or change the PIN; chmod 600 it", path,
-			 (unsigned int)(st.st_mode & 07777));
-		return -EACCES;
+		return pin_error(why, why_len, -EACCES,
+				 "pin-file %s: mode %04o lets others read or "
+				 "change the PIN; chmod 600 it", path,
+				 (unsigned int)(st.st_mode & 07777));
 	}
 	got = read(fd, pin, PIN_MAX + 1);
 	e = errno;
 	close(fd);
-	if (got < 0) {
-		snprintf(why, why_len, "pin-file %s: %s", path, strerror(e));
-		return -e;
-	}
+	if (got < 0)
+		return pin_error(why, why_len, -e, "pin-file %s: %s", path,
+				 strerror(e));
 	if ((size_t)got > PIN_MAX) {
 		explicit_bzero(pin, pin_len);
-		snprintf(why, why_len, "pin-file %s: longer than %u bytes", path,
-			 PIN_MAX);
-		return -EINVAL;
+		return pin_error(why, why_len, -EINVAL,
+				 "pin-file %s: longer than %u bytes", path,
+				 PIN_MAX);
 	}
 	if (got > 0 && pin[got - 1] == '\n')
 		got--;
 	if (got > 0 && pin[got - 1] == '\r')
 		got--;
 	pin[got] = '\0';
-	if (got == 0) {
-		snprintf(why, why_len, "pin-file %s: empty", path);
-		return -EINVAL;
-	}
+	if (got == 0)
+		return pin_error(why, why_len, -EINVAL, "pin-file %s: empty",
+				 path);
 	*n = (size_t)got;
 	return 0;
 }

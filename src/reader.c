@@ -59,10 +59,15 @@ static bool stopping(struct reader *r)
 static void set_state(struct reader *r, enum reader_state s,
 		      const char *reason)
 {
+	/* A reason longer than the field (a source's sentence may be) is
+	 * cut, as one in a status line would be. */
+	const size_t len = reason ? strnlen(reason, sizeof(r->stats.reason) - 1) : 0;
+
 	pthread_mutex_lock(&r->lock);
 	r->stats.state = s;
-	snprintf(r->stats.reason, sizeof(r->stats.reason), "%s",
-		 reason ? reason : "");
+	if (len)
+		memcpy(r->stats.reason, reason, len);
+	r->stats.reason[len] = '\0';
 	pthread_mutex_unlock(&r->lock);
 	notify(r);
 }

@@ -149,9 +149,9 @@ ssize_t read_text_file(const char *path, char *buf, size_t len)
 	do
 		n = read(fd, buf, len - 1);
 	while (n < 0 && errno == EINTR);
-	r = n < 0 ? -errno : 0;
+	r = -errno;
 	close(fd);
-	if (r < 0)
+	if (n < 0)
 		return r;
 	return text_trim(buf, (size_t)n);
 }
