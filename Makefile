@@ -35,7 +35,11 @@ CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
                -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral
-HARDEN      := -fstack-protector-strong -fPIE -D_FORTIFY_SOURCE=2
+# _FORTIFY_SOURCE at the level the packager's flags set (Fedora's and
+# Ubuntu's 3), else 2: a second -D with another level is a redefinition,
+# which -Werror makes an error (Ubuntu's CPPFLAGS, -D_FORTIFY_SOURCE=3).
+FORTIFY     := $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,-D_FORTIFY_SOURCE=2)
+HARDEN      := -fstack-protector-strong -fPIE $(FORTIFY)
 CFLAGS      ?= -O2 -g
 override CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -pthread
 # 32-bit targets (i386, armhf): 64-bit off_t, ino_t and time_t (readdir
