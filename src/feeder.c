@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
-#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/random.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

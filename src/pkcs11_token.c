@@ -20,6 +20,7 @@
 #include <p11-kit/pkcs11.h>
 
 #include "rngfeed/pkcs11_token.h"
+#include "rngfeed/util.h"
 
 #define PIN_MAX 255u
 #define WHY_LEN 256
@@ -222,18 +223,6 @@ int pkcs11_module_path(const char *module, const char *config_dirs,
 
 /* ---- the PIN ---------------------------------------------------------------- */
 
-/* pkcs11_read_pin_file()'s one line into the caller's @why; returns @err. */
-__attribute__((format(printf, 4, 5)))
-static int pin_error(char *why, size_t why_len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 int pkcs11_read_pin_file(const char *path, char *pin, size_t pin_len,
 			 size_t *n, char *why, size_t why_len)
 {
@@ -243,36 +232,38 @@ int pkcs11_read_pin_file(const char *path, char *pin, size_t pin_len,
 
 	if (pin_len < PIN_MAX + 1)
 		return -EINVAL;
-	/* O_NONBLOCK: a FIFO named by mistake is refused, not waited on. */
+	/* O_NONBLOCK: a FIFO named by mistake is refused, not waited on.
+	 * The messages go through set_error(): a path as long as why_len,
+	 * cut in a snprintf() of its own, was an error at GCC -O3. */
 	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		return pin_error(why, why_len, -e, "pin-file %s: %s", path,
-				 strerror(e));
+		set_error(why, why_len, "pin-file %s: %s", path, strerror(e));
+		return -e;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return pin_error(why, why_len, -EINVAL,
-				 "pin-file %s: not a regular file", path);
+		return set_error(why, why_len, "pin-file %s: not a regular file",
+				 path);
 	}
 	if (st.st_mode & 027) {
 		close(fd);
-		return pin_error(why, why_len, -EACCES,
-				 "pin-file %s: mode %04o lets others read or "
-				 "change the PIN; chmod 600 it", path,
-				 (unsigned int)(st.st_mode & 07777));
+		set_error(why, why_len, "pin-file %s: mode %04o lets others read "
+			  "or change the PIN; chmod 600 it", path,
+			  (unsigned int)(st.st_mode & 07777));
+		return -EACCES;
 	}
 	got = read(fd, pin, PIN_MAX + 1);
 	e = errno;
 	close(fd);
-	if (got < 0)
-		return pin_error(why, why_len, -e, "pin-file %s: %s", path,
-				 strerror(e));
+	if (got < 0) {
+		set_error(why, why_len, "pin-file %s: %s", path, strerror(e));
+		return -e;
+	}
 	if ((size_t)got > PIN_MAX) {
 		explicit_bzero(pin, pin_len);
-		return pin_error(why, why_len, -EINVAL,
-				 "pin-file %s: longer than %u bytes", path,
-				 PIN_MAX);
+		return set_error(why, why_len, "pin-file %s: longer than %u bytes",
+				 path, PIN_MAX);
 	}
 	if (got > 0 && pin[got - 1] == '\n')
 		got--;
@@ -280,8 +271,7 @@ int pkcs11_read_pin_file(const char *path, char *pin, size_t pin_len,
 		got--;
 	pin[got] = '\0';
 	if (got == 0)
-		return pin_error(why, why_len, -EINVAL, "pin-file %s: empty",
-				 path);
+		return set_error(why, why_len, "pin-file %s: empty", path);
 	*n = (size_t)got;
 	return 0;
 }
