@@ -11,7 +11,9 @@
  *     dictionary (at most 65,536 contexts, longest first), so it keeps the
  *     shared counts as they were then (its base) and subtracts;
  *   - at length 16 the two caps count different pairs (from 2^15 contexts
- *     on), so each keeps its own counts there. */
+ *     on), so each keeps its own counts there;
+ *   - once LZ78Y has settled (see lz_settled()), only MultiMMC counts.
+ * MultiMMC's scoreboard is estimate_6_3_9_board.h's. */
 #include <errno.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -21,6 +23,7 @@
 #include "rngfeed/estimate.h"
 #include "rngfeed/estimate_common.h"
 #include "rngfeed/estimate_predict.h"
+#include "estimate_6_3_9_board.h"
 
 /* ---- the table ----
  * bin_at(all, ctx, j) is the entry of the context ctx of j bits (bit j - 1 =
@@ -80,12 +83,14 @@ static inline uint32_t bin_count(uint64_t e, unsigned y)
  * function of its own the prefetches were dropped (GCC took it for one
  * without effects), as they had been in this file until now. */
 #define PF_AHEAD 3
-static inline __attribute__((always_inline)) void bin_prefetch(struct bent *all, uint32_t ctx)
+static inline __attribute__((always_inline)) void bin_prefetch(struct bent *all, uint32_t ctx,
+								 const int settled)
 {
 	UNROLL_CTX
 	for (unsigned j = 12; j <= CTX_MAX; j++)
 		__builtin_prefetch(bin_at(all, ctx, j), 1);
-	__builtin_prefetch(&BB(bin_at(all, ctx, CTX_MAX)), 1);
+	if (!settled)
+		__builtin_prefetch(&BB(bin_at(all, ctx, CTX_MAX)), 1);
 }
 
 /* A MultiMMC step alone, for the first positions (lengths 1..max, max <
@@ -210,7 +215,7 @@ static inline __attribute__((always_inline)) void bin_count_pair(struct bent *al
  * reads, 16 masks of hist held in registers spilled half of them to the
  * stack and loaded them back). */
 static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *all, uint32_t hist,
-								 const int count, uint64_t one)
+								 const int count, uint64_t one, int32_t *diff1)
 {
 	const __m128i ones = _mm_set1_epi64x((long long)one);
 	__m128i diff[4], zero[4];
@@ -229,6 +234,7 @@ static inline __attribute__((always_inline)) uint32_t mmc_bits16(struct bent *al
 		diff[q] = _mm_sub_epi32(h, l);
 		zero[q] = _mm_cmpeq_epi32(_mm_or_si128(l, h), _mm_setzero_si128());
 	}
+	*diff1 = _mm_cvtsi128_si32(diff[0]);	/* length 1's count of 1 less 0 */
 	return (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(zero[0], zero[1]),
 							  _mm_packs_epi32(zero[2], zero[3]))) |
 	       (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(diff[0], diff[1]),
@@ -303,6 +309,42 @@ static void pending_gone(struct lz_pending *pd, uint32_t hist, unsigned j)
 }
 #endif
 
+/* ---- LZ78Y settled ----
+ * Once each of the four contexts of 2 bits has seen both followers in
+ * LZ78Y's dictionary, its prediction is for good that of the context of
+ * 1 bit, x: every context C ending in x that is in the dictionary entered
+ * with or after x, and with or after its suffix of 2 bits zx if that
+ * one is in (an entry that finds no room for its suffix is the last one),
+ * so C's counts of a follower are at most zx's, which are at most x's
+ * less the other context z'x's, at least 1: below x's highest.  Then the
+ * prediction is x's most frequent follower since it entered, ties to 1:
+ * 1 when MultiMMC's count of 1 after x less its count of 0 (which the
+ * step reads anyway) is at least the same difference when x entered, a
+ * constant.  So a settled pass keeps no more of LZ78Y's counts nor
+ * dictionary: on 8M first-order Markov bits the whole pass 131 -> 109 ms
+ * for the prediction, -> 91 with the counts too (with the scoreboard's
+ * uniform steps), 8-bit files' bitstrings 8 to 14 % faster.  Random or
+ * skewed bits settle within the first hundred steps; bits that never
+ * settle (00 always followed by 1) keep the dictionary to the end.
+ * Whether it has settled, and if so x's differences on entry in thr. */
+static int lz_settled(struct bent *all, int32_t thr[2])
+{
+	for (unsigned x = 0; x < 2; x++) {
+		const uint64_t b = BB(bin_at(all, x, 1));
+
+		if (!b)
+			return 0;
+		thr[x] = (int32_t)(bin_count(b, 1) - bin_count(b, 0));
+	}
+	for (uint32_t zx = 0; zx < 4; zx++) {
+		const uint64_t l = lz_counts(bin_at(all, zx, 2), 0);
+
+		if (!bin_count(l, 0) || !bin_count(l, 1))
+			return 0;
+	}
+	return 1;
+}
+
 /* Where LZ78Y's dictionary filled (the context then, and the shortest
  * length it added); fill_j = CTX_MAX + 1 while it has room. */
 struct lz_fill { uint32_t hist; unsigned j; };
@@ -313,33 +355,39 @@ struct lz_fill { uint32_t hist; unsigned j; };
  * room.  room: 0, the dictionary is full; 1, it has room; 2, it has room
  * for every context of this step (with SSE2 the step then counts lengths
  * 1..15 as it reads them, and looks up only the contexts that may be
- * pending, pd). */
+ * pending, pd).  settled: LZ78Y has settled (thr: see lz_settled()), and
+ * only MultiMMC counts (room is then 0). */
 static inline __attribute__((always_inline)) uint32_t
 both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	  uint32_t *dict_size, struct lz_fill *fill, uint32_t *fm, int *lz, const int room,
-	  struct lz_pending *pd)
+	  struct lz_pending *pd, const int settled, const int32_t *thr)
 {
 	const uint64_t one = BIN_ONE(y);
 	struct bent *const p16 = bin_at(all, hist, CTX_MAX);
-	const uint64_t e16 = BC(p16), l16 = BB(p16);
+	const uint64_t e16 = BC(p16), l16 = settled ? 0 : BB(p16);
 	uint32_t known, okmask, fmask;
 #ifdef __SSE2__
 	/* before any length's count changes (early: lengths 1..15's are
 	 * counted as they are read) */
 	const int early = room != 1;	/* MultiMMC's view is read */
-	const uint32_t q = mmc_bits16(all, hist, early, one);
+	int32_t diff1;
+	const uint32_t q = mmc_bits16(all, hist, early, one, &diff1);
 
 	known = ~q & 0xffffu;
 	okmask = (q >> 16) ^ (y ? 0xffffu : 0);
 #else
 	const int early = 0;
+	const uint64_t e1 = settled ? BC(bin_at(all, hist, 1)) : 0;
+	const int32_t diff1 = (int32_t)(bin_count(e1, 1) - bin_count(e1, 0));
 
 	known = (uint32_t)(e16 != 0) << (CTX_MAX - 1);
 #endif
 	/* Early, LZ78Y reads lengths 1..15 back one less: a step whose
 	 * context repeats the one before waits for their counts. */
 	/* the lengths the context shares with the filling step's */
-	if ((unsigned)__builtin_ctz((hist ^ fill->hist) | 1u << CTX_MAX) >= fill->j)
+	if (settled)
+		*lz = diff1 >= thr[hist & 1];
+	else if ((unsigned)__builtin_ctz((hist ^ fill->hist) | 1u << CTX_MAX) >= fill->j)
 		*lz = lz_predict_all(all, hist, early ? one : 0);
 	else
 		*lz = lz_predict_up(all, hist, early ? one : 0);
@@ -351,7 +399,9 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 #ifndef __SSE2__
 	okmask = MMC_OK(e16) << (CTX_MAX - 1);
 #endif
-	if (!room) {
+	if (settled) {
+		/* LZ78Y's counts are no longer read */
+	} else if (!room) {
 		/* Without a branch: whether a context of 16 is in the
 		 * dictionary is a coin toss on skewed data. */
 		BB(p16) = l16 + (l16 ? one : 0);
@@ -429,186 +479,16 @@ both_step(struct bent *all, uint32_t hist, unsigned y, uint32_t *entries16,
 	return okmask & fmask;
 }
 
-/* ---- MultiMMC's scoreboard ----
- * The highest score is always the winner's: a length that reaches it takes
- * over.  So the lengths that take over at a step are those right at it
- * whose score is then the highest of all (the longest of them wins): 90B's
- * loop over the lengths in ascending order, >= taking over, gives the same.
- * It is kept a run of steps at a time (board_begin(), board_step() per
- * step, board_end()). */
-struct board {
-	uint32_t score[CTX_MAX], high;	/* high: score[winner] */
-	unsigned winner;
-	struct tally t;			/* MultiMMC's: the winner's outcomes */
-};
-
-#ifdef __SSE2__
-/* In SSE2 registers, at each step: each length's score a 16-bit lane
- * relative to the highest at the run's start.  A length further than
- * BOARD_FAR below it cannot reach it within a run and is held at
- * -BOARD_FAR (its gain in the run is still the lane's).  The highest of
- * the lanes is taken afresh at each step rather than carried from the
- * step before.  Where the run starts with no length but the winner within
- * BOARD_RUN of the highest ("solo"), nobody can take over in it and only
- * the lanes are kept.  Measured (10^6 biased / uniform bits, 8 * 10^6
- * uniform bits as an 8-bit file's bitstring): stepping, after every 64
- * steps, each length that might take over within them, one at a time (on
- * i.i.d. data every length is about as good, so most were such
- * candidates): 35.3 / 37.4 / 294 ms for the whole pass; these sets at
- * every step: 33.2 / 35.4 / 269 ms. */
-#define BOARD_RUN 64
-#define BOARD_FAR 1024
-struct board_run {
-	__m128i lo, hi;		/* lengths 1..8, 9..16 */
-	int solo;		/* no other length can take over in the run */
-	int16_t d0[CTX_MAX];	/* the lanes at the start */
-};
-
-static void board_begin(struct board_run *r, const struct board *b)
-{
-	unsigned near = 0;
-
-	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
-		const uint32_t gap = b->high - b->score[sb];
-
-		r->d0[sb] = (int16_t)(gap > BOARD_FAR ? -BOARD_FAR : -(int)gap);
-		near += gap <= BOARD_RUN;
-	}
-	r->solo = near == 1;
-	r->lo = _mm_loadu_si128((const __m128i *)(const void *)r->d0);
-	r->hi = _mm_loadu_si128((const __m128i *)(const void *)(r->d0 + 8));
-}
-
-/* ok: the lengths right at this step (and whose context was found), f:
- * those whose context was found. */
-static inline __attribute__((always_inline)) void
-board_step(struct board_run *r, struct board *b, unsigned ok, unsigned f)
-{
-	const __m128i bit_lo = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
-	const __m128i bit_hi = _mm_setr_epi16(256, 512, 1024, 2048, 4096, 8192, 16384, (short)0x8000);
-	const __m128i x = _mm_set1_epi16((short)ok);
-	const __m128i ol = _mm_cmpeq_epi16(_mm_and_si128(x, bit_lo), bit_lo);
-	const __m128i oh = _mm_cmpeq_epi16(_mm_and_si128(x, bit_hi), bit_hi);
-	__m128i top;
-	unsigned takers;
-
-	r->lo = _mm_sub_epi16(r->lo, ol);	/* a right lane is -1 */
-	r->hi = _mm_sub_epi16(r->hi, oh);
-	if ((f >> b->winner) & 1)
-		tally(&b->t, (ok >> b->winner) & 1);
-	if (r->solo)
-		return;
-	/* the highest, in every lane */
-	top = _mm_max_epi16(r->lo, r->hi);
-	top = _mm_max_epi16(top, _mm_shuffle_epi32(top, _MM_SHUFFLE(1, 0, 3, 2)));
-	top = _mm_max_epi16(top, _mm_shuffle_epi32(top, _MM_SHUFFLE(2, 3, 0, 1)));
-	top = _mm_max_epi16(top, _mm_shufflehi_epi16(_mm_shufflelo_epi16(top, _MM_SHUFFLE(2, 3, 0, 1)),
-						     _MM_SHUFFLE(2, 3, 0, 1)));
-	takers = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(_mm_and_si128(ol, _mm_cmpeq_epi16(r->lo, top)),
-							    _mm_and_si128(oh, _mm_cmpeq_epi16(r->hi, top))));
-	{
-		/* The longest taker, or the winner as it was: without a branch,
-		 * which on i.i.d. bits is a coin toss (written as a choice,
-		 * GCC made one unless it had lzcnt; 10^6 biased bits 29.6 ->
-		 * 26.6 ms, uniform 28.6 -> 26.8). */
-		const unsigned keep = (unsigned)(takers != 0) - 1u;	/* all ones: none */
-
-		b->winner = ((31u - (unsigned)__builtin_clz(takers | 1u)) & ~keep) | (b->winner & keep);
-	}
-}
-
-static void board_end(struct board_run *r, struct board *b)
-{
-	int16_t d1[CTX_MAX];
-	int top = -BOARD_FAR;
-
-	_mm_storeu_si128((__m128i *)(void *)d1, r->lo);
-	_mm_storeu_si128((__m128i *)(void *)(d1 + 8), r->hi);
-	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
-		b->score[sb] += (uint32_t)(d1[sb] - r->d0[sb]);
-		top = d1[sb] > top ? d1[sb] : top;
-	}
-	b->high += (uint32_t)top;
-}
-#else
-/* Bits 0..7 of x as bytes 0..7, each 0 or 1. */
-static inline uint64_t spread8(unsigned x)
-{
-	const uint64_t v = ((uint64_t)(x & 0xffu) * 0x0101010101010101ull) & 0x8040201008040201ull;
-
-	return ((v + 0x7f7f7f7f7f7f7f7full) & 0x8080808080808080ull) >> 7;
-}
-
-/* Without SSE2: the run's steps are kept, then how often each length was
- * right in the run (in byte lanes: a run is 64 steps) tells which lengths
- * can reach the highest score within it; only those are stepped through
- * it, the others just gain their count. */
-#define BOARD_RUN 64
-struct board_run {
-	uint16_t okm[BOARD_RUN], fm[BOARD_RUN];
-	unsigned len;
-};
-
-static void board_begin(struct board_run *r, const struct board *b)
-{
-	(void)b;
-	r->len = 0;
-}
-
-static inline void board_step(struct board_run *r, struct board *b, unsigned ok, unsigned f)
-{
-	(void)b;
-	r->okm[r->len] = (uint16_t)ok;
-	r->fm[r->len++] = (uint16_t)f;
-}
-
-static void board_end(struct board_run *r, struct board *b)
-{
-	uint64_t cnt_lo = 0, cnt_hi = 0;	/* byte sb: right in the run */
-	uint8_t cand[CTX_MAX] = { 0 };
-	unsigned nc = 0;
-
-	for (unsigned st = 0; st < r->len; st++) {
-		cnt_lo += spread8(r->okm[st]);
-		cnt_hi += spread8((unsigned)r->okm[st] >> 8);
-	}
-	for (unsigned sb = 0; sb < CTX_MAX; sb++) {
-		const uint32_t up = (uint32_t)((sb < 8 ? cnt_lo >> (8 * sb) : cnt_hi >> (8 * (sb - 8))) & 0xff);
-
-		if (b->score[sb] + up >= b->high)
-			cand[nc++] = (uint8_t)sb;
-		else
-			b->score[sb] += up;
-	}
-	for (unsigned st = 0; st < r->len; st++) {
-		const unsigned cur = b->winner, ok = r->okm[st];
-
-		if ((r->fm[st] >> cur) & 1)
-			tally(&b->t, (ok >> cur) & 1);
-		/* Ascending lengths, >= takes over, as 90B's loop. */
-		for (unsigned c = 0; c < nc; c++) {
-			const unsigned sb = cand[c];
-			const uint32_t inc = (ok >> sb) & 1, v = b->score[sb] + inc;
-			const int take = inc && v >= b->high;
-
-			b->score[sb] = v;
-			b->winner = take ? sb : b->winner;
-			b->high = take ? v : b->high;
-		}
-	}
-}
-#endif
-
 /* The context of position i (the history one step on from hist), and the
  * one PF_AHEAD steps on fetched (*ahead, kept as hist is: one shift a
  * step). */
 static inline __attribute__((always_inline)) uint32_t
 next_context(struct bent *all, const uint8_t *s, size_t n, size_t i, uint32_t hist,
-	     uint32_t *ahead)
+	     uint32_t *ahead, const int settled)
 {
 	if (i + PF_AHEAD < n) {
 		*ahead = (*ahead << 1) | s[i + PF_AHEAD - 1];
-		bin_prefetch(all, *ahead & 0xffffu);
+		bin_prefetch(all, *ahead & 0xffffu, settled);
 	}
 	return ((hist << 1) | s[i - 1]) & 0xffffu;
 }
@@ -623,7 +503,7 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	struct bent *all = est_zalloc(BIN_TABLES_BYTES);
 	uint32_t entries16 = 0, dict_size = 0;
 	struct lz_fill fill = { 0, CTX_MAX + 1 };
-	struct board board = { .high = 0 };
+	struct board board = { .high = 0, .keep = 1 };
 	struct board_run run;
 	struct tally tz = { 0, 0, 0 };
 #ifdef __SSE2__
@@ -632,6 +512,8 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 	struct lz_pending *const pd = NULL;
 #endif
 	uint32_t hist = 0, ahead = 0;
+	int32_t thr[2];
+	int settled = 0;
 
 	if (!all)
 		return -ENOMEM;
@@ -657,29 +539,58 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		 * its end from the step after LZ_B on (the first `skip`) */
 		const unsigned skip = i0 > LZ_B ? 0 : (unsigned)(LZ_B + 1 - i0);
 		uint64_t lzm = 0;
+		int kept;
 
 		board_begin(&run, &board);
-		if (dict_size == LZ_MAX_DICT) {
-			/* the loop of most steps, with the full dictionary's
-			 * step alone (the three copies in one loop made it 5 to
-			 * 10 % slower) */
+		if (!settled && i0 > LZ_B)
+			settled = lz_settled(all, thr);
+		/* (a run with LZ78Y not settled is played as it goes: the data
+		 * that never settles were not seen to be uniform) */
+		kept = settled && board.keep;
+		if (kept) {
 			for (unsigned st = 0; st < len; st++) {
 				const size_t i = i0 + st;
 				uint32_t okmask, fmask;
 				int pred;
 
-				hist = next_context(all, s, n, i, hist, &ahead);
+				hist = next_context(all, s, n, i, hist, &ahead, 1);
 				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred, 0, pd);
+						   &fmask, &pred, 0, pd, 1, thr);
 				lzm |= (uint64_t)(pred == (int)s[i]) << st;
-				board_step(&run, &board, okmask, fmask);
+				board_keep(&run, st, okmask, fmask);
+			}
+		} else if (settled) {
+			for (unsigned st = 0; st < len; st++) {
+				const size_t i = i0 + st;
+				uint32_t okmask, fmask;
+				int pred;
+
+				hist = next_context(all, s, n, i, hist, &ahead, 1);
+				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
+						   &fmask, &pred, 0, pd, 1, thr);
+				lzm |= (uint64_t)(pred == (int)s[i]) << st;
+				board_step(&run, &board, st, okmask, fmask);
+			}
+		} else if (dict_size == LZ_MAX_DICT) {
+			/* the full dictionary's step alone (the three copies
+			 * in one loop made it 5 to 10 % slower) */
+			for (unsigned st = 0; st < len; st++) {
+				const size_t i = i0 + st;
+				uint32_t okmask, fmask;
+				int pred;
+
+				hist = next_context(all, s, n, i, hist, &ahead, 0);
+				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
+						   &fmask, &pred, 0, pd, 0, thr);
+				lzm |= (uint64_t)(pred == (int)s[i]) << st;
+				board_step(&run, &board, st, okmask, fmask);
 			}
 		} else {
 			for (unsigned st = 0; st < len; st++) {
 				const size_t i = i0 + st;
 				uint32_t okmask, fmask;
 
-				hist = next_context(all, s, n, i, hist, &ahead);
+				hist = next_context(all, s, n, i, hist, &ahead, 0);
 				if (i >= LZ_B) {
 					int pred;
 
@@ -688,21 +599,21 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 					 * per length for it */
 					if (dict_size + CTX_MAX < LZ_MAX_DICT)
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 2, pd);
+								   &fill, &fmask, &pred, 2, pd, 0, thr);
 					else if (dict_size < LZ_MAX_DICT)
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 1, pd);
+								   &fill, &fmask, &pred, 1, pd, 0, thr);
 					else
 						okmask = both_step(all, hist, s[i], &entries16, &dict_size,
-								   &fill, &fmask, &pred, 0, pd);
+								   &fill, &fmask, &pred, 0, pd, 0, thr);
 					lzm |= (uint64_t)(pred == (int)s[i]) << st;
 				} else {
 					okmask = mmc_first_step(all, hist, s[i], (unsigned)(i - 1), &fmask);
 				}
-				board_step(&run, &board, okmask, fmask);
+				board_step(&run, &board, st, okmask, fmask);
 			}
 		}
-		board_end(&run, &board);
+		board_end(&run, &board, len, kept);
 		if (skip < len)
 			tally_lsb(&tz, lzm >> skip, len - skip);
 	}

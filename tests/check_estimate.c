@@ -764,6 +764,51 @@ START_TEST(test_binary_and_wide_dictionaries_agree)
 }
 END_TEST
 
+START_TEST(test_binary_settled_and_uniform_steps)
+{
+	/* Once each length-2 context has seen both followers, LZ78Y predicts
+	 * as its length 1 does (the binary pass then stops keeping LZ78Y's
+	 * counts), and where most of a run's steps find every length right or
+	 * every length wrong MultiMMC's scoreboard is played at the run's end.
+	 * Against the hashed dictionaries, bits from a first-order Markov
+	 * chain (P(stay) = 1 - 1/p: every length predicts "the same again")
+	 * after r random ones, a random stretch of b after each a of them
+	 * (runs played at their end come and go; lengths tie at the highest
+	 * score where they start again); then bits that settle only late (a
+	 * period of 4 for the first 100,000) and bits that never do (00 is
+	 * always followed by 1: the dictionary fills, and LZ78Y's counts are
+	 * kept to the end).  Each of the first three kinds fails where the
+	 * scoreboard's fast path was broken on purpose (the longest length at
+	 * the highest score taken as the shortest, the winner not handed to
+	 * it, or the skipped steps not added to the highest score). */
+	static const struct { int r, a, b, p; } kinds[] = {
+		{ 0, 1000, 1000, 20 }, { 0, 1000, 1000, 100 }, { 20000, 1000, 30, 100 },
+		{ 0, 1 << 30, 0, 5 }, { 1 << 30, 1, 0, 2 },
+	};
+	enum { M = 200000 };
+	static uint8_t l[M];
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) + 2; k++) {
+		rng_state = 23;
+		for (int i = 0; i < M; i++) {
+			if (k == sizeof(kinds) / sizeof(kinds[0])) {
+				l[i] = i < M / 2 ? (uint8_t)((i >> 1) & 1) : (uint8_t)(rnd() & 1);
+			} else if (k > sizeof(kinds) / sizeof(kinds[0])) {
+				l[i] = i > 1 && !l[i - 1] && !l[i - 2] ? 1 : (uint8_t)(rnd() & 1);
+			} else {
+				const int noisy = i < kinds[k].r ||
+						  (i - kinds[k].r) % (kinds[k].a + kinds[k].b) >= kinds[k].a;
+				const int stay = rnd() % (uint64_t)kinds[k].p != 0;
+
+				l[i] = noisy || !i ? (uint8_t)(rnd() & 1) : (uint8_t)(stay ? l[i - 1] : !l[i - 1]);
+			}
+		}
+		ASSERT_BINARY_AGREES(est_multi_mmc, l, M);
+		ASSERT_BINARY_AGREES(est_lz78y, l, M);
+	}
+}
+END_TEST
+
 START_TEST(test_binary_fast_paths_short_inputs)
 {
 	/* The binary lag, MultiMMC and LZ78Y work 64 steps at a time: every
@@ -872,6 +917,7 @@ static Suite *estimate_suite(void)
 	tcase_add_loop_test(tc, test_tuple_bits_merge_matches_suffix_array, 0, 10);
 	tcase_add_test(tc, test_predictors_on_patterns);
 	tcase_add_test(tc, test_binary_and_wide_dictionaries_agree);
+	tcase_add_test(tc, test_binary_settled_and_uniform_steps);
 	tcase_add_test(tc, test_binary_fast_paths_short_inputs);
 	tcase_add_test(tc, test_assess_rules);
 	tcase_add_test(tc, test_restart_sanity);
