@@ -152,16 +152,21 @@ board_keep(struct board_run *r, unsigned st, unsigned ok, unsigned f)
  * others one by one.  Whether most were uniform. */
 static inline int board_replay(struct board_run *r, struct board *b, unsigned len)
 {
+	/* found everywhere, and ok 0 or 0xffff: four steps at a time (one by
+	 * one, this was a third of the replay's time on Markov bits) */
+	const __m128i all_wrong = _mm_set1_epi32((int)0xffff0000u), all_right = _mm_set1_epi32(-1);
 	uint64_t uniform = 0, right = 0, odd;
 	unsigned st = 0;
 
-	for (unsigned k = 0; k < len; k++) {
-		const uint32_t x = r->kept[k];
+	for (unsigned k = 0; k < len; k += 4) {
+		const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(r->kept + k));
+		const __m128i w = _mm_cmpeq_epi32(x, all_wrong), g = _mm_cmpeq_epi32(x, all_right);
 
-		/* found everywhere, and ok 0 or 0xffff */
-		uniform |= (uint64_t)((x >= 0xffff0000u) & ((uint16_t)(x + 1) <= 1)) << k;
-		right |= (uint64_t)((uint16_t)x == 0xffff) << k;
+		uniform |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_or_si128(w, g))) << k;
+		right |= (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(g)) << k;
 	}
+	uniform &= ~0ull >> (64 - len);	/* kept[len..] are not this run's */
+	right &= uniform;
 	if (popcount64(uniform) < len * 3 / 4) {
 		for (unsigned k = 0; k < len; k++)
 			board_play(r, b, r->kept[k] & 0xffff, r->kept[k] >> 16, 0);
