@@ -777,10 +777,12 @@ START_TEST(test_binary_settled_and_uniform_steps)
 	 * score where they start again); then bits that settle only late (a
 	 * period of 4 for the first 100,000) and bits that never do (00 is
 	 * always followed by 1: the dictionary fills, and LZ78Y's counts are
-	 * kept to the end).  Each of the first three kinds fails where the
-	 * scoreboard's fast path was broken on purpose (the longest length at
-	 * the highest score taken as the shortest, the winner not handed to
-	 * it, or the skipped steps not added to the highest score). */
+	 * kept to the end).  Between them the first three kinds fail where
+	 * the scoreboard's fast path was broken on purpose in ways the tests
+	 * before this one passed: the longest length at the highest score
+	 * taken as the shortest (after a step, or at a run's start), or the
+	 * lead not handed to it; so do the settling test loosened and the
+	 * settled prediction's ties turned. */
 	static const struct { int r, a, b, p; } kinds[] = {
 		{ 0, 1000, 1000, 20 }, { 0, 1000, 1000, 100 }, { 20000, 1000, 30, 100 },
 		{ 0, 1 << 30, 0, 5 }, { 1 << 30, 1, 0, 2 },
