@@ -321,11 +321,11 @@ static void pending_gone(struct lz_pending *pd, uint32_t hist, unsigned j)
  * 1 when MultiMMC's count of 1 after x less its count of 0 (which the
  * step reads anyway) is at least the same difference when x entered, a
  * constant.  So a settled pass keeps no more of LZ78Y's counts nor
- * dictionary: on 8M first-order Markov bits the whole pass 131 -> 109 ms
- * for the prediction, -> 91 with the counts too (with the scoreboard's
- * uniform steps), 8-bit files' bitstrings 8 to 14 % faster.  Random or
- * skewed bits settle within the first hundred steps; bits that never
- * settle (00 always followed by 1) keep the dictionary to the end.
+ * dictionary: on 8M first-order Markov bits the whole pass 131 -> 118 ms
+ * for the prediction (8-bit files' bitstrings 7 to 13 % faster), and 98
+ * -> 91 for the counts (once the scoreboard's uniform steps were in).
+ * Random or skewed bits settle within the first hundred steps; bits that
+ * never settle (00 always followed by 1) keep the dictionary to the end.
  * Whether it has settled, and if so x's differences on entry in thr. */
 static int lz_settled(struct bent *all, int32_t thr[2])
 {
@@ -493,6 +493,37 @@ next_context(struct bent *all, const uint8_t *s, size_t n, size_t i, uint32_t hi
 	return ((hist << 1) | s[i - 1]) & 0xffffu;
 }
 
+/* The len steps of a run from i0 once the dictionary is full or LZ78Y has
+ * settled (room 0): the loop of most steps, a copy for each pair of
+ * constants (the full dictionary's step in a loop of its own: in one loop
+ * with the other rooms' it was 5 to 10 % slower).  keep: the steps kept
+ * for board_end() rather than played.  LZ78Y's outcomes, the first in bit
+ * 0. */
+static inline __attribute__((always_inline)) uint64_t
+full_run(struct bent *all, const uint8_t *s, size_t n, size_t i0, unsigned len, uint32_t *hist,
+	 uint32_t *ahead, uint32_t *entries16, uint32_t *dict_size, struct lz_fill *fill,
+	 struct lz_pending *pd, const int32_t *thr, struct board_run *run, struct board *board,
+	 const int settled, const int keep)
+{
+	uint64_t lzm = 0;
+
+	for (unsigned st = 0; st < len; st++) {
+		const size_t i = i0 + st;
+		uint32_t okmask, fmask;
+		int pred;
+
+		*hist = next_context(all, s, n, i, *hist, ahead, settled);
+		okmask = both_step(all, *hist, s[i], entries16, dict_size, fill, &fmask, &pred, 0, pd,
+				   settled, thr);
+		lzm |= (uint64_t)(pred == (int)s[i]) << st;
+		if (keep)
+			board_keep(run, st, okmask, fmask);
+		else
+			board_step(run, board, st, okmask, fmask);
+	}
+	return lzm;
+}
+
 /* MultiMMC and LZ78Y over the bits, with MultiMMC's scoreboard kept in
  * runs of BOARD_RUN steps.  LZ78Y (from position LZ_B, predicting from
  * LZ_B + 1) has no scoreboard: its outcomes are kept as bits and tallied
@@ -547,45 +578,16 @@ mmc_lz78y_body(const uint8_t *s, size_t n, struct est_result *mmc, struct est_re
 		/* (a run with LZ78Y not settled is played as it goes: the data
 		 * that never settles were not seen to be uniform) */
 		kept = settled && board.keep;
-		if (kept) {
-			for (unsigned st = 0; st < len; st++) {
-				const size_t i = i0 + st;
-				uint32_t okmask, fmask;
-				int pred;
-
-				hist = next_context(all, s, n, i, hist, &ahead, 1);
-				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred, 0, pd, 1, thr);
-				lzm |= (uint64_t)(pred == (int)s[i]) << st;
-				board_keep(&run, st, okmask, fmask);
-			}
-		} else if (settled) {
-			for (unsigned st = 0; st < len; st++) {
-				const size_t i = i0 + st;
-				uint32_t okmask, fmask;
-				int pred;
-
-				hist = next_context(all, s, n, i, hist, &ahead, 1);
-				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred, 0, pd, 1, thr);
-				lzm |= (uint64_t)(pred == (int)s[i]) << st;
-				board_step(&run, &board, st, okmask, fmask);
-			}
-		} else if (dict_size == LZ_MAX_DICT) {
-			/* the full dictionary's step alone (the three copies
-			 * in one loop made it 5 to 10 % slower) */
-			for (unsigned st = 0; st < len; st++) {
-				const size_t i = i0 + st;
-				uint32_t okmask, fmask;
-				int pred;
-
-				hist = next_context(all, s, n, i, hist, &ahead, 0);
-				okmask = both_step(all, hist, s[i], &entries16, &dict_size, &fill,
-						   &fmask, &pred, 0, pd, 0, thr);
-				lzm |= (uint64_t)(pred == (int)s[i]) << st;
-				board_step(&run, &board, st, okmask, fmask);
-			}
-		} else {
+		if (kept)
+			lzm = full_run(all, s, n, i0, len, &hist, &ahead, &entries16, &dict_size, &fill,
+				       pd, thr, &run, &board, 1, 1);
+		else if (settled)
+			lzm = full_run(all, s, n, i0, len, &hist, &ahead, &entries16, &dict_size, &fill,
+				       pd, thr, &run, &board, 1, 0);
+		else if (dict_size == LZ_MAX_DICT)
+			lzm = full_run(all, s, n, i0, len, &hist, &ahead, &entries16, &dict_size, &fill,
+				       pd, thr, &run, &board, 0, 0);
+		else {
 			for (unsigned st = 0; st < len; st++) {
 				const size_t i = i0 + st;
 				uint32_t okmask, fmask;
