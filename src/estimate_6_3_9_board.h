@@ -58,8 +58,9 @@ struct board {
  * each step cost more than they saved (8M Markov bits 118 -> 105 ms for
  * the whole pass, but an 8-bit file of 4-bit samples 122 -> 162, with the
  * fast path switched off even), and a run kept and played at its end on
- * data without them was 6 to 24 % slower than one played as it goes (the
- * board's work no longer overlaps the counters' loads).  So a run is kept
+ * data without them was 6 to 24 % slower than one played as it goes
+ * (presumably as the board's work then no longer overlaps the counters'
+ * loads; not measured apart).  So a run is kept
  * while the last one kept had 3/4 of its steps uniform, and after one
  * that had not, every 17th run is. */
 #define BOARD_FAR 1024
